@@ -1,0 +1,136 @@
+"""Readable names for kernels, and which ones count as real device work.
+
+Pure string functions (no torch), so the UI, the replay worker and the tests can use them too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from probes.protocol import KernelKind
+
+MAX_SHORT_NAME = 60
+
+_GRAPH_PREFIX = re.compile(r"^graph_\d+_")
+_INDUCTOR_KERNEL = re.compile(r"^(?:graph_\d+_)?(triton|cpp)_(?:[a-z]+_)?fused_(.+?)(?:_\d+)?$")
+_INDUCTOR_KIND = re.compile(r"^(?:graph_\d+_)?(?:triton|cpp)_([a-z]+)_fused_")
+_LAMBDA_OWNER = re.compile(r"(\w+)\([^()]*\)::\{lambda")
+
+BOOKKEEPING_OPS = frozenset(
+    f"aten::{name}"
+    for name in (
+        "empty", "empty_strided", "empty_like", "resize_", "as_strided", "view", "_reshape_alias",
+        "reshape", "expand", "t", "transpose", "permute", "detach", "alias", "unsqueeze", "squeeze",
+        "select", "slice", "lift_fresh", "_unsafe_view", "unbind", "split", "chunk", "narrow",
+        "contiguous", "result_type", "is_nonzero", "item", "_local_scalar_dense", "set_", "_to_copy_meta",
+        "view_as", "expand_as", "diagonal", "unfold", "flatten", "ravel", "split_with_sizes",
+    )
+)
+"""CPU leaf ops that allocate or reshape metadata but do no pass over memory."""
+
+
+def classify_device_event(name: str) -> KernelKind:
+    """memcpy and memset rows are shown apart from kernels (DESIGN: never counted as kernels)."""
+    lowered = name.lower()
+    if lowered.startswith("memcpy") or "memcpy" in lowered.split("(")[0]:
+        return "memcpy"
+    if lowered.startswith("memset") or "memset" in lowered.split("(")[0]:
+        return "memset"
+    return "kernel"
+
+
+def is_cpu_work_op(name: str) -> bool:
+    """On the CPU the 'kernels' are leaf ATen ops doing work and Inductor's ``cpp_*`` kernels."""
+    if _INDUCTOR_KERNEL.match(name) or _GRAPH_PREFIX.match(name):
+        return True
+    return name.startswith("aten::") and name not in BOOKKEEPING_OPS
+
+
+def fused_ops(kernel_name: str) -> list[str]:
+    """The op names Inductor encoded in a kernel name: ``triton_poi_fused_add_relu_0`` -> [add, relu].
+
+    Names are truncated by Inductor for long chains, so this is a hint; the generated source's
+    "Original ATen" comment is authoritative when available.
+    """
+    match = _INDUCTOR_KERNEL.match(kernel_name)
+    if not match:
+        return []
+    return [part for part in match.group(2).split("_") if part and not part.isdigit()]
+
+
+def inductor_kind(kernel_name: str) -> str | None:
+    """``poi`` (pointwise), ``red`` (reduction), ``per`` (persistent reduction), ... or None."""
+    match = _INDUCTOR_KIND.match(kernel_name)
+    return match.group(1) if match else None
+
+
+def strip_graph_prefix(name: str) -> str:
+    """``graph_0_cpp_fused_add_relu_0`` (profiler row) -> ``cpp_fused_add_relu_0`` (source name)."""
+    return _GRAPH_PREFIX.sub("", name)
+
+
+def _split_top_level(text: str, sep: str = ",") -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _unqualified(name: str) -> str:
+    depth, cut = 0, 0
+    for i, ch in enumerate(name):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            cut = i + 1
+    return name[cut:]
+
+
+def short_name(name: str) -> str:
+    """A readable name for a (possibly mangled, templated) kernel name.
+
+    ``void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, ...>(...)``
+    becomes ``vectorized_elementwise_kernel<CUDAFunctor_add<float>>``; lambdas are named after the
+    function that defines them (``launch_clamp_scalar``). Inductor and cuBLAS names pass unchanged.
+    """
+    text = strip_graph_prefix(name.strip())
+    if text.startswith("aten::"):
+        return text[:MAX_SHORT_NAME]
+    if text.startswith("void "):
+        text = text[5:]
+    # Drop the parameter list: the last top-level "(...)" group.
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0:
+            text = text[:i]
+            break
+    base, _, args = text.partition("<")
+    base = _unqualified(base)
+    if not args:
+        return base[:MAX_SHORT_NAME]
+    detail = ""
+    for arg in _split_top_level(args.rstrip(">")):
+        if "lambda" in arg:
+            owner = _LAMBDA_OWNER.search(arg)
+            detail = owner.group(1) if owner else "lambda"
+            break
+        if arg and not arg[0].isdigit() and not arg.startswith(("std::", "bool", "int", "unsigned", "long")):
+            detail = _unqualified(arg)
+            break
+    result = f"{base}<{detail}>" if detail else base
+    if len(result) > MAX_SHORT_NAME:
+        result = result[: MAX_SHORT_NAME - 1] + "…"
+    return result

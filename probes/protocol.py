@@ -1,0 +1,356 @@
+"""The typed messages that cross between the probe worker and its clients.
+
+This module is the single source of truth for the wire format: every message is a dataclass,
+serialised as one JSON object per line with a ``"type"`` tag. It imports neither torch nor
+textual, so both sides (and the replay worker) share it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+MODES: tuple[str, ...] = ("eager", "compiled", "max-autotune", "reduce-overhead")
+"""Every measurement mode. The last three are ``torch.compile`` with that compile mode."""
+
+COMPILED_MODES: tuple[str, ...] = MODES[1:]
+
+DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16")
+"""The dtypes offered for the default inputs (declared inputs may use others)."""
+
+DEFAULT_SIZES: tuple[int, ...] = (100, 10_000, 1_000_000, 10_000_000, 100_000_000)
+
+ErrorKind = Literal["syntax", "rejected", "input", "runtime", "memory", "compile", "worker", "replay"]
+KernelKind = Literal["kernel", "memcpy", "memset"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ChainErrorInfo:
+    """Why a chain could not be measured, in plain words, with where in the text when known."""
+
+    kind: ErrorKind
+    message: str
+    line: int | None = None
+    col: int | None = None
+
+    def located(self) -> str:
+        """The message prefixed by ``line L, col C:`` when the position is known."""
+        if self.line is None:
+            return self.message
+        where = f"line {self.line}" + (f", col {self.col}" if self.col is not None else "")
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class KernelRow:
+    """One device kernel (or memcpy/memset) of a measured call, aggregated by name."""
+
+    name: str
+    """The full (possibly mangled) kernel name, as the profiler reported it."""
+    short_name: str
+    kind: KernelKind
+    launches_per_call: float
+    device_time_us: float
+    """Median device time of one launch."""
+    time_per_call_us: float
+    """launches_per_call x device_time_us: what this kernel costs each call."""
+    share: float
+    """Fraction of the call's kernel device time spent in this kernel (0..1)."""
+    bytes: int | None
+    """Bytes this kernel moves per call (all its launches), when known."""
+    gbps: float | None
+    pct_of_peak: float | None
+    ops: list[str] = field(default_factory=list)
+    """The ATen op(s) it ran, e.g. ``["aten::add"]``, or for a fused kernel ``["add", "relu"]``."""
+
+
+@dataclass
+class OpNode:
+    """One ATen op of the chain, in execution order, with its output and the kernel that ran it."""
+
+    op: str
+    shape: list[int]
+    dtype: str
+    bytes_out: int
+    bytes_in: int
+    eager_kernels: list[str] = field(default_factory=list)
+    compiled_kernel: str | None = None
+
+
+@dataclass
+class CompileInfo:
+    """What torch.compile did for one compiled measurement."""
+
+    compile_time_s: float
+    graphs: int
+    graph_breaks: int
+    break_reasons: list[str] = field(default_factory=list)
+    recompiles: int = 0
+    generated_source: dict[str, str] = field(default_factory=dict)
+    """Generated source (Triton or C++) by kernel name."""
+
+
+@dataclass
+class Measurement:
+    """One chain measured in one mode at one size: the unit every view is built from."""
+
+    chain: str
+    mode: str
+    size: int
+    device: str
+    dtype: str
+    kernels: list[KernelRow]
+    transfers: list[KernelRow]
+    """memcpy/memset rows, shown apart and never counted as kernels."""
+    kernels_per_call: float
+    bytes_per_call: int | None
+    device_time_us: float
+    """Sum of kernel device time per call (memcpy/memset excluded)."""
+    wall_time_us: float
+    """Median wall time of one call (L2 flushed before each rep on CUDA)."""
+    reps: int
+    ran_compiled: bool
+    """False for eager, and for a 'compiled' run that actually ran eager (see fallback_reason)."""
+    fallback_reason: str | None = None
+    compile: CompileInfo | None = None
+    ops: list[OpNode] = field(default_factory=list)
+    peak_gbps: float | None = None
+    input_bytes: int = 0
+    output_bytes: int = 0
+
+    @property
+    def compile_time_s(self) -> float | None:
+        return self.compile.compile_time_s if self.compile else None
+
+    @property
+    def gbps(self) -> float | None:
+        if not self.bytes_per_call or self.device_time_us <= 0:
+            return None
+        return self.bytes_per_call / (self.device_time_us * 1e3)
+
+
+@dataclass
+class DeviceInfo:
+    name: str
+    """What requests use: ``cpu``, ``cuda:0``..."""
+    label: str
+    """What people read: ``NVIDIA H200``, ``CPU (2 cores)``."""
+    total_memory: int
+    free_memory: int
+    peak_gbps: float | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests (client -> worker)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProfileRequest:
+    """Measure one chain at each size x mode; answers stream one ``MeasurementResult`` each."""
+
+    id: str
+    chain: str
+    sizes: list[int] = field(default_factory=lambda: [1_000_000])
+    modes: list[str] = field(default_factory=lambda: ["eager", "compiled"])
+    device: str | None = None
+    """None: the worker's default (CUDA if present, else the CPU)."""
+    dtype: str = "fp32"
+    reps: int | None = None
+    """None: sized to the kernel time."""
+    type: Literal["profile"] = "profile"
+
+
+@dataclass
+class InfoRequest:
+    """Ask for the worker's devices and versions again (e.g. to refresh free memory)."""
+
+    id: str
+    type: Literal["info"] = "info"
+
+
+@dataclass
+class CancelRequest:
+    """Cancel request ``id``; it answers ``RequestDone(cancelled=True)`` at its next safe point."""
+
+    id: str
+    type: Literal["cancel"] = "cancel"
+
+
+@dataclass
+class ShutdownRequest:
+    type: Literal["shutdown"] = "shutdown"
+
+
+# ---------------------------------------------------------------------------------------------
+# Events (worker -> client)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class WorkerReady:
+    """Sent once torch is imported and the devices are known; also the answer to InfoRequest."""
+
+    pid: int
+    torch_version: str
+    devices: list[DeviceInfo]
+    default_device: str
+    python: str = ""
+    id: str | None = None
+    type: Literal["ready"] = "ready"
+
+
+@dataclass
+class Progress:
+    id: str
+    message: str
+    step: int = 0
+    total: int = 0
+    type: Literal["progress"] = "progress"
+
+
+@dataclass
+class MeasurementResult:
+    id: str
+    measurement: Measurement
+    type: Literal["result"] = "result"
+
+
+@dataclass
+class RequestFailed:
+    """The request (or one size x mode of it) failed; ``size``/``mode`` say which when known."""
+
+    id: str
+    error: ChainErrorInfo
+    size: int | None = None
+    mode: str | None = None
+    type: Literal["failed"] = "failed"
+
+
+@dataclass
+class RequestDone:
+    """The last message of every request."""
+
+    id: str
+    cancelled: bool = False
+    type: Literal["done"] = "done"
+
+
+Request = Union[ProfileRequest, InfoRequest, CancelRequest, ShutdownRequest]
+Event = Union[WorkerReady, Progress, MeasurementResult, RequestFailed, RequestDone]
+
+_MESSAGES: dict[str, type] = {
+    get_args(get_type_hints(cls)["type"])[0]: cls for cls in (*get_args(Request), *get_args(Event))
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON codec
+# ---------------------------------------------------------------------------------------------
+
+
+def to_dict(obj: Any) -> Any:
+    """A dataclass tree as plain JSON-able values."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    return obj
+
+
+def _build(tp: Any, value: Any) -> Any:
+    """Rebuild ``value`` (plain JSON) as type ``tp``; tolerant of unknown keys from newer peers."""
+    if value is None:
+        return None
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        for arg in get_args(tp):
+            if arg is type(None):
+                continue
+            if dataclasses.is_dataclass(arg) or get_origin(arg) in (list, dict):
+                return _build(arg, value)
+        return value
+    if origin is list:
+        (item,) = get_args(tp)
+        return [_build(item, v) for v in value]
+    if origin is dict:
+        _, item = get_args(tp)
+        return {k: _build(item, v) for k, v in value.items()}
+    if dataclasses.is_dataclass(tp):
+        return from_dict(tp, value)
+    if tp is float and isinstance(value, int):
+        return float(value)
+    return value
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def from_dict(cls: type, data: dict[str, Any]) -> Any:
+    """Build dataclass ``cls`` from ``data`` (as written by ``to_dict``)."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    return cls(**{k: _build(hints[k], v) for k, v in data.items() if k in names})
+
+
+class ProtocolError(ValueError):
+    """A line that is not a message of this protocol."""
+
+
+def encode(message: Any) -> str:
+    """One message as one JSON line (no trailing newline)."""
+    return json.dumps(to_dict(message), separators=(",", ":"))
+
+
+def decode(line: str) -> Request | Event:
+    """Parse one JSON line into its message dataclass."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"not JSON: {line[:80]!r}") from exc
+    if not isinstance(data, dict) or data.get("type") not in _MESSAGES:
+        raise ProtocolError(f"unknown message: {line[:80]!r}")
+    return from_dict(_MESSAGES[data["type"]], data)
+
+
+# ---------------------------------------------------------------------------------------------
+# Recorded reports (what `kernel-tui profile --json` prints and the replay worker serves)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProfileReport:
+    """A whole headless run: where it ran and every measurement, as committed under tests/data."""
+
+    device: str
+    device_label: str
+    torch: str
+    date: str
+    results: list[Measurement]
+    failures: list[RequestFailed] = field(default_factory=list)
+    host: str = ""
+    peak_gbps: float | None = None
+
+    def to_json(self) -> str:
+        data = to_dict(self)
+        for result, measurement in zip(data["results"], self.results):
+            result["compile_time_s"] = measurement.compile_time_s
+            result["gbps"] = measurement.gbps
+        return json.dumps(data, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> ProfileReport:
+        return from_dict(cls, json.loads(text))
+

@@ -1,0 +1,156 @@
+"""Derived figures and their formatting, shared by every client (headless tables and the TUI).
+
+Torch-free: it works on protocol Measurements only, so the replay worker and the UI use it too.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from probes.protocol import Measurement
+
+ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp64": 8}
+
+_SIZE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)\s*([kmgt]?)\s*$", re.IGNORECASE)
+_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+MAX_SIZE = 10**13
+
+
+def parse_size(text: str) -> int:
+    """``1e6``, ``1_000_000``, ``1M``, ``10k`` -> an int; ValueError with a plain reason otherwise."""
+    match = _SIZE.match(text)
+    if not match:
+        raise ValueError(f"'{text}' is not a size: use e.g. 1e6, 1_000_000 or 1M")
+    value = float(match.group(1).replace("_", "")) * _SUFFIX[match.group(2).lower()]
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError(f"'{text}' is not a whole number of elements")
+    if value <= 0:
+        raise ValueError(f"size '{text}' must be positive")
+    if value > MAX_SIZE:
+        raise ValueError(f"size '{text}' is absurdly large (over {MAX_SIZE:.0e} elements)")
+    return int(value)
+
+
+def parse_sizes(text: str) -> list[int]:
+    sizes = [parse_size(part) for part in text.split(",") if part.strip()]
+    if not sizes:
+        raise ValueError("no sizes given: use e.g. 1e2,1e4,1e6")
+    return sizes
+
+
+def format_size(n: int) -> str:
+    """1e2, 1e6, 3e7 when exact powers-ish, else with thousands separators."""
+    exponent = int(math.log10(n)) if n > 0 else 0
+    mantissa = n / 10**exponent if n > 0 else 0
+    if n >= 100 and mantissa == int(mantissa):
+        return f"{int(mantissa)}e{exponent}" if mantissa != 1 else f"1e{exponent}"
+    return f"{n:,}"
+
+
+def format_time_us(us: float | None) -> str:
+    if us is None:
+        return "-"
+    if us >= 1e6:
+        return f"{us / 1e6:.2f} s"
+    if us >= 1e3:
+        return f"{us / 1e3:.2f} ms"
+    if us >= 10:
+        return f"{us:.1f} µs"
+    return f"{us:.2f} µs"
+
+
+def format_bytes(nbytes: float | None) -> str:
+    if nbytes is None:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(nbytes) >= scale:
+            return f"{nbytes / scale:.2f} {unit}" if abs(nbytes) < 10 * scale else f"{nbytes / scale:.1f} {unit}"
+    return f"{int(nbytes)} B"
+
+
+def format_gbps(gbps: float | None) -> str:
+    if gbps is None:
+        return "-"
+    return f"{gbps:,.0f} GB/s" if gbps >= 10 else f"{gbps:.2f} GB/s"
+
+
+def transfers(measurement: Measurement) -> float | None:
+    """Bytes per call in units of one input-sized array (5.0 for eager add+relu, 3.0 compiled)."""
+    element = ELEMENT_BYTES.get(measurement.dtype)
+    if not measurement.bytes_per_call or not element:
+        return None
+    return measurement.bytes_per_call / (measurement.size * element)
+
+
+def format_transfers(measurement: Measurement) -> str:
+    count = transfers(measurement)
+    if count is None:
+        return format_bytes(measurement.bytes_per_call)
+    return f"{count:.0f}N" if abs(count - round(count)) < 0.05 else f"{count:.1f}N"
+
+
+def mode_label(measurement: Measurement) -> str:
+    """The mode as it really ran: a compiled mode that fell back to eager says so."""
+    if measurement.mode != "eager" and not measurement.ran_compiled:
+        return f"{measurement.mode} (ran eager!)"
+    return measurement.mode
+
+
+@dataclass(frozen=True)
+class Comparison:
+    size: int
+    eager: Measurement
+    compiled: Measurement
+
+    @property
+    def device_speedup(self) -> float | None:
+        if self.compiled.device_time_us <= 0:
+            return None
+        return self.eager.device_time_us / self.compiled.device_time_us
+
+    @property
+    def wall_speedup(self) -> float | None:
+        if self.compiled.wall_time_us <= 0:
+            return None
+        return self.eager.wall_time_us / self.compiled.wall_time_us
+
+
+def comparisons(results: Iterable[Measurement], compiled_mode: str = "compiled") -> list[Comparison]:
+    """Eager vs ``compiled_mode`` at every size that has both, in size order."""
+    by_key = {(m.size, m.mode): m for m in results}
+    pairs = []
+    for size in sorted({m.size for m in by_key.values()}):
+        eager, compiled = by_key.get((size, "eager")), by_key.get((size, compiled_mode))
+        if eager and compiled:
+            pairs.append(Comparison(size, eager, compiled))
+    return pairs
+
+
+def crossover(pairs: list[Comparison]) -> int | None:
+    """The smallest size from which the compiled chain is faster per call (wall) at every larger size."""
+    found = None
+    for pair in reversed(pairs):
+        speedup = pair.wall_speedup
+        if speedup is None or speedup <= 1.0:
+            break
+        found = pair.size
+    return found
+
+
+def headline(eager: Measurement | None, compiled: Measurement | None) -> str:
+    """``eager 2 kernels / 5N -> compiled 1 kernel / 3N, 1.6x`` (whatever is available)."""
+
+    def part(m: Measurement) -> str:
+        count = m.kernels_per_call
+        kernels = f"{count:g} kernel" + ("" if count == 1 else "s")
+        return f"{mode_label(m)} {kernels} / {format_transfers(m)}"
+
+    if eager and compiled:
+        ratio = Comparison(eager.size, eager, compiled).device_speedup
+        speed = f", {ratio:.2f}x" if ratio else ""
+        return f"{part(eager)} -> {part(compiled)}{speed}"
+    only = eager or compiled
+    return part(only) if only else ""

@@ -1,0 +1,135 @@
+"""The engine on the CPU, in-process: the article's story measured for real.
+
+Eager ``(a + b).relu()`` is two kernels (add, and clamp_min under relu) moving 20N bytes;
+compiled it is one ``cpp_fused_add_relu`` kernel moving 12N bytes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from probes.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
+from probes.sweep import run_profile
+
+pytestmark = pytest.mark.slow
+
+N = 1_000_000
+
+
+def profile(chain: str, sizes: list[int], modes: list[str], **kwargs: object) -> tuple[list[Measurement], list[RequestFailed], list]:
+    events: list = []
+    run_profile(ProfileRequest(id="t", chain=chain, sizes=sizes, modes=modes, device="cpu", **kwargs), events.append)
+    results = [e.measurement for e in events if isinstance(e, MeasurementResult)]
+    failures = [e for e in events if isinstance(e, RequestFailed)]
+    assert isinstance(events[-1], RequestDone)
+    return results, failures, events
+
+
+@pytest.fixture(scope="module")
+def add_relu() -> dict[str, Measurement]:
+    results, failures, _ = profile("(a + b).relu()", [N], ["eager", "compiled"], reps=5)
+    assert not failures, failures
+    return {m.mode: m for m in results}
+
+
+def test_eager_add_relu_is_two_kernels(add_relu: dict[str, Measurement]) -> None:
+    eager = add_relu["eager"]
+    names = sorted(k.name for k in eager.kernels)
+    assert names == ["aten::add", "aten::clamp_min"]
+    assert eager.kernels_per_call == 2
+    assert not eager.ran_compiled
+    clamp = next(k for k in eager.kernels if k.name == "aten::clamp_min")
+    assert clamp.ops == ["aten::relu"]
+
+
+def test_compiled_add_relu_is_one_fused_kernel(add_relu: dict[str, Measurement]) -> None:
+    compiled = add_relu["compiled"]
+    assert compiled.ran_compiled and compiled.fallback_reason is None
+    assert compiled.kernels_per_call == 1
+    (kernel,) = compiled.kernels
+    assert kernel.short_name.startswith("cpp_fused_add_relu")
+    assert kernel.ops == ["aten::add", "aten::relu"]
+    assert compiled.compile is not None and compiled.compile.compile_time_s > 0
+    source = compiled.compile.generated_source
+    assert any("cpp_fused_add_relu" in name for name in source)
+    assert all("extern" in text or "kernel" in text for text in source.values())
+
+
+def test_bytes_are_20n_eager_and_12n_compiled(add_relu: dict[str, Measurement]) -> None:
+    assert add_relu["eager"].bytes_per_call == 20 * N
+    assert add_relu["compiled"].bytes_per_call == 12 * N
+
+
+def test_times_are_positive_and_per_call(add_relu: dict[str, Measurement]) -> None:
+    for m in add_relu.values():
+        assert m.device_time_us > 0 and m.wall_time_us > 0
+        assert m.reps >= 1
+        share = sum(k.share for k in m.kernels)
+        assert share == pytest.approx(1.0, abs=1e-6)
+        for k in m.kernels:
+            assert k.gbps is not None and k.gbps > 0
+            assert k.pct_of_peak is not None
+
+
+def test_op_chain_ties_ops_to_kernels(add_relu: dict[str, Measurement]) -> None:
+    ops = add_relu["eager"].ops
+    assert [op.op for op in ops] == ["aten::add", "aten::relu"]
+    assert ops[0].shape == [N] and ops[0].bytes_out == 4 * N
+    assert ops[0].eager_kernels == ["aten::add"]
+    compiled_ops = add_relu["compiled"].ops
+    assert {op.compiled_kernel for op in compiled_ops} == {"cpp_fused_add_relu_0"}
+
+
+def test_reduction_broadcast_and_matmul() -> None:
+    chains = {
+        "(a * b).sum()": (["eager", "compiled"], None),
+        "x: [N, 64]\ny: [64]\nx * y": (["eager"], None),
+        "x: [N, 64]\nw: [64, 32]\nx @ w": (["eager"], None),
+    }
+    for chain, (modes, _) in chains.items():
+        results, failures, _ = profile(chain, [4096], modes, reps=3)
+        assert not failures, (chain, failures)
+        by_mode = {m.mode: m for m in results}
+        if chain.startswith("(a * b)"):
+            assert by_mode["eager"].kernels_per_call == 2
+            assert by_mode["compiled"].kernels_per_call == 1
+            assert "sum" in by_mode["compiled"].kernels[0].short_name
+        elif "x * y" in chain:
+            # x is read once (64N floats), y once (64 floats, broadcast), the output written once.
+            assert by_mode["eager"].bytes_per_call == (64 * 4096 + 64 + 64 * 4096) * 4
+        else:
+            (kernel,) = by_mode["eager"].kernels
+            assert kernel.ops and kernel.ops[0] in ("aten::mm", "aten::matmul")
+            assert by_mode["eager"].bytes_per_call == (4096 * 64 + 64 * 32 + 4096 * 32) * 4
+
+
+def test_sweep_order_does_not_change_kernel_counts() -> None:
+    forward, _, _ = profile("(a + b).relu()", [1000, 100_000], ["compiled"], reps=3)
+    backward, _, _ = profile("(a + b).relu()", [100_000, 1000], ["compiled"], reps=3)
+    counts = lambda results: {m.size: (m.kernels_per_call, m.bytes_per_call, m.ran_compiled) for m in results}  # noqa: E731
+    assert counts(forward) == counts(backward)
+
+
+def test_graph_break_fallback_is_flagged_not_reported_as_compiled() -> None:
+    results, failures, _ = profile("torch.nonzero(a)", [1000], ["compiled"], reps=3)
+    assert not failures
+    (m,) = results
+    assert not m.ran_compiled
+    assert m.fallback_reason and "ran eager" in m.fallback_reason
+
+
+def test_memory_guard_refuses_with_estimate() -> None:
+    results, failures, _ = profile("(a + b).relu()", [10**12], ["eager"])
+    assert not results
+    (failure,) = failures
+    assert failure.error.kind == "memory"
+    assert "needs about" in failure.error.message and "free" in failure.error.message
+
+
+def test_shape_mismatch_is_a_plain_runtime_error() -> None:
+    results, failures, _ = profile("x: [N, 3]\ny: [N, 4]\nx + y", [100], ["eager"])
+    assert not results
+    (failure,) = failures
+    assert failure.error.kind == "runtime"
+    assert "size" in failure.error.message and "Traceback" not in failure.error.message
+    assert failure.error.line == 3

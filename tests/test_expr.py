@@ -1,0 +1,476 @@
+"""probes.expr: what chains are accepted, what they compute, and that nothing else gets through."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import pickle
+import re
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from probes.expr import (
+    DTYPE_ALIASES,
+    ChainError,
+    InputDecl,
+    ParsedChain,
+    canonical_dtype,
+    parse_chain,
+)
+from probes.protocol import ChainErrorInfo
+
+NAMESPACE = {"torch": torch, "F": F}
+CORPUS = Path(__file__).parent / "data" / "escape_corpus.txt"
+
+
+def error_of(text: str) -> ChainErrorInfo:
+    with pytest.raises(ChainError) as caught:
+        parse_chain(text)
+    assert str(caught.value) == caught.value.info.located()
+    return caught.value.info
+
+
+def run(chain: ParsedChain, n: int, *tensors: torch.Tensor) -> object:
+    return chain.build_function(NAMESPACE)(*tensors, N=n)
+
+
+# ---------------------------------------------------------------------------------------------
+# Accepted chains
+# ---------------------------------------------------------------------------------------------
+
+DEFAULT = InputDecl("a", ("N",), None)
+
+
+@pytest.mark.parametrize(
+    ("text", "used"),
+    [
+        ("(a + b).relu()", ["a", "b"]),
+        ("a + b", ["a", "b"]),
+        ("(a * b).sum()", ["a", "b"]),
+        ("torch.relu(a + b)", ["a", "b"]),
+        ("F.gelu(a)", ["a"]),
+        ("a.to(torch.bfloat16)", ["a"]),
+        ("a[::2] + b[1::2]", ["a", "b"]),
+        ("torch.where(a > 0, a, b)", ["a", "b"]),
+        ("a.view(N // 2, 2)", ["a"]),
+        ("b * 2 + a", ["b", "a"]),
+        ("c.sigmoid() * a", ["c", "a"]),
+        ("torch.linalg.vector_norm(a)", ["a"]),
+        ("torch.nn.functional.silu(a, inplace=False)", ["a"]),
+        ("a.T", ["a"]),
+        ("torch.pi * a", ["a"]),
+        ("max(N, 2) * a", ["a"]),
+        ("a.clamp(min=-1.0, max=None)[..., 0:N:1]", ["a"]),
+        ("torch.finfo(torch.float16).max * a", ["a"]),
+        ("a if N > 10 else b", ["a", "b"]),
+    ],
+)
+def test_accepted_chains_report_their_inputs_in_first_use_order(text: str, used: list[str]) -> None:
+    chain = parse_chain(text)
+    assert chain.text == text
+    assert [decl.name for decl in chain.inputs] == used
+    assert all(decl.dims == ("N",) and decl.dtype is None and decl.line is None for decl in chain.inputs)
+    assert chain.result_name is None
+
+
+def test_declarations_give_shapes_dtypes_and_lines() -> None:
+    chain = parse_chain("x: [N, 64] bf16\nw: [64, 64]   # weights\n\nx @ w")
+    x, w = chain.inputs
+    assert x == InputDecl("x", ("N", "64"), "bf16", 1)
+    assert w == InputDecl("w", ("64", "64"), None, 2)
+    assert x.shape(8) == (8, 64)
+    assert w.shape(8) == (64, 64)
+
+
+def test_declarations_override_defaults_and_unused_ones_are_left_out() -> None:
+    chain = parse_chain("a: [N, 4] half\ni: [N] int64\nunused: [3]\n(a * 2).sum()")
+    assert chain.inputs == (InputDecl("a", ("N", "4"), "fp16", 1),)
+
+
+def test_declarations_may_come_anywhere_and_keep_line_numbers() -> None:
+    chain = parse_chain("t = x + 1\nx: [N//4, 2*N, 4_096] i32\nt.sum()")
+    (x,) = chain.inputs
+    assert x.dims == ("N//4", "2*N", "4_096") and x.dtype == "int32" and x.line == 2
+    assert x.shape(8) == (2, 16, 4096)
+    assert parse_chain("s: [] fp64\na * s").inputs[1].shape(5) == ()
+
+
+def test_shape_refuses_non_positive_dims() -> None:
+    decl = parse_chain("x: [N - 200]\nx").inputs[0]
+    assert decl.shape(300) == (100,)
+    with pytest.raises(ChainError) as caught:
+        decl.shape(100)
+    assert caught.value.info.kind == "input"
+    assert caught.value.info.line == 1
+    assert "-100" in str(caught.value) and "N=100" in str(caught.value)
+    with pytest.raises(ChainError, match="divides by zero"):
+        parse_chain("x: [4 // (N - 1)]\nx").inputs[0].shape(1)
+
+
+def test_multi_line_chains_and_result_names() -> None:
+    chain = parse_chain("t = a + b\nt.relu()")
+    assert [d.name for d in chain.inputs] == ["a", "b"] and chain.result_name is None
+    chain = parse_chain("# fused\nt = a + b\n\nc = t.relu()  # result\n")
+    assert [d.name for d in chain.inputs] == ["a", "b"]
+    assert chain.result_name == "c"
+    # `a` is reassigned before it is read again: the input is only the first `a`
+    assert [d.name for d in parse_chain("a = b * 2\na.relu()").inputs] == ["b"]
+
+
+def test_dtype_aliases() -> None:
+    assert canonical_dtype("float32") == canonical_dtype("F32") == canonical_dtype("float") == "fp32"
+    assert canonical_dtype("bfloat16") == canonical_dtype("torch.bfloat16") == "bf16"
+    assert canonical_dtype("half") == canonical_dtype("float16") == "fp16"
+    assert canonical_dtype("double") == "fp64"
+    assert canonical_dtype("long") == "int64" and canonical_dtype("int") == "int32"
+    assert set(DTYPE_ALIASES.values()) == {
+        "fp32", "bf16", "fp16", "fp64", "int64", "int32", "int16", "int8", "uint8", "bool",
+    }  # fmt: skip
+    with pytest.raises(ChainError) as caught:
+        canonical_dtype("bf17")
+    assert caught.value.info.kind == "input" and "bf16" in caught.value.info.message
+
+
+# ---------------------------------------------------------------------------------------------
+# build_function
+# ---------------------------------------------------------------------------------------------
+
+
+def test_built_functions_compute_the_chain() -> None:
+    a, b = torch.randn(8), torch.randn(8)
+    torch.testing.assert_close(run(parse_chain("(a + b).relu()"), 8, a, b), (a + b).relu())
+    torch.testing.assert_close(run(parse_chain("(a * b).sum()"), 8, a, b), (a * b).sum())
+    torch.testing.assert_close(run(parse_chain("torch.where(a > 0, a, b)"), 8, a, b), torch.where(a > 0, a, b))
+    torch.testing.assert_close(run(parse_chain("a[::2] + b[1::2]"), 8, a, b), a[::2] + b[1::2])
+    torch.testing.assert_close(run(parse_chain("a.view(N // 2, 2)"), 8, a), a.view(4, 2))
+    torch.testing.assert_close(run(parse_chain("F.gelu(a)"), 8, a), F.gelu(a))
+    assert run(parse_chain("a.to(torch.bfloat16)"), 8, a).dtype == torch.bfloat16  # type: ignore[attr-defined]
+    torch.testing.assert_close(run(parse_chain("t = a + b\nt.relu()"), 8, a, b), (a + b).relu())
+    torch.testing.assert_close(run(parse_chain("t = a + b\nc = t * 2"), 8, a, b), (a + b) * 2)
+
+
+def test_built_function_takes_inputs_in_order_then_n() -> None:
+    chain = parse_chain("x: [N, 4]\nw: [4, 3]\nx @ w + a[:, None] * N")
+    assert [d.name for d in chain.inputs] == ["x", "w", "a"]
+    x, w, a = (torch.randn(*d.shape(5)) for d in chain.inputs)
+    torch.testing.assert_close(chain.build_function(NAMESPACE)(x, w, a, N=5), x @ w + a[:, None] * 5)
+
+
+def test_built_function_has_only_the_allowed_builtins() -> None:
+    chain_builtins = parse_chain("a").build_function(NAMESPACE).__globals__["__builtins__"]
+    assert set(chain_builtins) == {
+        "abs", "min", "max", "int", "float", "bool", "len", "round", "range", "slice", "__import__",
+    }  # fmt: skip
+    # __import__ is there for torch's C++ side only, and hands back nothing not already loaded
+    assert chain_builtins["__import__"]("torch.nn", fromlist=("functional",)) is torch.nn
+    with pytest.raises(ImportError):
+        chain_builtins["__import__"]("antigravity")
+
+
+def test_runtime_errors_point_at_the_users_line() -> None:
+    function = parse_chain("x: [N, 3]\n\nt = a + b\nt.no_such_method()").build_function(NAMESPACE)
+    with pytest.raises(AttributeError) as caught:
+        function(torch.randn(3), torch.randn(3), N=3)
+    frame = traceback.extract_tb(caught.value.__traceback__)[-1]
+    assert (frame.filename, frame.lineno) == ("<chain>", 4)
+
+
+def test_torch_compile_traces_the_built_function() -> None:
+    compiled = torch.compile(parse_chain("t = a + b\nt.relu() * N").build_function(NAMESPACE), backend="eager")
+    a, b = torch.randn(16), torch.randn(16)
+    torch.testing.assert_close(compiled(a, b, N=16), (a + b).relu() * 16)
+
+
+def test_build_function_revalidates_the_text() -> None:
+    forged = ParsedChain("__import__('os')", (), None)
+    with pytest.raises(ChainError):
+        forged.build_function(NAMESPACE)
+
+
+def test_module_does_not_import_torch() -> None:
+    code = "import sys, probes.expr; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1])
+
+
+def test_chain_error_pickles_whole() -> None:
+    exc = pickle.loads(pickle.dumps(ChainError(ChainErrorInfo("syntax", "boom", 2, 3))))
+    assert exc.info == ChainErrorInfo("syntax", "boom", 2, 3)
+    assert str(exc) == "line 2, col 3: boom"
+
+
+# ---------------------------------------------------------------------------------------------
+# Refused chains
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "where", "words"),
+    [
+        ("__import__('os')", "rejected", (1, 1), "calls to '__import__'"),
+        ("a.__class__", "rejected", (1, 3), "attribute '__class__' is not allowed (no dunder"),
+        ("a.__class__.__subclasses__()", "rejected", (1, 3), "'__class__'"),
+        ("a + b.__class__", "rejected", (1, 7), "'__class__'"),
+        ("open('x')", "rejected", (1, 1), "calls to 'open' are not allowed"),
+        ("eval('1')", "rejected", (1, 1), "calls to 'eval' are not allowed"),
+        ("exec('1')", "rejected", (1, 1), "calls to 'exec' are not allowed"),
+        ("getattr(a, 'x')", "rejected", (1, 1), "calls to 'getattr' are not allowed"),
+        ("lambda x: x", "rejected", (1, 1), "lambda is not allowed"),
+        ("[x for x in a]", "rejected", (1, 1), "list comprehension"),
+        ("(x for x in a)", "rejected", (1, 1), "generator expression"),
+        ("torch.load('f')", "rejected", (1, 7), "'load'"),
+        ("torch.save(a,'f')", "rejected", (1, 7), "'save'"),
+        ("torch.ops.aten.add(a, b)", "rejected", (1, 7), "'ops'"),
+        ("torch.hub.load('x', 'y')", "rejected", (1, 7), "'hub'"),
+        ("torch.utils.cpp_extension.load_inline('x', 'y')", "rejected", (1, 7), "'utils'"),
+        ('"{0.__class__}".format(a)', "rejected", (1, 1), "attributes of constants"),
+        ("a.__globals__", "rejected", (1, 3), "'__globals__'"),
+        ('f"{a}"', "rejected", (1, 1), "f-string"),
+        ("import os", "rejected", (1, 1), "import is not allowed"),
+        ("a.storage()", "rejected", (1, 3), "raw memory"),
+        ("a.item()", "rejected", (1, 3), "host"),
+        ("a.tolist()", "rejected", (1, 3), "host"),
+        ("torch.Tensor.__add__", "rejected", (1, 7), "classes"),
+        ("torch.nn.Module()", "rejected", (1, 10), "classes"),
+        ("torch.linalg.norm.x(a)", "rejected", (1, 19), "torch.linalg/fft/special"),
+        ("vars()", "rejected", (1, 1), "calls to 'vars'"),
+        ("globals()", "rejected", (1, 1), "calls to 'globals'"),
+        ("breakpoint()", "rejected", (1, 1), "calls to 'breakpoint'"),
+        ("print", "rejected", (1, 1), "the name 'print' is not allowed"),
+        ("(a)(b)", "rejected", (1, 2), "'a' cannot be called"),
+        ("t = torch\nt.relu(a)", "rejected", (1, 5), "'torch' can only be used"),
+        ("a = b = c", "rejected", (1, 1), "chained assignment"),
+        ("a.x = 1", "rejected", (1, 1), "only `name = ...` assignments"),
+        ("N = 3\na", "rejected", (1, 1), "cannot assign to 'N'"),
+        ("a += 1", "rejected", (1, 1), "augmented assignment"),
+        ("a\ndel a", "rejected", (2, 1), "del is not allowed"),
+        ("é + a", "rejected", (1, 1), "non-ASCII name 'é'"),
+        ("a + ｂ", "rejected", (1, 5), "non-ASCII name 'ｂ'"),
+        ("'é' + a  # ça va", None, None, None),
+        ("a[" + ", ".join(["0"] * 65) + "]", "rejected", (1, 3), "over 64 elements"),
+        ("'" + "x" * 201 + "'", "rejected", (1, 1), "over 200 characters"),
+        ("b'x'", "rejected", (1, 1), "bytes"),
+        ("d + 1", "input", (1, 1), "unknown name 'd': the inputs are a, b, c; declare others like `d: [N] fp32`"),
+        ("x: [N]\ny", "input", (2, 1), "the inputs are a, b, c, x"),
+        ("t.relu()\nt = a", "input", (1, 1), "'t' is used before it is assigned on line 2"),
+        ("x: [N] bf17\nx", "input", (1, 8), "unknown dtype 'bf17': use one of fp32, bf16"),
+        ("x: [N, 0]\nx", "input", (1, 8), "dim '0' is 0"),
+        ("x: [N, N ** 2]\nx", "input", (1, 8), "may use only integers"),
+        ("x: [N, ]\nx", None, None, None),
+        ("x: [N,, 4]\nx", "input", (1, 7), "empty"),
+        ("x: [N] fp32 extra\nx", "input", (1, 1), "bad input declaration"),
+        ("torch: [N]\na", "input", (1, 1), "'torch' is a reserved name"),
+        ("print: [N]\na", "input", (1, 1), "'print' is a reserved name"),
+        ("x: [N]\nx: [4]\nx", "input", (2, 1), "'x' is already declared on line 1"),
+    ],
+)
+def test_refusals_name_the_reason_and_place(text: str, kind: str | None, where: tuple[int, int] | None, words: str | None) -> None:
+    if kind is None:
+        parse_chain(text)
+        return
+    info = error_of(text)
+    assert (info.kind, (info.line, info.col)) == (kind, where)
+    assert words in info.message
+    assert "Traceback" not in info.message and "<unknown>" not in info.message
+
+
+def corpus() -> list[str]:
+    lines = CORPUS.read_text(encoding="utf-8").splitlines()
+    return [line.replace("\\n", "\n") for line in lines if line and not line.startswith("# ")]
+
+
+def test_the_escape_corpus_is_large() -> None:
+    assert len(corpus()) >= 40
+
+
+@pytest.mark.parametrize("text", corpus())
+def test_known_escapes_are_refused(text: str) -> None:
+    info = error_of(text)
+    assert info.kind in ("rejected", "input"), info  # refused by the checks, not a typo in the corpus
+
+
+# ---------------------------------------------------------------------------------------------
+# Half-typed, empty, huge and hostile text
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "words"),
+    [
+        ("(a +", (1, 1), "'(' was never closed"),
+        ("(a + b).", (1, 9), "unexpected end of the chain"),
+        ("a +", (1, 4), "unexpected end of the chain"),
+        ("a b", (1, 3), "invalid syntax"),
+        (" a", (1, 1), "unexpected indent"),
+        ("x: [N]\n\n(a +\n", (3, 1), "'(' was never closed"),
+        ("a\x00", (1, 2), "null byte"),
+    ],
+)
+def test_syntax_errors_are_plain(text: str, where: tuple[int, int], words: str) -> None:
+    info = error_of(text)
+    assert (info.kind, (info.line, info.col)) == ("syntax", where)
+    assert words in info.message
+
+
+@pytest.mark.parametrize("text", ["", "   \n\n", "# only a comment", "x: [N, 4] bf16\n# nothing else"])
+def test_empty_chains(text: str) -> None:
+    info = error_of(text)
+    assert info.kind == "syntax"
+    assert info.message == "the chain is empty: type an expression such as (a + b).relu()"
+
+
+def test_every_prefix_while_typing_parses_or_is_a_located_syntax_error() -> None:
+    target = "x: [N, 4] bf16\n(a + b).relu() * x.sum()"
+    start = target.index("\n") + 1
+    for end in range(start, len(target) + 1):
+        text = target[:end]
+        try:
+            parse_chain(text)
+        except ChainError as exc:
+            assert exc.info.kind == "syntax", (text, exc)
+            if text.strip(" \n") != target[: start - 1]:  # the bare declaration is the empty chain
+                assert exc.info.line is not None and exc.info.col is not None, text
+    for end in range(len("(a + b).relu()") + 1):
+        text = "(a + b).relu()"[:end]
+        try:
+            parse_chain(text)
+        except ChainError as exc:
+            assert exc.info.kind == "syntax", (text, exc)
+            assert end == 0 or (exc.info.line, exc.info.col) != (None, None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(" * 5000 + "a" + ")" * 5000,
+        "(" * 99 + "a" + ")" * 99,
+        "-" * 10_000 + "a",
+        "not " * 3000 + "a",
+        " + ".join(["a"] * 2500),
+        "a" + ".relu()" * 2000,
+        "a" + "[0]" * 4000,
+        "x: [" + "(" * 5000 + "N" + ")" * 5000 + "]\nx",
+        "x: [" + "-" * 9000 + "N]\nx",
+        "x: [" + "*".join(["99999"] * 3000) + "]\nx",
+    ],
+)
+def test_deep_and_huge_text_never_escapes(text: str) -> None:
+    try:
+        chain = parse_chain(text)
+    except ChainError as exc:
+        assert exc.info.kind in ("syntax", "rejected", "input")
+    else:
+        for decl in chain.inputs:
+            decl.shape(4)
+
+
+def test_depth_and_length_limits() -> None:
+    assert "nesting too deep (over 100 levels)" in error_of("-" * 150 + "a").message
+    assert "nesting too deep" in error_of(" + ".join(["a"] * 200)).message
+    parse_chain(" + ".join(["a"] * 40))
+    info = error_of("a" + " " * 20_000)
+    assert info.kind == "rejected" and "too long" in info.message
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties
+# ---------------------------------------------------------------------------------------------
+
+SAFE_NAMES = {"torch", "F", "N", "abs", "min", "max", "int", "float", "bool", "len", "round", "range", "slice"}
+SAFE_NODES = (
+    ast.Module, ast.Expr, ast.Assign, ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp,
+    ast.Compare, ast.IfExp, ast.Call, ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List,
+    ast.keyword, ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.expr_context,
+)  # fmt: skip
+NEVER = {"load", "save", "ops", "hub", "utils", "cpp_extension", "jit", "compile", "os", "system", "open", "type", "format"}
+DECLARATION = re.compile(r"\s*\w+\s*:\s*\[.*")
+
+
+def assert_within_allow_list(chain: ParsedChain) -> None:
+    """An independent, simpler re-check of an accepted chain."""
+    source = "\n".join("" if DECLARATION.fullmatch(line) else line for line in chain.text.split("\n"))
+    tree = ast.parse(source)
+    known = SAFE_NAMES | {decl.name for decl in chain.inputs} | {"a", "b", "c"}
+    known |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    for node in ast.walk(tree):
+        assert isinstance(node, SAFE_NODES), ast.dump(node)
+        if isinstance(node, ast.Name):
+            assert node.id in known, node.id
+        if isinstance(node, ast.Attribute):
+            assert not node.attr.startswith("_") and node.attr not in NEVER, node.attr
+        if isinstance(node, ast.Call):
+            assert not isinstance(node.func, ast.Name) or node.func.id in SAFE_NAMES - {"torch", "F", "N"}
+
+
+TOKENS = [
+    "__import__", "os", "open", "eval", "getattr", "system", "__class__", "__globals__", "load",
+    "format", "'{0.__class__}'", "lambda", "for", "in", "import", "_", "a", "b", "x", "t", "N",
+    "torch", "F", "relu", "sum", "sin", "gelu", "max", "int", "abs", ".", "(", ")", "[", "]", ",",
+    ":", "=", "+", "*", "-", "//", "@", "0", "1", "2", " ", "\n", "#", "[N]", "[N, 2]", "fp32",
+    "'x'", '"', "'", "\\", "**", "...", ";", "é",
+]  # fmt: skip
+
+
+def token_text() -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(TOKENS), max_size=14).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=120) | st.text(alphabet="()[]{}.,:=+-*/ \n\t#'\"\\_abcNxF0123456789é\x00\r", max_size=120))
+def test_random_text_only_ever_raises_chain_error(text: str) -> None:
+    try:
+        parse_chain(text)
+    except ChainError as exc:
+        assert exc.info.kind in ("syntax", "rejected", "input")
+
+
+class Recorder:
+    """Stands in for builtins.__import__/open and records any call made while a chain runs."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def importer(self, name: str, *args: object, **kwargs: object) -> object:
+        self.calls.append(f"import {name}")
+        return ORIGINAL_IMPORT(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    def opener(self, *args: object, **kwargs: object) -> object:
+        self.calls.append(f"open {args!r}")
+        raise PermissionError("open is not allowed in a chain")
+
+
+ORIGINAL_IMPORT = builtins.__import__
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(token_text())
+def test_accepted_token_soup_stays_in_the_allow_list_and_never_imports_or_opens(text: str) -> None:
+    try:
+        chain = parse_chain(text)
+    except ChainError as exc:
+        assert exc.info.kind in ("syntax", "rejected", "input")
+        return
+    assert_within_allow_list(chain)
+    try:
+        tensors = [torch.randn(decl.shape(4)) for decl in chain.inputs]
+        function = chain.build_function(NAMESPACE)
+    except ChainError:
+        return  # e.g. a declared dim that is not positive at N=4
+    recorder = Recorder()
+    patch = pytest.MonkeyPatch()
+    patch.setattr(builtins, "__import__", recorder.importer)
+    patch.setattr(builtins, "open", recorder.opener)
+    try:
+        function(*tensors, N=4)
+    except Exception:  # noqa: BLE001 - runtime errors are fine; escaping is not
+        pass
+    finally:
+        patch.undo()
+    assert recorder.calls == [], (text, recorder.calls)
