@@ -1,0 +1,66 @@
+"""The engine on CUDA: the article's story with real kernel names (run on the GPU box)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from probes.protocol import Measurement, MeasurementResult, ProfileRequest, RequestFailed  # noqa: E402
+from probes.sweep import run_profile  # noqa: E402
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
+
+N = 10_000_000
+
+
+def profile(chain: str, sizes: list[int], modes: list[str]) -> tuple[dict[tuple[int, str], Measurement], list[RequestFailed]]:
+    events: list = []
+    run_profile(ProfileRequest(id="g", chain=chain, sizes=sizes, modes=modes, device="cuda"), events.append)
+    results = {(e.measurement.size, e.measurement.mode): e.measurement for e in events if isinstance(e, MeasurementResult)}
+    return results, [e for e in events if isinstance(e, RequestFailed)]
+
+
+@pytest.fixture(scope="module")
+def add_relu() -> dict[tuple[int, str], Measurement]:
+    results, failures = profile("(a + b).relu()", [N], ["eager", "compiled", "max-autotune", "reduce-overhead"])
+    assert not failures, failures
+    return results
+
+
+def test_eager_is_two_cuda_kernels_moving_20n(add_relu: dict) -> None:
+    eager = add_relu[(N, "eager")]
+    assert eager.kernels_per_call == 2
+    assert not eager.transfers, "no memcpy/memset in an elementwise chain"
+    assert eager.bytes_per_call == 20 * N
+    assert {tuple(k.ops) for k in eager.kernels} == {("aten::add",), ("aten::relu",)}
+
+
+def test_compiled_is_one_triton_kernel_moving_12n(add_relu: dict) -> None:
+    compiled = add_relu[(N, "compiled")]
+    assert compiled.ran_compiled
+    (kernel,) = compiled.kernels
+    assert kernel.name.startswith("triton_poi_fused_add_relu")
+    assert compiled.bytes_per_call == 12 * N
+    assert kernel.name in compiled.compile.generated_source
+    assert "@triton.jit" in compiled.compile.generated_source[kernel.name]
+
+
+def test_l2_flush_is_not_counted_and_times_make_sense(add_relu: dict) -> None:
+    for m in add_relu.values():
+        assert all("FillFunctor" not in k.name for k in m.kernels), "the tool's own L2 flush leaked into the rows"
+        assert 0 < m.device_time_us <= m.wall_time_us * 1.05
+        assert m.peak_gbps and m.peak_gbps > 1000
+
+
+def test_fused_kernel_reaches_most_of_peak_at_1e7(add_relu: dict) -> None:
+    (kernel,) = add_relu[(N, "compiled")].kernels
+    assert kernel.pct_of_peak is not None and kernel.pct_of_peak > 50
+
+
+def test_other_compile_modes_run_compiled(add_relu: dict) -> None:
+    for mode in ("max-autotune", "reduce-overhead"):
+        m = add_relu[(N, mode)]
+        assert m.ran_compiled, m.fallback_reason
+        assert m.kernels_per_call >= 1
+        assert any(k.name.startswith("triton_") for k in m.kernels)
