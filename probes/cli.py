@@ -7,10 +7,15 @@ the same call the worker makes, so the figures are the TUI's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import platform
 import sys
+import tempfile
+import warnings
+from collections.abc import Iterator
+from typing import TextIO
 
 from rich.console import Console
 from rich.table import Table
@@ -43,6 +48,40 @@ from probes.summary import (
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
+
+
+NATIVE_NOISE = ("USDT:", "STAGE:", "INFO:", "Compiled module path:", "_warn_once(", "warnings.warn(")
+
+
+@contextlib.contextmanager
+def library_chatter_captured() -> Iterator[tuple[TextIO, TextIO]]:
+    """Send what libraries print on fds 1 and 2 (Kineto's USDT lines, Inductor's "Compiled module
+    path") to a temp file, so stdout carries only our tables or JSON; yields the real stdout and
+    stderr. Afterwards, captured lines that are not known noise are replayed on stderr."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved_out, saved_err = os.dup(1), os.dup(2)
+    sink = tempfile.TemporaryFile()
+    os.dup2(sink.fileno(), 1)
+    os.dup2(sink.fileno(), 2)
+    real_out = os.fdopen(os.dup(saved_out), "w", buffering=1)
+    real_err = os.fdopen(os.dup(saved_err), "w", buffering=1)
+    try:
+        yield real_out, real_err
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved_out, 1)
+        os.dup2(saved_err, 2)
+        os.close(saved_out)
+        os.close(saved_err)
+        sink.seek(0)
+        for line in sink.read().decode("utf-8", "replace").splitlines():
+            if line.strip() and not line.lstrip().startswith(NATIVE_NOISE) and "Profiler clears events" not in line:
+                real_err.write(line + "\n")
+        real_out.close()
+        real_err.close()
+        sink.close()
 
 
 class UsageError(Exception):
@@ -230,7 +269,10 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
             host=platform.node(),
             peak_gbps=results[0].peak_gbps if results else None,
         )
-        console.print_json(report.to_json()) if console.is_terminal else print(report.to_json())
+        if console.is_terminal:
+            console.print_json(report.to_json())
+        else:
+            console.file.write(report.to_json() + "\n")
     elif len(by_size) > 1:
         console.print(sweep_table(results))
         pairs = comparisons(results)
@@ -247,17 +289,18 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("KINETO_LOG_LEVEL", "5")
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
     parser = build_parser()
     args = parser.parse_args(argv)
-    console = Console(soft_wrap=False)
-    err = Console(stderr=True)
-    try:
-        return run(args, console, err)
-    except UsageError as exc:
-        print(f"kernel-tui profile: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("kernel-tui profile: interrupted", file=sys.stderr)
-        return 130
+    with library_chatter_captured() as (out, err_stream):
+        console = Console(file=out, soft_wrap=False)
+        err = Console(file=err_stream)
+        try:
+            return run(args, console, err)
+        except UsageError as exc:
+            err_stream.write(f"kernel-tui profile: {exc}\n")
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt:
+            err_stream.write("kernel-tui profile: interrupted\n")
+            return 130

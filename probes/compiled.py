@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from probes.kernel_names import fused_ops
 from probes.trace import spanned_bytes
 
 _KERNEL_DEF = re.compile(
@@ -69,7 +70,10 @@ def generated_kernels(modules: list[ModuleType]) -> dict[str, GeneratedKernel]:
             name, source = match.group("name"), match.group("src").strip("\n")
             preamble = text[max(0, match.start() - 2000) : match.start()]
             aten = _ORIGINAL_ATEN.findall(preamble)
-            ops = [op.strip().replace("aten.", "aten::") for op in aten[-1].split(",")] if aten else []
+            if aten:
+                ops = [op.strip().replace("aten.", "aten::") for op in aten[-1].split(",")]
+            else:  # C++ kernels carry no "Original ATen" comment: fall back on the name's hint
+                ops = [f"aten::{op}" for op in fused_ops(name)]
             start = source.find("def " if match.group("kind") == "triton" else 'extern "C"')
             signature = source[start : source.find(")", start) + 1] if start >= 0 else ""
             kernels[name] = GeneratedKernel(
@@ -144,3 +148,14 @@ def launch_config(modules: list[ModuleType], name: str) -> str | None:
         blocks = ", ".join(f"{k}={v}" for k, v in getattr(config, "kwargs", {}).items())
         return f"{blocks}, num_warps={config.num_warps}, num_stages={config.num_stages}"
     return None
+
+
+def estimated_kernel_bytes(modules: list[ModuleType]) -> dict[str, int]:
+    """Inductor's own bytes estimate per Triton kernel (present with config.benchmark_kernel)."""
+    estimates: dict[str, int] = {}
+    for module in modules:
+        for name, kernel in module.__dict__.items():
+            meta = getattr(kernel, "inductor_meta", None)
+            if isinstance(meta, dict) and meta.get("kernel_num_gb"):
+                estimates[name] = int(round(float(meta["kernel_num_gb"]) * 1e9))
+    return estimates

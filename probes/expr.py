@@ -17,8 +17,10 @@ import operator
 import re
 import sys
 import tokenize
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from probes.protocol import ChainErrorInfo
 
@@ -31,6 +33,8 @@ __all__ = [
     "canonical_dtype",
     "parse_chain",
 ]
+
+T = TypeVar("T")
 
 MAX_CHARS = 20_000
 MAX_DEPTH = 100
@@ -98,23 +102,33 @@ _DIM_OPS: dict[type, Callable[[int, int], int]] = {
 _DIM_UNARY: dict[type, Callable[[int], int]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 
 
+def _quiet(function: Callable[..., T], *args: object) -> T:
+    """Call ast.parse or compile without SyntaxWarnings (``1if``, ``x is 1``): they would print
+    over the UI, and the code is fine to run."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*args)
+
+
 def _dim_tree(dim: str) -> ast.expr:
     """The checked AST of one dim: int literals, ``N``, ``+ - * //`` and parentheses only."""
     try:
-        tree = ast.parse(dim, mode="eval").body
+        tree = _quiet(ast.parse, dim, "<dim>", "eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         raise ValueError(f"dim '{dim}' is not an integer expression in N (like N, 4096, N//4, 2*N)") from None
-    _check_depth(tree)
-    for node in ast.walk(tree):
-        ok = (
-            isinstance(node, (ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Load))
-            and (not isinstance(node, ast.operator) or type(node) in _DIM_OPS)
-            and (not isinstance(node, ast.unaryop) or type(node) in _DIM_UNARY)
-        ) or (isinstance(node, ast.Name) and node.id == "N")
-        ok = ok or (isinstance(node, ast.Constant) and type(node.value) is int)
-        if not ok:
-            raise ValueError(f"dim '{dim}' may use only integers, N, + - * // and parentheses")
+    if _too_deep(tree):
+        raise ValueError(f"dim '{dim}' is nested too deeply")
+    if not all(_is_dim_node(node) for node in ast.walk(tree)):
+        raise ValueError(f"dim '{dim}' may use only integers, N, + - * // and parentheses")
     return tree
+
+
+def _is_dim_node(node: ast.AST) -> bool:
+    if isinstance(node, (ast.operator, ast.unaryop)):
+        return type(node) in _DIM_OPS or type(node) in _DIM_UNARY
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    return isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Load)) or (isinstance(node, ast.Name) and node.id == "N")
 
 
 def _eval_dim(node: ast.expr, n: int) -> int:
@@ -220,7 +234,7 @@ def _split_declarations(lines: list[str]) -> dict[str, InputDecl]:
 def _parse(source: str) -> ast.Module:
     """ast.parse, with every way it can fail turned into a ChainError."""
     try:
-        return ast.parse(source, filename="<chain>")
+        return _quiet(ast.parse, source, "<chain>")
     except SyntaxError as exc:  # IndentationError included
         message = exc.msg
         line, col = exc.lineno, exc.offset
@@ -237,19 +251,19 @@ def _parse(source: str) -> ast.Module:
         raise _error("syntax", str(exc)) from None
 
 
-def _check_depth(tree: ast.AST) -> None:
-    """Refuse trees nested deeper than MAX_DEPTH, iteratively (so a deep tree cannot overflow us)."""
+def _too_deep(tree: ast.AST) -> bool:
+    """Whether ``tree`` nests deeper than MAX_DEPTH; iterative, so a deep tree cannot overflow us."""
     stack = [(tree, 1)]
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
-            where = getattr(node, "lineno", None)
-            raise _error("rejected", f"nesting too deep (over {MAX_DEPTH} levels)", where)
+            return True
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
 
 
 def _check_ascii_names(source: str) -> None:
-    """Refuse non-ASCII identifiers: Python folds them (NFKC), so `ａ.＿＿class＿＿` would hide."""
+    """Refuse non-ASCII identifiers: Python folds them (NFKC), so ``ｔｏｒｃｈ`` would be torch in disguise."""
     if source.isascii():
         return
     try:
@@ -287,39 +301,47 @@ _ALLOWED_NODES = (
     ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.Load,
 )  # fmt: skip
 
-_DENIED: dict[str, str] = {}
-for _why, _names in (
-    ("it reads or writes files", "load save from_file tofile"),
-    (
-        "it reaches machinery outside what a chain may use",
-        "ops hub utils cpp_extension jit compile classes library backends distributed multiprocessing "
-        "package onnx export fx func autograd profiler testing get_device_module fork wait parse_ir "
-        "parse_schema parse_type_comment merge_type_from_type_comment prepare_multiprocessing_environment",
-    ),
-    ("the app picks the device, not the chain", "cuda cpu mps xpu"),
-    (
-        "it changes global torch state",
-        "set_default_device set_default_dtype set_default_tensor_type manual_seed seed set_rng_state "
-        "use_deterministic_algorithms set_num_threads set_printoptions",
-    ),
-    (
-        "no raw memory access",
-        "numpy from_numpy frombuffer storage untyped_storage storage_type data_ptr as_strided set_ "
-        "share_memory_ pin_memory record_stream",
-    ),
-    ("it calls back into Python", "register_hook apply_ map_ map2_"),
-    ("it copies to the host and makes the chain data-dependent Python; keep the result a tensor", "item tolist"),
-    ("string formatting can reach any attribute", "format format_map"),
-    ("Tensor.type(name) imports modules by name; use .to(dtype) or .dtype", "type"),
-    ("it walks class internals", "mro"),
-):
-    _DENIED.update(dict.fromkeys(_names.split(), _why))
+_FILES = "it reads or writes files"
+_MACHINERY = "it reaches machinery outside what a chain may use"
+_GLOBAL_STATE = "it changes global torch state"
+_RAW_MEMORY = "no raw memory access"
+_CALLBACKS = "it calls back into Python"
+_DENIED: dict[str, str] = {
+    name: why
+    for why, names in (
+        (_FILES, "load save from_file tofile"),
+        (
+            _MACHINERY,
+            "ops hub utils cpp_extension jit compile classes library backends distributed multiprocessing "
+            "package onnx export fx func autograd profiler testing get_device_module fork wait parse_ir "
+            "parse_schema parse_type_comment merge_type_from_type_comment prepare_multiprocessing_environment",
+        ),
+        ("the app picks the device, not the chain", "cuda cpu mps xpu"),
+        (
+            _GLOBAL_STATE,
+            "set_default_device set_default_dtype set_default_tensor_type manual_seed seed set_rng_state "
+            "use_deterministic_algorithms set_num_threads set_printoptions",
+        ),
+        (
+            _RAW_MEMORY,
+            "numpy from_numpy frombuffer storage untyped_storage storage_type data_ptr as_strided set_ "
+            "share_memory_ pin_memory record_stream",
+        ),
+        (_CALLBACKS, "register_hook apply_ map_ map2_"),
+        ("it copies to the host and makes the chain data-dependent Python; keep the result a tensor", "item tolist"),
+        ("string formatting can reach any attribute", "format format_map"),
+        ("Tensor.type(name) imports modules by name; use .to(dtype) or .dtype", "type"),
+        ("it walks class internals", "mro"),
+    )
+    for name in names.split()
+}
+"""Attribute names refused on any object, with why."""
 
+_DENIED_PREFIXES: tuple[tuple[str, str], ...] = (("set_", _GLOBAL_STATE), ("as_strided", _RAW_MEMORY))
 _DENIED_PARTS: tuple[tuple[str, str], ...] = (
-    ("load", _DENIED["load"]), ("save", _DENIED["load"]), ("file", _DENIED["load"]),
-    ("pickle", _DENIED["load"]), ("import", _DENIED["ops"]), ("exec", _DENIED["ops"]),
-    ("hook", _DENIED["apply_"]), ("seed", _DENIED["seed"]), ("rng_state", _DENIED["seed"]),
-    ("data_ptr", _DENIED["storage"]),
+    ("load", _FILES), ("save", _FILES), ("file", _FILES), ("pickle", _FILES),
+    ("import", _MACHINERY), ("exec", _MACHINERY), ("hook", _CALLBACKS),
+    ("seed", _GLOBAL_STATE), ("rng_state", _GLOBAL_STATE), ("data_ptr", _RAW_MEMORY),
 )  # fmt: skip
 """Substrings that mark a family of names (``load_inline``, ``import_ir_module``, ...)."""
 
@@ -340,16 +362,12 @@ def _attribute_problem(name: str) -> str | None:
     """Why an attribute name is refused wherever it appears (the message's tail), or None."""
     if name.startswith("_"):
         return " (no dunder or private attributes)"
-    if name in _DENIED:
-        return f": {_DENIED[name]}"
-    if name.startswith("set_"):
-        return f": {_DENIED['seed']}"
-    if name.startswith("as_strided"):
-        return f": {_DENIED['storage']}"
-    for part, why in _DENIED_PARTS:
-        if part in name:
-            return f": {why}"
-    return None
+    why = (
+        _DENIED.get(name)
+        or next((why for prefix, why in _DENIED_PREFIXES if name.startswith(prefix)), None)
+        or next((why for part, why in _DENIED_PARTS if part in name), None)
+    )
+    return f": {why}" if why else None
 
 
 class _Validator:
@@ -461,7 +479,7 @@ class _Validator:
     def _call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Name) and (func.id in self.locals or func.id in self.inputs or func.id in RESERVED):
-            raise self._at(func, "rejected", f"'{func.id}' cannot be called: only functions and methods can")
+            raise self._at(func, "rejected", f"'{func.id}' cannot be called (only functions and methods can)")
         if not isinstance(func, (ast.Name, ast.Attribute)):
             raise self._at(func, "rejected", "only functions and methods can be called, like torch.relu(a) or a.relu()")
 
@@ -544,7 +562,7 @@ class ParsedChain:
         body.append(ast.copy_location(ast.Return(value=result), last))
         function.body = body
         tree = ast.fix_missing_locations(ast.Module(body=[function], type_ignores=[]))
-        code = compile(tree, "<chain>", "exec")
+        code = _quiet(compile, tree, "<chain>", "exec")
         scope: dict[str, object] = {"__builtins__": _chain_builtins()}
         scope.update(namespace)
         exec(code, scope)  # noqa: S102 - the code is the validated chain
@@ -562,7 +580,8 @@ def _analyse(text: str) -> tuple[ParsedChain, ast.Module]:
     source = "\n".join(lines)
     module = _parse(source)
     _check_ascii_names(source)
-    _check_depth(module)
+    if _too_deep(module):
+        raise _error("rejected", f"nesting too deep (over {MAX_DEPTH} levels)")
     if not module.body:
         raise _error("syntax", f"the chain is empty: type an expression such as {EXAMPLE}")
     validator = _Validator(source, declared)
@@ -588,10 +607,7 @@ def _chain_builtins() -> dict[str, object]:
     def import_loaded(name: str, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002, ANN001, ANN202
         if level != 0 or name not in sys.modules:
             raise ImportError(f"import of {name!r} is not allowed in a chain")
-        module = sys.modules[name]
-        if not fromlist:
-            return sys.modules[name.partition(".")[0]]
-        return module
+        return sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]
 
     allowed: dict[str, object] = {name: getattr(builtins, name) for name in ALLOWED_BUILTINS}
     allowed["__import__"] = import_loaded

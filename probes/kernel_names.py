@@ -14,6 +14,7 @@ MAX_SHORT_NAME = 60
 _GRAPH_PREFIX = re.compile(r"^graph_\d+_")
 _INDUCTOR_KERNEL = re.compile(r"^(?:graph_\d+_)?(triton|cpp)_(?:[a-z]+_)?fused_(.+?)(?:_\d+)?$")
 _INDUCTOR_KIND = re.compile(r"^(?:graph_\d+_)?(?:triton|cpp)_([a-z]+)_fused_")
+_NAMED_FUNCTOR = re.compile(r"(?:^|::|<|\s)(\w+?)_functor\b")
 _LAMBDA_OWNER = re.compile(r"(\w+)\([^()]*\)::\{lambda")
 
 BOOKKEEPING_OPS = frozenset(
@@ -24,6 +25,8 @@ BOOKKEEPING_OPS = frozenset(
         "select", "slice", "lift_fresh", "_unsafe_view", "unbind", "split", "chunk", "narrow",
         "contiguous", "result_type", "is_nonzero", "item", "_local_scalar_dense", "set_", "_to_copy_meta",
         "view_as", "expand_as", "diagonal", "unfold", "flatten", "ravel", "split_with_sizes",
+        "resolve_conj", "resolve_neg", "conj", "_conj", "_neg_view", "is_same_size", "size", "stride",
+        "numel", "dim", "is_complex", "is_floating_point", "_has_compatible_shallow_copy_type",
     )
 )
 """CPU leaf ops that allocate or reshape metadata but do no pass over memory."""
@@ -95,6 +98,14 @@ def _unqualified(name: str) -> str:
     return name[cut:]
 
 
+def _functor_name(text: str) -> str:
+    """``CUDAFunctor_add<float>`` -> ``add``; ``FillFunctor<signed char>`` -> ``Fill``."""
+    base = text.partition("<")[0]
+    for prefix in ("CUDAFunctor_", "CUDAFunctorOnSelf_", "CUDAFunctorOnOther_"):
+        base = base.removeprefix(prefix)
+    return base.removesuffix("Functor") or text
+
+
 def short_name(name: str) -> str:
     """A readable name for a (possibly mangled, templated) kernel name.
 
@@ -123,12 +134,16 @@ def short_name(name: str) -> str:
         return base[:MAX_SHORT_NAME]
     detail = ""
     for arg in _split_top_level(args.rstrip(">")):
+        functor = _NAMED_FUNCTOR.search(arg)
+        if functor:
+            detail = functor.group(1)
+            break
         if "lambda" in arg:
             owner = _LAMBDA_OWNER.search(arg)
-            detail = owner.group(1) if owner else "lambda"
+            detail = owner.group(1).removeprefix("launch_") if owner else "lambda"
             break
         if arg and not arg[0].isdigit() and not arg.startswith(("std::", "bool", "int", "unsigned", "long")):
-            detail = _unqualified(arg)
+            detail = _functor_name(_unqualified(arg))
             break
     result = f"{base}<{detail}>" if detail else base
     if len(result) > MAX_SHORT_NAME:

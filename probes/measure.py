@@ -26,7 +26,6 @@ from probes import compiled as inductor
 from probes.expr import ParsedChain
 from probes.kernel_names import (
     classify_device_event,
-    fused_ops,
     is_cpu_work_op,
     short_name,
     strip_graph_prefix,
@@ -48,6 +47,9 @@ CHAIN_NAMESPACE: dict[str, Any] = {"torch": torch, "F": F}
 # Inductor's C++ kernels only appear in the profiler (as graph_N_cpp_fused_* rows) when built
 # with this on; it must be set before anything is compiled.
 torch._inductor.config.cpp.enable_kernel_profile = True
+# Makes Inductor record its own bytes estimate (kernel_num_gb) for each Triton kernel: the
+# fallback for kernels that only run inside a CUDA graph, where no Python call can be observed.
+torch._inductor.config.benchmark_kernel = True
 
 CUDA_POISON_MARKERS = (
     "illegal memory access",
@@ -227,7 +229,7 @@ def _context(event: FunctionEvent, rep_ids: dict[int, int]) -> tuple[bool, int |
         if name == FLUSH_LABEL:
             return True, None, None, None
         if rep is None and name == REP_LABEL:
-            rep = rep_ids.get(ancestor.id)
+            rep = rep_ids.get(id(ancestor))
         if op_index is None and name.startswith(OP_LABEL_PREFIX):
             op_index = int(name[len(OP_LABEL_PREFIX) :])
         if aten is None and name.startswith("aten::") and ancestor is not event:
@@ -235,21 +237,41 @@ def _context(event: FunctionEvent, rep_ids: dict[int, int]) -> tuple[bool, int |
     return False, rep, op_index, aten
 
 
+def _is_runtime_call(name: str) -> bool:
+    """CUDA runtime/driver API events (cudaLaunchKernel, cuLaunchKernelEx, cudaGraphLaunch...)."""
+    return name.startswith("cuda") or (name.startswith("cu") and name[2:3].isupper())
+
+
+def _cuda_launches(events: list[FunctionEvent], rep_ids: dict[int, int]) -> list[Launch]:
+    """Device events tied to the CPU call that launched them through the runtime call's
+    correlation id; a kernel launched inside the tool's flush range is the tool's own."""
+    cpu = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
+    launchers = {e.id: e for e in cpu if _is_runtime_call(e.name)}
+    launches = []
+    for event in events:
+        if event.device_type != torch.autograd.DeviceType.CUDA or event.name.startswith("kernel_tui::"):
+            continue
+        if getattr(event, "is_user_annotation", False):
+            continue
+        launcher = launchers.get(event.id)
+        if launcher is None:
+            continue
+        own, rep, op_index, aten = _context(launcher, rep_ids)
+        if not own:
+            launches.append(Launch(event.name, float(event.time_range.elapsed_us()), rep, op_index, aten))
+    return launches
+
+
 def launches_from_profile(prof: profile, device: torch.device) -> list[Launch]:
     """Every real device launch (CUDA) or leaf work op (CPU) in a profile, tool launches excluded."""
-    events = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CPU]
-    rep_events = sorted((e for e in events if e.name == REP_LABEL), key=lambda e: e.time_range.start)
-    rep_ids = {e.id: i for i, e in enumerate(rep_events)}
-    launches: list[Launch] = []
+    events = list(prof.events())
+    cpu = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
+    rep_events = sorted((e for e in cpu if e.name == REP_LABEL), key=lambda e: e.time_range.start)
+    rep_ids = {id(e): i for i, e in enumerate(rep_events)}
     if device.type == "cuda":
-        for event in events:
-            for kernel in event.kernels:
-                own, rep, op_index, aten = _context(event, rep_ids)
-                if own:
-                    continue
-                launches.append(Launch(kernel.name, float(kernel.duration), rep, op_index, aten))
-        return launches
-    for event in events:
+        return _cuda_launches(events, rep_ids)
+    launches: list[Launch] = []
+    for event in cpu:
         if not is_cpu_work_op(event.name):
             continue
         if any(is_cpu_work_op(child.name) for child in _descendants(event)):
@@ -379,7 +401,10 @@ def _compiled_bytes(
     """Bytes per generated kernel from its real tensor arguments during one call."""
     with inductor.recording_kernel_bytes(prepared.modules, prepared.kernels) as sink:
         prepared.call()
-    kernel_ops = {name: kernel.aten_ops or fused_ops(name) for name, kernel in prepared.kernels.items()}
+    for name, estimate in inductor.estimated_kernel_bytes(prepared.modules).items():
+        # CUDA graph replays never call the Python wrapper: use Inductor's own estimate.
+        sink.setdefault(name, estimate)
+    kernel_ops = {name: kernel.aten_ops for name, kernel in prepared.kernels.items()}
     return dict(sink), kernel_ops
 
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 import queue
+import signal
 import sys
 import threading
+import time
 from typing import IO
 
 from probes.protocol import (
@@ -24,6 +26,7 @@ from probes.protocol import (
     Event,
     InfoRequest,
     ProfileRequest,
+    Progress,
     ProtocolError,
     RequestDone,
     RequestFailed,
@@ -35,6 +38,27 @@ from probes.protocol import (
 
 EXIT_DEVICE_POISONED = 3
 
+TEST_FAULT_ENV = "KERNEL_TUI_TEST_FAULT"
+"""Test-only fault injection, ``KIND:MARKER_FILE`` with KIND one of crash, hang, exit-in-compile.
+
+The fault fires once (when the marker file does not exist yet, which it then creates), so the
+restarted worker behaves. It lives in the worker's environment, never in the chain language.
+"""
+
+
+def _inject_test_fault(stage: str) -> None:
+    spec = os.environ.get(TEST_FAULT_ENV, "")
+    kind, _, marker = spec.partition(":")
+    if kind != stage or not marker or os.path.exists(marker):
+        return
+    open(marker, "w").close()
+    if kind == "crash":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif kind == "hang":
+        time.sleep(3600)
+    elif kind == "exit-in-compile":
+        os._exit(1)
+
 
 class Worker:
     def __init__(self, out: IO[str]) -> None:
@@ -44,6 +68,8 @@ class Worker:
         self._cancelled: set[str] = set()
 
     def emit(self, event: Event) -> None:
+        if isinstance(event, Progress) and event.message.startswith("compiling"):
+            _inject_test_fault("exit-in-compile")
         line = encode(event)
         with self._lock:
             self._out.write(line + "\n")
@@ -98,6 +124,8 @@ class Worker:
             if request.id in self._cancelled:
                 self.emit(RequestDone(request.id, cancelled=True))
                 continue
+            _inject_test_fault("crash")
+            _inject_test_fault("hang")
             try:
                 run_profile(request, self.emit, lambda rid=request.id: rid in self._cancelled)
             except DevicePoisoned as exc:
