@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Iterator
 from typing import TextIO
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -138,13 +139,14 @@ def parse_request(args: argparse.Namespace) -> ProfileRequest:
 
 def kernels_table(size: int, results: list[Measurement]) -> Table:
     """Kernel rows of every mode at one size, a section per mode; memcpy/memset rows dimmed."""
-    table = Table(title=f"N = {format_size(size)}  ({size:,} elements)", title_justify="left")
-    for column, justify in (
-        ("kernel", "left"), ("launch", "right"), ("µs/launch", "right"), ("share", "right"),
-        ("bytes", "right"), ("GB/s", "right"), ("%peak", "right"), ("ops", "left"),
-    ):
-        table.add_column(column, justify=justify, no_wrap=column not in ("ops", "kernel"),
-                         overflow="fold", min_width=10 if column == "ops" else None)
+    table = Table(
+        title=f"N = {format_size(size)}  ({size:,} elements)", title_justify="left",
+        box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
+    )
+    table.add_column("kernel", no_wrap=True, overflow="ellipsis", min_width=16, max_width=34)
+    for column in ("n", "µs", "bytes", "GB/s", "%pk"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("ops", overflow="fold", min_width=8)
     for m in results:
         table.add_row(f"[bold]{mode_label(m)}[/]")
         for row in m.kernels + m.transfers:
@@ -152,7 +154,6 @@ def kernels_table(size: int, results: list[Measurement]) -> Table:
                 row.short_name if row.kind == "kernel" else f"[dim]{row.short_name} ({row.kind})[/]",
                 f"{row.launches_per_call:g}",
                 f"{row.device_time_us:.2f}",
-                f"{row.share:.0%}" if row.kind == "kernel" else "-",
                 format_bytes(row.bytes),
                 format_gbps(row.gbps).removesuffix(" GB/s"),
                 f"{row.pct_of_peak:.0f}%" if row.pct_of_peak is not None else "-",
@@ -166,9 +167,9 @@ def kernels_table(size: int, results: list[Measurement]) -> Table:
 
 
 def headline_table(results: list[Measurement]) -> Table:
-    table = Table(box=None, padding=(0, 2))
+    table = Table(box=None, padding=(0, 1))
     for column in ("mode", "kernels", "bytes/call", "transfers", "device", "wall", "compile"):
-        table.add_column(column, justify="left" if column == "mode" else "right", no_wrap=True, min_width=len(column))
+        table.add_column(column, justify="left" if column == "mode" else "right", no_wrap=True)
     for m in results:
         table.add_row(
             mode_label(m),
@@ -183,7 +184,7 @@ def headline_table(results: list[Measurement]) -> Table:
 
 
 def sweep_table(results: list[Measurement]) -> Table:
-    table = Table(title="sweep", title_justify="left")
+    table = Table(title="sweep", title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
     for column in ("N", "mode", "kernels", "device", "wall", "GB/s", "speedup"):
         table.add_column(column, justify="left" if column == "mode" else "right", no_wrap=True)
     speedups = {(p.size, mode): p for mode in COMPILED_MODES for p in comparisons(results, mode)}

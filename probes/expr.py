@@ -1,9 +1,9 @@
 """Parse and validate an op chain: input declarations, then an AST allow-list.
 
 The chain is code the user types, so nothing runs before it passes here. The checks are an
-allow-list (anything not named below is refused, with the offending construct and where it is)
-rather than a denylist of known tricks. This module never imports torch: the UI uses it to show
-errors while the user types.
+allow-list of syntax, names and torch paths (anything else is refused, naming the construct and
+where it is); only attribute names, which are open-ended, also get a denylist (dunders, files,
+raw memory...). This module never imports torch: the UI uses it to show errors while typing.
 """
 
 from __future__ import annotations
@@ -84,7 +84,9 @@ def canonical_dtype(name: str) -> str:
     if key in DTYPE_ALIASES:
         return DTYPE_ALIASES[key]
     accepted = ", ".join(dict.fromkeys(DTYPE_ALIASES.values()))
-    raise _error("input", f"unknown dtype '{name}': use one of {accepted} (or float32, bfloat16, half, long...)")
+    raise _error(
+        "input", f"unknown dtype '{name}': use one of {accepted} (or float32, bfloat16, half, long...)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,7 +130,9 @@ def _is_dim_node(node: ast.AST) -> bool:
         return type(node) in _DIM_OPS or type(node) in _DIM_UNARY
     if isinstance(node, ast.Constant):
         return type(node.value) is int
-    return isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Load)) or (isinstance(node, ast.Name) and node.id == "N")
+    return isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Load)) or (
+        isinstance(node, ast.Name) and node.id == "N"
+    )
 
 
 def _eval_dim(node: ast.expr, n: int) -> int:
@@ -204,7 +208,9 @@ def _parse_declaration(match: re.Match[str], lineno: int) -> InputDecl:
         try:
             dtype = canonical_dtype(match["dtype"])
         except ChainError as exc:
-            raise ChainError(dataclasses.replace(exc.info, line=lineno, col=match.start("dtype") + 1)) from None
+            raise ChainError(
+                dataclasses.replace(exc.info, line=lineno, col=match.start("dtype") + 1)
+            ) from None
     return InputDecl(name, tuple(dims), dtype, lineno)
 
 
@@ -215,12 +221,19 @@ def _split_declarations(lines: list[str]) -> dict[str, InputDecl]:
         match = _DECL.fullmatch(text)
         if match is None:
             if _DECL_START.match(text):
-                raise _error("input", "bad input declaration: write it like `x: [N, 4096] bf16`", index + 1, 1)
+                raise _error(
+                    "input", "bad input declaration: write it like `x: [N, 4096] bf16`", index + 1, 1
+                )
             continue
         decl = _parse_declaration(match, index + 1)
         if decl.name in declared:
             first = declared[decl.name].line
-            raise _error("input", f"'{decl.name}' is already declared on line {first}", index + 1, match.start("name") + 1)
+            raise _error(
+                "input",
+                f"'{decl.name}' is already declared on line {first}",
+                index + 1,
+                match.start("name") + 1,
+            )
         declared[decl.name] = decl
         lines[index] = ""
     return declared
@@ -263,7 +276,7 @@ def _too_deep(tree: ast.AST) -> bool:
 
 
 def _check_ascii_names(source: str) -> None:
-    """Refuse non-ASCII identifiers: Python folds them (NFKC), so ``ｔｏｒｃｈ`` would be torch in disguise."""
+    """Refuse non-ASCII identifiers: Python folds them (NFKC), so fullwidth ``ｔｏｒｃｈ`` *is* torch."""
     if source.isascii():
         return
     try:
@@ -312,9 +325,10 @@ _DENIED: dict[str, str] = {
         (_FILES, "load save from_file tofile"),
         (
             _MACHINERY,
-            "ops hub utils cpp_extension jit compile classes library backends distributed multiprocessing "
-            "package onnx export fx func autograd profiler testing get_device_module fork wait parse_ir "
-            "parse_schema parse_type_comment merge_type_from_type_comment prepare_multiprocessing_environment",
+            "ops hub utils cpp_extension jit compile classes library backends distributed multiprocessing"
+            " package onnx export fx func autograd profiler testing get_device_module fork wait parse_ir"
+            " parse_schema parse_type_comment merge_type_from_type_comment"
+            " prepare_multiprocessing_environment",
         ),
         ("the app picks the device, not the chain", "cuda cpu mps xpu"),
         (
@@ -328,7 +342,10 @@ _DENIED: dict[str, str] = {
             "share_memory_ pin_memory record_stream",
         ),
         (_CALLBACKS, "register_hook apply_ map_ map2_"),
-        ("it copies to the host and makes the chain data-dependent Python; keep the result a tensor", "item tolist"),
+        (
+            "it copies to the host and makes the chain data-dependent Python; keep the result a tensor",
+            "item tolist",
+        ),
         ("string formatting can reach any attribute", "format format_map"),
         ("Tensor.type(name) imports modules by name; use .to(dtype) or .dtype", "type"),
         ("it walks class internals", "mro"),
@@ -419,7 +436,11 @@ class _Validator:
             raise self._at(stmt, "rejected", "chained assignment (x = y = ...) is not allowed")
         target = stmt.targets[0]
         if not isinstance(target, ast.Name):
-            raise self._at(target, "rejected", "only `name = ...` assignments are allowed (no attribute, subscript or tuple targets)")
+            raise self._at(
+                target,
+                "rejected",
+                "only `name = ...` assignments are allowed (no attribute, subscript or tuple targets)",
+            )
         if target.id in RESERVED or hasattr(builtins, target.id) or target.id.startswith("_"):
             raise self._at(target, "rejected", f"cannot assign to '{target.id}': it is a reserved name")
         return target.id
@@ -441,7 +462,9 @@ class _Validator:
 
     def _check(self, node: ast.AST, parent: ast.AST | None) -> None:
         if not isinstance(node, _ALLOWED_NODES):
-            raise self._at(node if hasattr(node, "lineno") else parent, "rejected", f"{self._label(node)} is not allowed")  # type: ignore[arg-type]
+            raise self._at(
+                node if hasattr(node, "lineno") else parent, "rejected", f"{self._label(node)} is not allowed"
+            )  # type: ignore[arg-type]
         if isinstance(node, ast.Name):
             self._name(node, parent)
         elif isinstance(node, ast.Constant):
@@ -470,18 +493,30 @@ class _Validator:
         if hasattr(builtins, name) or name.startswith("_"):
             called = isinstance(parent, ast.Call) and parent.func is node
             what = f"calls to '{name}' are" if called else f"the name '{name}' is"
-            raise self._at(node, "rejected", f"{what} not allowed (builtins allowed: {', '.join(ALLOWED_BUILTINS)})")
+            raise self._at(
+                node, "rejected", f"{what} not allowed (builtins allowed: {', '.join(ALLOWED_BUILTINS)})"
+            )
         if name in self.assigned:
-            raise self._at(node, "input", f"'{name}' is used before it is assigned on line {self.assigned[name]}")
+            raise self._at(
+                node, "input", f"'{name}' is used before it is assigned on line {self.assigned[name]}"
+            )
         known = ", ".join(self.inputs)
-        raise self._at(node, "input", f"unknown name '{name}': the inputs are {known}; declare others like `{name}: [N] fp32`")
+        raise self._at(
+            node,
+            "input",
+            f"unknown name '{name}': the inputs are {known}; declare others like `{name}: [N] fp32`",
+        )
 
     def _call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Name) and (func.id in self.locals or func.id in self.inputs or func.id in RESERVED):
+        if isinstance(func, ast.Name) and (
+            func.id in self.locals or func.id in self.inputs or func.id in RESERVED
+        ):
             raise self._at(func, "rejected", f"'{func.id}' cannot be called (only functions and methods can)")
         if not isinstance(func, (ast.Name, ast.Attribute)):
-            raise self._at(func, "rejected", "only functions and methods can be called, like torch.relu(a) or a.relu()")
+            raise self._at(
+                func, "rejected", "only functions and methods can be called, like torch.relu(a) or a.relu()"
+            )
 
     def _attribute_chain(self, outer: ast.Attribute, called: bool) -> None:
         """Check a whole chain ``root.x.y.z`` once, from its root outwards."""
@@ -493,7 +528,7 @@ class _Validator:
         chain.reverse()
         root = node
         if isinstance(root, ast.Constant):
-            raise self._at(root, "rejected", "attributes of constants are not allowed (e.g. \"...\".format)")
+            raise self._at(root, "rejected", 'attributes of constants are not allowed (e.g. "...".format)')
         if isinstance(root, (ast.List, ast.Tuple)):
             raise self._at(root, "rejected", "attributes of list and tuple displays are not allowed")
         if isinstance(root, ast.Name) and (root.id == "N" or root.id in ALLOWED_BUILTINS):
@@ -571,7 +606,9 @@ class ParsedChain:
 
 def _analyse(text: str) -> tuple[ParsedChain, ast.Module]:
     if len(text) > MAX_CHARS:
-        raise _error("rejected", f"the chain is too long ({len(text):,} characters; the limit is {MAX_CHARS:,})")
+        raise _error(
+            "rejected", f"the chain is too long ({len(text):,} characters; the limit is {MAX_CHARS:,})"
+        )
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for index, line in enumerate(lines):
         if "\x00" in line:

@@ -8,10 +8,11 @@ flushed before each rep, median, like ``triton.testing.do_bench``.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 import traceback
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -135,33 +136,46 @@ def _dynamo_counts() -> tuple[int, dict[str, int]]:
     return graphs, breaks
 
 
-def prepare(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device) -> PreparedCall:
-    """Build the callable for ``mode`` (a fresh torch.compile at this size) and warm it up."""
-    fn = chain.build_function(CHAIN_NAMESPACE)
-    if mode == "eager":
-        prepared = PreparedCall(call=lambda: fn(*inputs, N=n))
-        for _ in range(2):
-            prepared.call()
-        _sync(device)
-        return prepared
+@dataclass
+class CompiledChain:
+    """A chain compiled for one mode at one input signature, kept warm in the worker."""
 
-    from torch._dynamo.utils import counters
+    fn: Callable[..., Any]
+    info: CompileInfo
+    modules: list[Any]
+    kernels: dict[str, inductor.GeneratedKernel]
+    ran_compiled: bool
+    fallback_reason: str | None
 
-    compile_mode = None if mode == "compiled" else mode
-    counters.clear()
-    modules_before = inductor.loaded_module_count()
-    compiled_fn = torch.compile(fn, mode=compile_mode, dynamic=False)
-    if mode == "reduce-overhead" and device.type == "cuda":
+
+COMPILED_CACHE_SIZE = 16
+_compiled_cache: OrderedDict[tuple, CompiledChain] = OrderedDict()
+"""Compiled chains by (text, mode, N, device, input shapes and dtypes): re-measuring a chain the
+user just had on screen (an edit undone, a mode toggled back) skips the compile. A hit is exactly
+what a fresh compile at that size would run, since shapes are static."""
+
+
+def _call_compiled(fn: Callable[..., Any], mode: str, device: torch.device, inputs: list[torch.Tensor], n: int) -> Callable[[], Any]:
+    if mode in ("reduce-overhead", "max-autotune") and device.type == "cuda":
 
         def call() -> Any:
             torch.compiler.cudagraph_mark_step_begin()
-            return compiled_fn(*inputs, N=n)
+            return fn(*inputs, N=n)
 
-    else:
+        return call
+    return lambda: fn(*inputs, N=n)
 
-        def call() -> Any:
-            return compiled_fn(*inputs, N=n)
 
+def _compile(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device) -> CompiledChain:
+    """A fresh ``torch.compile`` of the chain at this size: compile, warm up, and inspect."""
+    from torch._dynamo.utils import counters
+
+    counters.clear()
+    modules_before = inductor.loaded_module_count()
+    compiled_fn = torch.compile(
+        chain.build_function(CHAIN_NAMESPACE), mode=None if mode == "compiled" else mode, dynamic=False
+    )
+    call = _call_compiled(compiled_fn, mode, device, inputs, n)
     begin = time.perf_counter()
     call()
     _sync(device)
@@ -175,23 +189,56 @@ def prepare(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, d
     kernels = inductor.generated_kernels(modules)
     fallback = None
     if graphs == 0:
-        reasons = "; ".join(breaks) or "torch.compile captured no graph"
-        fallback = f"ran eager: {reasons}"
+        fallback = "ran eager: " + ("; ".join(breaks) or "torch.compile captured no graph")
+    info = CompileInfo(
+        compile_time_s=compile_time,
+        graphs=graphs,
+        graph_breaks=sum(breaks.values()),
+        break_reasons=list(breaks),
+        recompiles=max(0, graphs_after - graphs),
+        generated_source={name: k.source for name, k in kernels.items()},
+        launch_config={name: cfg for name in kernels if (cfg := inductor.launch_config(modules, name))},
+    )
+    return CompiledChain(compiled_fn, info, modules, kernels, graphs > 0, fallback)
+
+
+def prepare(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device) -> PreparedCall:
+    """Build the callable for ``mode`` (as a fresh torch.compile at this size would run) and warm it up."""
+    if mode == "eager":
+        fn = chain.build_function(CHAIN_NAMESPACE)
+        prepared = PreparedCall(call=lambda: fn(*inputs, N=n))
+        for _ in range(2):
+            prepared.call()
+        _sync(device)
+        return prepared
+
+    key = (chain.text, mode, n, str(device), tuple((tuple(t.shape), t.dtype) for t in inputs))
+    compiled = _compiled_cache.get(key)
+    cached = compiled is not None
+    if compiled is None:
+        compiled = _compile(chain, mode, inputs, n, device)
+        _compiled_cache[key] = compiled
+        while len(_compiled_cache) > COMPILED_CACHE_SIZE:
+            _compiled_cache.popitem(last=False)
+    _compiled_cache.move_to_end(key)
+    call = _call_compiled(compiled.fn, mode, device, inputs, n)
+    if cached:
+        for _ in range(2):
+            call()
+        _sync(device)
     return PreparedCall(
         call=call,
-        compile_info=CompileInfo(
-            compile_time_s=compile_time,
-            graphs=graphs,
-            graph_breaks=sum(breaks.values()),
-            break_reasons=list(breaks),
-            recompiles=max(0, graphs_after - graphs),
-            generated_source={name: k.source for name, k in kernels.items()},
-        ),
-        modules=modules,
-        kernels=kernels,
-        ran_compiled=graphs > 0,
-        fallback_reason=fallback,
+        compile_info=dataclasses.replace(compiled.info, cached=cached),
+        modules=compiled.modules,
+        kernels=compiled.kernels,
+        ran_compiled=compiled.ran_compiled,
+        fallback_reason=compiled.fallback_reason,
     )
+
+
+def forget_compiled() -> None:
+    """Drop every kept compiled chain (e.g. before measuring cold compile times)."""
+    _compiled_cache.clear()
 
 
 # ---------------------------------------------------------------------------------------------

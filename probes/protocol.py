@@ -96,6 +96,10 @@ class CompileInfo:
     recompiles: int = 0
     generated_source: dict[str, str] = field(default_factory=dict)
     """Generated source (Triton or C++) by kernel name."""
+    launch_config: dict[str, str] = field(default_factory=dict)
+    """Triton launch configuration (XBLOCK, num_warps, num_stages) by kernel name."""
+    cached: bool = False
+    """True when the worker reused this chain's compiled code; compile_time_s is the original's."""
 
 
 @dataclass

@@ -14,7 +14,7 @@ from probes.protocol import Measurement
 
 ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp64": 8}
 
-_SIZE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)\s*([kmgt]?)\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*([+-]?[0-9][0-9_]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)\s*([kmgt]?)\s*$", re.IGNORECASE)
 _SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 MAX_SIZE = 10**13
 
@@ -67,7 +67,9 @@ def format_bytes(nbytes: float | None) -> str:
         return "-"
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if abs(nbytes) >= scale:
-            return f"{nbytes / scale:.2f} {unit}" if abs(nbytes) < 10 * scale else f"{nbytes / scale:.1f} {unit}"
+            value = nbytes / scale
+            digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
+            return f"{value:.{digits}f} {unit}"
     return f"{int(nbytes)} B"
 
 

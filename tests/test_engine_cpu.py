@@ -133,3 +133,11 @@ def test_shape_mismatch_is_a_plain_runtime_error() -> None:
     assert failure.error.kind == "runtime"
     assert "size" in failure.error.message and "Traceback" not in failure.error.message
     assert failure.error.line == 3
+
+
+def test_remeasuring_a_chain_reuses_its_compiled_code() -> None:
+    first, _, _ = profile("(a - b).abs()", [2048], ["compiled"], reps=3)
+    again, _, _ = profile("(a - b).abs()", [2048], ["compiled"], reps=3)
+    assert not first[0].compile.cached and again[0].compile.cached
+    assert again[0].compile.compile_time_s == first[0].compile.compile_time_s
+    assert [k.name for k in again[0].kernels] == [k.name for k in first[0].kernels]
