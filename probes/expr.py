@@ -20,9 +20,9 @@ import tokenize
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
-from probes.protocol import ChainErrorInfo
+from probes.protocol import ChainErrorInfo, ErrorKind
 
 __all__ = [
     "ALLOWED_BUILTINS",
@@ -74,8 +74,8 @@ class ChainError(Exception):
         return self.info.located()
 
 
-def _error(kind: str, message: str, line: int | None = None, col: int | None = None) -> ChainError:
-    return ChainError(ChainErrorInfo(kind, message, line, col))  # type: ignore[arg-type]
+def _error(kind: ErrorKind, message: str, line: int | None = None, col: int | None = None) -> ChainError:
+    return ChainError(ChainErrorInfo(kind, message, line, col))
 
 
 def canonical_dtype(name: str) -> str:
@@ -136,7 +136,7 @@ def _is_dim_node(node: ast.AST) -> bool:
 
 
 def _eval_dim(node: ast.expr, n: int) -> int:
-    if isinstance(node, ast.Constant):
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return node.value
     if isinstance(node, ast.Name):
         return n
@@ -403,9 +403,9 @@ class _Validator:
         """1-based character column from the AST's UTF-8 byte offset."""
         return len(self.lines[line - 1].encode()[:byte_col].decode(errors="ignore")) + 1
 
-    def _at(self, node: ast.AST, kind: str, message: str) -> ChainError:
+    def _at(self, node: ast.AST | None, kind: ErrorKind, message: str) -> ChainError:
         line = getattr(node, "lineno", None)
-        col = self._col(line, node.col_offset) if line is not None else None  # type: ignore[attr-defined]
+        col = None if line is None else self._col(line, getattr(node, "col_offset", 0))
         return _error(kind, message, line, col)
 
     def _at_attr(self, node: ast.Attribute, message: str) -> ChainError:
@@ -464,7 +464,7 @@ class _Validator:
         if not isinstance(node, _ALLOWED_NODES):
             raise self._at(
                 node if hasattr(node, "lineno") else parent, "rejected", f"{self._label(node)} is not allowed"
-            )  # type: ignore[arg-type]
+            )
         if isinstance(node, ast.Name):
             self._name(node, parent)
         elif isinstance(node, ast.Constant):
@@ -533,15 +533,15 @@ class _Validator:
             raise self._at(root, "rejected", "attributes of list and tuple displays are not allowed")
         if isinstance(root, ast.Name) and (root.id == "N" or root.id in ALLOWED_BUILTINS):
             raise self._at(root, "rejected", f"attributes of '{root.id}' are not allowed")
-        on_torch = isinstance(root, ast.Name) and root.id in ("torch", "F")
+        torch_root = root.id if isinstance(root, ast.Name) and root.id in ("torch", "F") else None
         for attr in chain:
             problem = _attribute_problem(attr.attr)
-            if problem is None and on_torch and attr.attr[0].isupper():
+            if problem is None and torch_root and attr.attr[0].isupper():
                 problem = ": classes like torch.Tensor cannot be used"
             if problem:
                 raise self._at_attr(attr, f"attribute '{attr.attr}' is not allowed{problem}")
-        if on_torch:
-            self._torch_path(root.id, chain, called)  # type: ignore[attr-defined]
+        if torch_root:
+            self._torch_path(torch_root, chain, called)
 
     def _torch_path(self, root: str, chain: list[ast.Attribute], called: bool) -> None:
         """On torch and F, call only functions, through the few math submodules; else a dtype."""
@@ -581,14 +581,14 @@ class ParsedChain:
         """``def chain(<inputs>, N)`` compiled from the validated AST, the user's line numbers kept.
 
         The text is validated again here, so only checked code is ever compiled. Globals are
-        ``namespace`` (e.g. torch and F) and the allowed builtins, nothing else.
+        ``namespace`` (e.g. torch and F) and the allowed builtins (see _chain_builtins).
         """
         parsed, module = _analyse(self.text)
         params = [decl.name for decl in parsed.inputs] + ["N"]
         function = ast.parse(f"def chain({', '.join(params)}):\n    pass").body[0]
         assert isinstance(function, ast.FunctionDef)
         *body, last = module.body
-        if isinstance(last, ast.Assign):
+        if parsed.result_name is not None:
             body.append(last)
             result: ast.expr = ast.copy_location(ast.Name(id=parsed.result_name, ctx=ast.Load()), last)
         else:
@@ -601,7 +601,7 @@ class ParsedChain:
         scope: dict[str, object] = {"__builtins__": _chain_builtins()}
         scope.update(namespace)
         exec(code, scope)  # noqa: S102 - the code is the validated chain
-        return scope["chain"]  # type: ignore[return-value]
+        return cast(Callable[..., object], scope["chain"])
 
 
 def _analyse(text: str) -> tuple[ParsedChain, ast.Module]:
@@ -624,7 +624,8 @@ def _analyse(text: str) -> tuple[ParsedChain, ast.Module]:
     validator = _Validator(source, declared)
     validator.run(module)
     last = module.body[-1]
-    result_name = last.targets[0].id if isinstance(last, ast.Assign) else None  # type: ignore[attr-defined]
+    target = last.targets[0] if isinstance(last, ast.Assign) else None
+    result_name = target.id if isinstance(target, ast.Name) else None
     return ParsedChain(text, tuple(validator.used.values()), result_name), module
 
 
