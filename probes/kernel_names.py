@@ -98,9 +98,18 @@ def _unqualified(name: str) -> str:
     return name[cut:]
 
 
+_WRAPPER_FUNCTORS = ("BinaryFunctor", "AUnaryFunctor", "BUnaryFunctor", "UnaryFunctor")
+_INNER_FUNCTOR = re.compile(r"(\w+Functor\w*)")
+
+
 def _functor_name(text: str) -> str:
-    """``CUDAFunctor_add<float>`` -> ``add``; ``FillFunctor<signed char>`` -> ``Fill``."""
+    """``CUDAFunctor_add<float>`` -> ``add``; ``FillFunctor<signed char>`` -> ``Fill``;
+    ``BinaryFunctor<float, float, float, MulFunctor<float>>`` -> ``Mul`` (the op, not the wrapper)."""
     base = text.partition("<")[0]
+    if base in _WRAPPER_FUNCTORS:
+        inner = [f for f in _INNER_FUNCTOR.findall(text.partition("<")[2]) if f not in _WRAPPER_FUNCTORS]
+        if inner:
+            base = inner[-1]
     for prefix in ("CUDAFunctor_", "CUDAFunctorOnSelf_", "CUDAFunctorOnOther_"):
         base = base.removeprefix(prefix)
     return base.removesuffix("Functor") or text
@@ -113,7 +122,7 @@ def short_name(name: str) -> str:
     becomes ``vectorized_elementwise_kernel<CUDAFunctor_add<float>>``; lambdas are named after the
     function that defines them (``launch_clamp_scalar``). Inductor and cuBLAS names pass unchanged.
     """
-    text = strip_graph_prefix(name.strip())
+    text = strip_graph_prefix(name.strip()).replace("(anonymous namespace)::", "")
     if text.startswith("aten::"):
         return text[:MAX_SHORT_NAME]
     if text.startswith("void "):
