@@ -142,7 +142,9 @@ def short_name(name: str) -> str:
     if not args:
         return base[:MAX_SHORT_NAME]
     detail = ""
-    for arg in _split_top_level(args.rstrip(">")):
+    candidates = _split_top_level(args.rstrip(">"))
+    functors = [arg for arg in candidates if "Functor" in arg.partition("<")[0]]
+    for arg in functors or candidates:
         functor = _NAMED_FUNCTOR.search(arg)
         if functor:
             detail = functor.group(1)

@@ -1,0 +1,72 @@
+"""The wire format round-trips, recorded reports load, and derived figures are right."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from probes.protocol import (
+    ChainErrorInfo,
+    Measurement,
+    MeasurementResult,
+    ProfileReport,
+    ProfileRequest,
+    ProtocolError,
+    RequestFailed,
+    decode,
+    encode,
+)
+from probes.summary import comparisons, crossover, format_size, format_transfers, headline, parse_size
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_messages_round_trip() -> None:
+    for message in (
+        ProfileRequest("r1", "(a + b).relu()", sizes=[100, 10**8], modes=["eager", "reduce-overhead"], device="cuda:1"),
+        RequestFailed("r2", ChainErrorInfo("syntax", "'(' was never closed", 1, 13), size=100, mode="eager"),
+    ):
+        assert decode(encode(message)) == message
+
+
+@pytest.mark.parametrize("line", ["not json", "{}", '{"type": "launch_missiles"}', "[1, 2]"])
+def test_unknown_lines_are_protocol_errors(line: str) -> None:
+    with pytest.raises(ProtocolError):
+        decode(line)
+
+
+def test_recorded_gpu_report_round_trips() -> None:
+    report = ProfileReport.from_json((DATA / "h200_add_relu_sweep.json").read_text())
+    assert report.device_label == "NVIDIA H200" and report.torch.startswith("2.11")
+    again = ProfileReport.from_json(report.to_json())
+    assert again.results == report.results
+    message = MeasurementResult("r", report.results[0])
+    assert decode(encode(message)) == message
+
+
+def test_sweep_story_from_the_h200_recording() -> None:
+    results: list[Measurement] = ProfileReport.from_json((DATA / "h200_add_relu_sweep.json").read_text()).results
+    pairs = comparisons(results)
+    assert [p.size for p in pairs] == [10**2, 10**4, 10**6, 10**7, 10**8]
+    big = pairs[-1]
+    assert format_transfers(big.eager) == "5N" and format_transfers(big.compiled) == "3N"
+    assert big.device_speedup and big.device_speedup > 1.4
+    assert headline(big.eager, big.compiled).startswith("eager 2 kernels / 5N -> compiled 1 kernel / 3N")
+    assert crossover(pairs) in {p.size for p in pairs}
+
+
+@pytest.mark.parametrize(("text", "value"), [("1e6", 10**6), ("1_000_000", 10**6), ("1M", 10**6), ("10k", 10**4), ("8", 8)])
+def test_sizes_parse_in_every_documented_form(text: str, value: int) -> None:
+    assert parse_size(text) == value
+
+
+@pytest.mark.parametrize("text", ["0", "-5", "abc", "1e15", "1.5", ""])
+def test_bad_sizes_are_refused_in_plain_words(text: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_size(text)
+    assert "Traceback" not in str(info.value) and str(info.value)
+
+
+def test_format_size_reads_like_the_article() -> None:
+    assert [format_size(n) for n in (100, 10**6, 3 * 10**7, 8, 1234)] == ["1e2", "1e6", "3e7", "8", "1,234"]
