@@ -9,6 +9,9 @@ flushed before each rep, median, like ``triton.testing.do_bench``.
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import logging
+import re
 import statistics
 import time
 import traceback
@@ -39,9 +42,11 @@ FLUSH_LABEL = "kernel_tui::flush"
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 """Larger than any current GPU's L2 (H200: 60 MB), like do_bench's cache buffer."""
 
-TARGET_TIMING_S = 0.25
-MIN_REPS, MAX_REPS = 5, 200
-MIN_PROFILE_REPS, MAX_PROFILE_REPS = 3, 20
+TARGET_TIMING_S = 0.05
+"""Wall-time reps are sized to take about this long: enough for a stable median, short enough
+that an edit re-profiles in well under a second."""
+MIN_REPS, MAX_REPS = 5, 100
+MIN_PROFILE_REPS, MAX_PROFILE_REPS = 3, 10
 
 CHAIN_NAMESPACE: dict[str, Any] = {"torch": torch, "F": F}
 
@@ -51,6 +56,10 @@ torch._inductor.config.cpp.enable_kernel_profile = True
 # Makes Inductor record its own bytes estimate (kernel_num_gb) for each Triton kernel: the
 # fallback for kernels that only run inside a CUDA graph, where no Python call can be observed.
 torch._inductor.config.benchmark_kernel = True
+# A fake-tensor failure while compiling (a shape mismatch) is logged with its whole stack and then
+# re-raised; classify_failure reports it in plain words, so the log would only be a traceback on
+# the user's terminal.
+logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
 
 CUDA_POISON_MARKERS = (
     "illegal memory access",
@@ -94,12 +103,66 @@ def _chain_line(exc: BaseException) -> int | None:
     return None
 
 
+_CPU_OOM = re.compile(r"(?:can't allocate memory|not enough memory)(?:.*?tried to allocate (\d+) bytes)?", re.DOTALL)
+
+
+def check_result(result: Any) -> None:
+    """Refuse a chain whose value is not a tensor (or a tuple/list of tensors): ``(a + b).relu``
+    (a method), ``a.shape``, ``int(a.sum())``... there would be nothing to measure."""
+    if _all_tensors(result):
+        return
+    if isinstance(result, torch.Size):
+        what = f"a shape [{', '.join(map(str, result))}]"
+    elif isinstance(result, (tuple, list)):
+        what = f"a {type(result).__name__} with items that are not tensors"
+    elif inspect.ismethod(result) or isinstance(getattr(result, "__self__", None), torch.Tensor):
+        what = "a method"
+    elif callable(result) and not isinstance(result, type):
+        what = "a function"
+    elif isinstance(result, torch.dtype):
+        what = f"a dtype ({result})"
+    elif isinstance(result, (bool, int, float, complex)):
+        what = f"a number ({result!r:.40})"
+    elif result is None:
+        what = "None"
+    else:
+        what = f"a {type(result).__name__}"
+    hint = ": did you mean to call it, with ()?" if what in ("a method", "a function") else ""
+    raise MeasureError(ChainErrorInfo("runtime", f"the chain's result is {what}, not a tensor{hint}"))
+
+
+def _all_tensors(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return True
+    return isinstance(value, (tuple, list)) and len(value) > 0 and all(_all_tensors(v) for v in value)
+
+
+def _user_cause(exc: BaseException) -> BaseException:
+    """The error under torch.compile's wrappers: Dynamo re-raises a shape mismatch as "RuntimeError
+    when making fake tensor call", the real reason being the innermost exception of the chain."""
+    current, seen = exc, set()
+    while type(current).__module__.startswith(("torch._dynamo", "torch._inductor")):
+        seen.add(id(current))
+        below = current.__cause__ or current.__context__
+        if below is None or id(below) in seen:
+            break
+        current = below
+    return current
+
+
 def classify_failure(exc: BaseException, mode: str) -> MeasureError:
     """Turn whatever running the chain raised into a plain-words error of the right kind."""
-    message = _first_line(exc)
+    message = _first_line(exc if mode == "eager" else _user_cause(exc))
     full = str(exc)
     if isinstance(exc, torch.OutOfMemoryError) or "out of memory" in full.lower():
         return MeasureError(ChainErrorInfo("memory", f"out of memory: {message}"))
+    if isinstance(exc, MemoryError):  # Python itself ([0] * 10 ** 10)
+        return MeasureError(ChainErrorInfo("memory", "out of memory: the chain built a Python object too large for memory", line=_chain_line(exc)))
+    cpu_oom = _CPU_OOM.search(full)
+    if cpu_oom:  # the CPU allocator's RuntimeError ("[enforce fail at alloc_cpu.cpp] ... can't allocate memory")
+        asked = int(cpu_oom.group(1)) if cpu_oom.group(1) else None
+        size = f" {asked / 1e9:,.2f} GB at once" if asked else ""
+        return MeasureError(ChainErrorInfo("memory", f"out of memory: the chain tried to allocate{size} on the CPU"))
     if any(marker in full for marker in CUDA_POISON_MARKERS):
         return DevicePoisoned(ChainErrorInfo("worker", f"the GPU reported a fatal error: {message}"))
     if isinstance(exc, RecursionError):
@@ -177,9 +240,11 @@ def _compile(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, 
     )
     call = _call_compiled(compiled_fn, mode, device, inputs, n)
     begin = time.perf_counter()
-    call()
+    result = call()
     _sync(device)
     compile_time = time.perf_counter() - begin
+    check_result(result)
+    del result
     graphs, breaks = _dynamo_counts()
     for _ in range(3):
         call()
@@ -207,8 +272,8 @@ def prepare(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, d
     if mode == "eager":
         fn = chain.build_function(CHAIN_NAMESPACE)
         prepared = PreparedCall(call=lambda: fn(*inputs, N=n))
-        for _ in range(2):
-            prepared.call()
+        check_result(prepared.call())
+        prepared.call()
         _sync(device)
         return prepared
 
@@ -388,7 +453,7 @@ def choose_reps(call: Callable[[], Any], device: torch.device, reps: int | None)
     _sync(device)
     single = max(time.perf_counter() - begin, 1e-6)
     timing = int(min(MAX_REPS, max(MIN_REPS, TARGET_TIMING_S / single)))
-    profiled = int(min(MAX_PROFILE_REPS, max(MIN_PROFILE_REPS, 0.1 / single)))
+    profiled = int(min(MAX_PROFILE_REPS, max(MIN_PROFILE_REPS, TARGET_TIMING_S / single)))
     return timing, profiled
 
 
@@ -396,23 +461,41 @@ def _activities(device: torch.device) -> list[ProfilerActivity]:
     return [ProfilerActivity.CPU, ProfilerActivity.CUDA] if device.type == "cuda" else [ProfilerActivity.CPU]
 
 
-def profile_reps(call: Callable[[], Any], device: torch.device, reps: int, flush: L2Flusher) -> list[Launch]:
+@dataclass
+class ProfiledRun:
+    launches: list[Launch]
+    """Launches inside the timed reps."""
+    attribution: list[Launch]
+    """Launches of the labelled eager call (empty when there was none)."""
+    trace: OpTrace | None
+
+
+def profile_run(
+    call: Callable[[], Any],
+    device: torch.device,
+    reps: int,
+    flush: L2Flusher,
+    labelled_call: Callable[[], Any] | None = None,
+) -> ProfiledRun:
+    """One profiler session (starting one costs tens of ms): first, optionally, one eager call with
+    every op labelled, which ties each kernel to the op that launched it; then ``reps`` reps."""
+    trace = None
     with profile(activities=_activities(device)) as prof:
+        if labelled_call is not None:
+            with recording_ops(label_ops=True) as trace:
+                labelled_call()
+            _sync(device)
         for _ in range(reps):
             flush()
             with record_function(REP_LABEL):
                 call()
         _sync(device)
-    return [launch for launch in launches_from_profile(prof, device) if launch.rep is not None]
-
-
-def attribute_eager(call_traced: Callable[[], Any], device: torch.device) -> tuple[OpTrace, list[Launch]]:
-    """One eager call with every op labelled: which op launched which kernel."""
-    with profile(activities=_activities(device)) as prof:
-        with recording_ops(label_ops=True) as trace:
-            call_traced()
-        _sync(device)
-    return trace, launches_from_profile(prof, device)
+    launches = launches_from_profile(prof, device)
+    return ProfiledRun(
+        launches=[launch for launch in launches if launch.rep is not None],
+        attribution=[launch for launch in launches if launch.rep is None],
+        trace=trace,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -556,16 +639,17 @@ def measure(
         timing_reps, profiled_reps = choose_reps(prepared.call, device, reps)
         op_kernels: dict[int, list[str]] = {}
         if mode == "eager":
-            fn = chain.build_function(CHAIN_NAMESPACE)
-            trace, attribution = attribute_eager(lambda: fn(*inputs, N=n), device)
-            kernel_bytes, kernel_ops, op_kernels = _eager_bytes(trace, attribution)
+            run = profile_run(prepared.call, device, profiled_reps, flush, labelled_call=prepared.call)
+            trace = run.trace
+            kernel_bytes, kernel_ops, op_kernels = _eager_bytes(run.trace, run.attribution)
         else:
             if trace is None:
                 fn = chain.build_function(CHAIN_NAMESPACE)
                 with recording_ops() as trace:
                     fn(*inputs, N=n)
             kernel_bytes, kernel_ops = _compiled_bytes(prepared, trace)
-        launches = profile_reps(prepared.call, device, profiled_reps, flush)
+            run = profile_run(prepared.call, device, profiled_reps, flush)
+        launches = run.launches
         wall = measure_wall_time(prepared.call, device, timing_reps, flush)
     except MeasureError:
         raise
