@@ -19,6 +19,7 @@ from typing import TextIO
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from probes.protocol import (
@@ -237,7 +238,9 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
         elif isinstance(event, RequestFailed):
             failures.append(event)
             where = " ".join(x for x in (event.mode or "", f"N={event.size:,}" if event.size else "") if x)
-            err.print(f"[red]error[/]{' (' + where + ')' if where else ''}: {event.error.located()}", highlight=False)
+            # One line, however long, and the message is not markup ("[enforce fail at ...]").
+            message = escape(event.error.located())
+            err.print(f"[red]error[/]{' (' + where + ')' if where else ''}: {message}", highlight=False, soft_wrap=True)
 
     def print_size(size: int) -> None:
         batch = by_size[size]

@@ -25,12 +25,12 @@ def parse_size(text: str) -> int:
     if not match:
         raise ValueError(f"'{text}' is not a size: use e.g. 1e6, 1_000_000 or 1M")
     value = float(match.group(1).replace("_", "")) * _SUFFIX[match.group(2).lower()]
-    if not math.isfinite(value) or value != int(value):
+    if not math.isfinite(value) or value > MAX_SIZE:  # 1e400 is inf
+        raise ValueError(f"size '{text}' is absurdly large (over {MAX_SIZE:.0e} elements)")
+    if value != int(value):
         raise ValueError(f"'{text}' is not a whole number of elements")
     if value <= 0:
         raise ValueError(f"size '{text}' must be positive")
-    if value > MAX_SIZE:
-        raise ValueError(f"size '{text}' is absurdly large (over {MAX_SIZE:.0e} elements)")
     return int(value)
 
 

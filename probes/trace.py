@@ -106,7 +106,8 @@ def trace_on_meta(fn: Callable[..., Any], metas: list[torch.Tensor], n: int) -> 
     falls back on the inputs' size alone and the real run's trace.
     """
     try:
-        with recording_ops() as trace:
+        # Factory calls in the chain (torch.ones(N * N)) must not allocate for real here either.
+        with torch.device("meta"), recording_ops() as trace:
             fn(*metas, N=n)
     except Exception:  # noqa: BLE001 - any failure only means "no estimate from meta"
         return None
