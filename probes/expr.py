@@ -42,8 +42,10 @@ MAX_STR = 200
 MAX_DISPLAY = 64
 
 ALLOWED_BUILTINS: tuple[str, ...] = (
-    "abs", "min", "max", "int", "float", "bool", "len", "round", "range", "slice",
+    "abs", "min", "max", "int", "float", "bool", "len", "round", "slice",
 )  # fmt: skip
+MAX_EXPONENT = 64
+"""Largest constant exponent: ``10 ** 10 ** 8`` would hang the worker building a Python integer."""
 DEFAULT_INPUTS: tuple[str, ...] = ("a", "b", "c")
 RESERVED: frozenset[str] = frozenset({"torch", "F", "N"})
 EXAMPLE = "(a + b).relu()"
@@ -476,10 +478,37 @@ class _Validator:
             raise self._at(node, "rejected", f"lists and tuples over {MAX_DISPLAY} elements are not allowed")
         elif isinstance(node, ast.keyword) and node.arg is None:
             raise self._at(node, "rejected", "**kwargs is not allowed")
+        elif isinstance(node, ast.BinOp):
+            self._binop(node)
         elif isinstance(node, ast.Call):
             self._call(node)
         elif isinstance(node, ast.Attribute) and not isinstance(parent, ast.Attribute):
             self._attribute_chain(node, called=isinstance(parent, ast.Call) and parent.func is node)
+
+    def _binop(self, node: ast.BinOp) -> None:
+        """Python arithmetic that could run for hours before any tensor op: huge powers and
+        sequence repetition (``'x' * 10 ** 9``). Tensor arithmetic is unaffected."""
+        if isinstance(node.op, ast.Pow):
+            exponent = node.right
+            if isinstance(exponent, ast.UnaryOp) and isinstance(exponent.op, (ast.USub, ast.UAdd)):
+                exponent = exponent.operand
+            small = (
+                isinstance(exponent, ast.Constant)
+                and isinstance(exponent.value, (int, float))
+                and abs(exponent.value) <= MAX_EXPONENT
+            )
+            mentions_n = any(isinstance(n, ast.Name) and n.id == "N" for n in ast.walk(node.right))
+            if not small and (isinstance(exponent, (ast.Constant, ast.BinOp)) or mentions_n):
+                raise self._at(
+                    node.right, "rejected",
+                    f"exponents must be constants of at most {MAX_EXPONENT} (a huge Python number would hang the run)",
+                )
+        if isinstance(node.op, ast.Mult):
+            for side in (node.left, node.right):
+                if isinstance(side, (ast.List, ast.Tuple)) or (
+                    isinstance(side, ast.Constant) and isinstance(side.value, str)
+                ):
+                    raise self._at(side, "rejected", "repeating a list, tuple or string with * is not allowed")
 
     def _name(self, node: ast.Name, parent: ast.AST | None) -> None:
         name = node.id

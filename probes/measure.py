@@ -165,6 +165,9 @@ def classify_failure(exc: BaseException, mode: str) -> MeasureError:
         return MeasureError(ChainErrorInfo("memory", f"out of memory: the chain tried to allocate{size} on the CPU"))
     if any(marker in full for marker in CUDA_POISON_MARKERS):
         return DevicePoisoned(ChainErrorInfo("worker", f"the GPU reported a fatal error: {message}"))
+    if "same device" in full:
+        hint = "; tensors made in the chain need device=a.device (e.g. torch.ones(N, device=a.device))"
+        return MeasureError(ChainErrorInfo("runtime", message + hint, line=_chain_line(exc)))
     if isinstance(exc, RecursionError):
         return MeasureError(ChainErrorInfo("runtime", "the chain nests too deeply to run"))
     kind = "runtime"

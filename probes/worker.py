@@ -12,6 +12,7 @@ leaves the context unusable (the client restarts the worker).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import queue
 import signal
@@ -149,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     reader = threading.Thread(target=worker.read_requests, args=(sys.stdin,), daemon=True)
     reader.start()
     worker.emit(worker.ready())
+    # torch's hundreds of thousands of long-lived objects would make every full collection (the
+    # engine runs one after each size) cost ~0.1 s; frozen, they are skipped.
+    gc.freeze()
     code = worker.serve()
     protocol_out.flush()
     os._exit(code)
