@@ -1,0 +1,36 @@
+"""Fixtures for the app's tests: an isolated state dir and an app wired to the replay worker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tui_helpers import SEED_CHAIN, replay_command
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Never touch the user's real workspace or caches."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("KERNEL_TUI_STATE_DIR", str(state))
+    monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    return state
+
+
+@pytest.fixture
+def make_app(tmp_path: Path) -> Callable[..., object]:
+    """An app wired to the replay worker, with a frozen clock and exports under tmp_path."""
+    from tui.app import KernelTuiApp
+
+    def factory(**kwargs: object) -> KernelTuiApp:
+        kwargs.setdefault("chain", SEED_CHAIN)
+        kwargs.setdefault("worker_command", replay_command())
+        kwargs.setdefault("frozen", True)
+        kwargs.setdefault("highlight", False)
+        kwargs.setdefault("export_dir", tmp_path / "exports")
+        kwargs.setdefault("workspace_path", tmp_path / "workspace.json")
+        kwargs.setdefault("debounce_s", 0.2)
+        return KernelTuiApp(**kwargs)
+
+    return factory

@@ -1,0 +1,122 @@
+"""The command line (`kernel-tui [CHAIN] [--device ...]`), and what the app imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tui_helpers import recording
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_importing_the_app_does_not_import_torch() -> None:
+    result = run_python(
+        "import sys; import tui.__main__, tui.app, tui.export, tui.workspace; "
+        "from tui.app import KernelTuiApp; KernelTuiApp(worker_command=['true'], autosave=False); "
+        "print('torch' in sys.modules)"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def test_profile_subcommand_does_not_import_textual(tmp_path: Path) -> None:
+    result = run_python(
+        "import sys; from tui.__main__ import main; "
+        "code = main(['profile', 'a +* b']); print(code, 'textual' in sys.modules)"
+    )
+    assert result.returncode == 0, result.stderr
+    code, textual = result.stdout.split()
+    assert code == "2"  # the chain is rejected as bad input, headless
+    assert textual == "False"
+    assert "invalid syntax" in result.stderr
+
+
+def captured_app(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Run main() with App.run replaced: returns the app it would have run."""
+    from tui.app import KernelTuiApp
+
+    seen: dict = {}
+
+    def fake_run(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        seen["app"] = self
+        return 0
+
+    monkeypatch.setattr(KernelTuiApp, "run", fake_run)
+    return seen
+
+
+def test_chain_and_settings_from_the_command_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tui.__main__ import main
+
+    seen = captured_app(monkeypatch)
+    rc = main([
+        "x * 2", "--device", "cpu", "--sizes", "1e3,1M", "--dtype", "bf16", "--modes", "eager", "--n", "1e4",
+        "--reps", "30", "--workspace", str(tmp_path / "w.json"), "--worker-cmd", "ssh gpu-box python -m probes.worker",
+    ])  # fmt: skip
+    assert rc == 0
+    app = seen["app"]
+    s = app.workspace.settings
+    assert app.workspace.chain.text == "x * 2"
+    assert (s.device, s.sizes, s.dtype, s.modes, s.focus_size, s.reps) == ("cpu", [1000, 1_000_000], "bf16", "eager", 10_000, 30)
+    assert app.workspace_path == tmp_path / "w.json"
+    assert app.client.command == ["ssh", "gpu-box", "python", "-m", "probes.worker"]
+
+
+def test_replay_option_uses_the_replay_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tui.__main__ import main
+
+    seen = captured_app(monkeypatch)
+    assert main(["(a + b).relu()", "--replay", str(recording())]) == 0
+    assert seen["app"].client.command[1:3] == ["-m", "probes.replay"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--sizes", "1e2,lots"], "not a size"),
+        (["--n", "0"], "must be positive"),
+        (["--reps", "0"], "between 1 and 10000"),
+        (["--dtype", "fp8"], "invalid choice"),
+        (["--replay", "/nonexistent.json"], "no such file"),
+        (["--worker-cmd", "ssh 'unclosed"], "--worker-cmd"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from tui.__main__ import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_chain_argument_is_selected_not_duplicated(tmp_path: Path) -> None:
+    from tui import workspace as ws
+
+    path = tmp_path / "w.json"
+    w = ws.Workspace.default()
+    ws.save(w, path)
+    loaded, warning = ws.load(path)
+    assert warning is None
+    index = loaded.select_text("(a+b).relu()")
+    assert loaded.chains[index].name == "add_relu" and len(loaded.chains) == len(w.chains)
+    index = loaded.select_text("a - b")
+    assert loaded.chains[index].name == "cli" and len(loaded.chains) == len(w.chains) + 1
+
+
+def test_workspace_repairs_bad_settings(tmp_path: Path) -> None:
+    from tui import workspace as ws
+
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"chains": [{"name": "x", "text": "a"}], "settings": {"dtype": "fp8", "sizes": [], "reps": -1}}))
+    loaded, warning = ws.load(path)
+    assert loaded.settings.dtype == "fp32" and loaded.settings.sizes and loaded.settings.reps is None
+    assert warning and "dtype" in warning

@@ -1,0 +1,69 @@
+"""End to end with the real worker on the CPU: type, see kernels; break it, see the error; fix it.
+
+Compiles with torch.compile (tens of seconds on a small machine): marked slow.
+"""
+
+from __future__ import annotations
+
+import pytest
+from tui_helpers import focus_done, wait_for
+
+from tui.widgets.editor import ChainEditor, ChainErrorLine
+from tui.widgets.kernel_pane import KernelTable
+from tui.widgets.status_bar import StatusBar
+
+pytestmark = pytest.mark.slow
+
+STEP_TIMEOUT = 240.0
+
+
+def rows(app, mode: str) -> list[str]:  # noqa: ANN001
+    table = app.query_one(f"#table-{mode}", KernelTable)
+    return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+
+
+def headline(app) -> str:  # noqa: ANN001
+    return str(app.query_one("#headline").render())
+
+
+async def type_text(pilot, text: str) -> None:  # noqa: ANN001
+    for ch in text:
+        await pilot.press(ch if ch != " " else "space")
+
+
+async def test_type_break_and_fix_a_chain_with_the_real_worker(make_app) -> None:
+    app = make_app(chain="", worker_command=None, device="cpu", debounce_s=0.4)
+    async with app.run_test(size=(160, 50)) as pilot:
+        # The screen is up at once; the worker is still importing torch.
+        assert app.query_one(StatusBar).info.worker_state in ("starting", "ready")
+        editor = app.query_one(ChainEditor)
+        editor.focus()
+        await type_text(pilot, "(a + b).relu()")
+        await wait_for(pilot, lambda: focus_done(app) and len(app.shown_focus.results) == 2, timeout=STEP_TIMEOUT,
+                       what="eager and compiled results")  # fmt: skip
+        assert app.shown_focus.key.device == "cpu"
+        assert len(rows(app, "eager")) == 2  # aten::add and aten::clamp_min
+        compiled = rows(app, "compiled")
+        assert len(compiled) == 1 and "cpp_fused_add_relu" in compiled[0]
+        assert "eager 2 kernels / 5N -> compiled 1 kernel / 3N" in headline(app)
+        good = app.shown_focus
+
+        # Break it: inline error with where, the last good rows kept and marked stale.
+        await type_text(pilot, " *")
+        await pilot.pause(0.6)
+        error = str(app.query_one(ChainErrorLine).render())
+        assert "line 1, col" in error and "Traceback" not in error
+        assert "STALE" in headline(app)
+        assert app.shown_focus is good and len(rows(app, "eager")) == 2
+
+        # Fix it: fresh rows for the new chain (three eager kernels, still one compiled kernel).
+        await type_text(pilot, " c")
+        await wait_for(pilot, lambda: focus_done(app) and app.shown_focus is not good
+                       and len(app.shown_focus.results) == 2, timeout=STEP_TIMEOUT, what="fresh results")  # fmt: skip
+        assert "STALE" not in headline(app)
+        assert not app.query_one(ChainErrorLine).has_class("-shown")
+        assert len(rows(app, "eager")) == 3
+        compiled = rows(app, "compiled")
+        assert len(compiled) == 1 and "cpp_fused" in compiled[0]
+        assert "eager 3 kernels" in headline(app) and "compiled 1 kernel" in headline(app)
+        await pilot.press("ctrl+q")

@@ -1,0 +1,249 @@
+"""Pilot tests of the live loop against the replay worker: start-up, edits, errors, staleness."""
+
+from __future__ import annotations
+
+import sys
+
+from tui_helpers import SEED_CHAIN, focus_done, recording, wait_for
+
+from tui.widgets.editor import ChainEditor, ChainErrorLine
+from tui.widgets.kernel_pane import KernelPane, KernelTable
+from tui.widgets.status_bar import StatusBar
+
+
+def headline(app) -> str:  # noqa: ANN001
+    return str(app.query_one("#headline").render())
+
+
+def kernel_names(app, mode: str) -> list[str]:  # noqa: ANN001
+    table = app.query_one(f"#table-{mode}", KernelTable)
+    return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+
+
+async def replace_text(pilot, app, text: str) -> None:  # noqa: ANN001
+    editor = app.query_one(ChainEditor)
+    editor.focus()
+    editor.select_all()
+    await pilot.press("backspace")
+    for ch in text:
+        await pilot.press(ch if ch != " " else "space")
+
+
+async def test_first_frame_before_the_worker_is_ready(make_app) -> None:
+    """The UI is up (status: starting worker) while the worker still imports torch."""
+    slow = [
+        sys.executable, "-c",
+        "import time, runpy, sys; time.sleep(1.5); sys.argv = ['replay', sys.argv[1]]; "
+        "runpy.run_module('probes.replay', run_name='__main__')",
+        str(recording()),
+    ]  # fmt: skip
+    app = make_app(worker_command=slow)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        status = app.query_one(StatusBar).info
+        assert status.worker_state == "starting"
+        assert "starting worker" in str(app.query_one(StatusBar).render())
+        assert app.query_one(ChainEditor).text == SEED_CHAIN
+        await wait_for(pilot, lambda: focus_done(app), what="first results")
+        assert app.query_one(StatusBar).info.worker_state == "ready"
+        assert "NVIDIA H200" in app.query_one(StatusBar).info.device
+
+
+async def test_seed_chain_profiles_on_start(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app) and len(app.shown_focus.results) == 2, what="results")
+        line = headline(app)
+        assert "eager 2 kernels / 5N -> compiled 1 kernel / 3N" in line
+        assert "STALE" not in line
+        assert len(kernel_names(app, "eager")) == 2
+        block = app.query_one("#mode-compiled")
+        assert [row.short_name for row in block.rows] == ["triton_poi_fused_add_relu_0"]
+        assert kernel_names(app, "compiled")[0].endswith("fused_add_relu_0")
+        # The op chain pane shows add -> relu, fused into the one compiled kernel.
+        ops = app.query_one("#ops-table")
+        assert ops.row_count == 2
+        assert "triton_poi_fused_add_relu_0" in str(ops.get_row_at(0)[-1])
+        assert "2 ops → 1 kernel" in str(app.query_one("#compile-info").render())
+
+
+async def test_broken_chain_shows_inline_error_and_stale_mark_then_fix(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        good = app.shown_focus
+        editor = app.query_one(ChainEditor)
+        editor.focus()
+        editor.move_cursor((0, len(editor.text)))
+        await pilot.press("backspace")  # "(a + b).relu(" : unclosed
+        await pilot.pause()
+        error = app.query_one(ChainErrorLine)
+        assert error.has_class("-shown")
+        assert "line 1, col" in str(error.render()) and "never closed" in str(error.render())
+        assert app.shown_focus is good  # the last good result stays...
+        assert "STALE" in headline(app)  # ...marked stale
+        assert kernel_names(app, "eager")  # rows still on screen
+        await pilot.press(")")
+        await wait_for(pilot, lambda: "STALE" not in headline(app), what="fresh results")
+        assert not error.has_class("-shown")
+        assert "compiled 1 kernel" in headline(app)
+
+
+async def test_rejected_construct_is_named_inline(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        await replace_text(pilot, app, "a.__class__")
+        await pilot.pause()
+        text = str(app.query_one(ChainErrorLine).render())
+        assert "__class__" in text and "not allowed" in text
+        assert "Traceback" not in text
+
+
+async def test_unrecorded_chain_fails_in_plain_words_and_keeps_last_result(make_app) -> None:
+    """A chain the worker cannot measure: message in the kernel pane and status bar, old rows stale."""
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        good = app.shown_focus
+        await replace_text(pilot, app, "a * b")
+        await wait_for(pilot, lambda: app.pending_focus is not good and app.pending_focus is not None
+                       and app.pending_focus.done, what="failed request")  # fmt: skip
+        assert app.shown_focus is good
+        line = headline(app)
+        assert "STALE" in line
+        assert "no recording of this chain" in line
+        assert "no recording" in app.query_one(StatusBar).info.message
+
+
+async def test_typing_is_debounced_and_stale_requests_are_cancelled(make_app) -> None:
+    app = make_app(debounce_s=0.3)
+    sent: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        original = app.client.request
+
+        def spy(request):  # noqa: ANN001, ANN202
+            sent.append(request.chain)
+            return original(request)
+
+        app.client.request = spy
+        # The same chain spelled differently: the cached results come back, nothing is sent.
+        await replace_text(pilot, app, "(a+b).relu()")
+        await pilot.pause(0.5)
+        assert sent == []
+        assert "STALE" not in headline(app)
+        # A new chain typed key by key ("a", "a *", ... are valid or not): one request, for the final text.
+        await replace_text(pilot, app, "a * b")
+        await wait_for(pilot, lambda: sent and app.pending_focus.done, what="one request")
+        await pilot.pause(0.4)
+        assert sent == ["a * b"]
+
+
+async def test_newer_run_cancels_the_running_one(make_app) -> None:
+    """A run still streaming is cancelled (in the worker too) when a newer one starts."""
+    from tui_helpers import replay_command
+
+    app = make_app(worker_command=replay_command(delay=0.3))
+    cancelled: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        original = app.client.cancel
+
+        async def spy(request_id: str) -> None:
+            cancelled.append(request_id)
+            await original(request_id)
+
+        app.client.cancel = spy
+        await wait_for(pilot, lambda: app.ready is not None and app.active is not None, what="a running request")
+        first = app.active
+        await pilot.press("escape")
+        await pilot.press("s")  # the sweep replaces the running focus run
+        await wait_for(pilot, lambda: cancelled, what="a cancel")
+        assert cancelled == [first.request_id]
+        assert first.cancelled
+        await wait_for(pilot, lambda: app.shown_sweep is not None and len(app.shown_sweep.results) >= 2, timeout=30,
+                       what="sweep rows")  # fmt: skip
+
+
+async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app) -> None:
+    from tui_helpers import replay_command
+
+    app = make_app(worker_command=replay_command(delay=1.0))
+    async with app.run_test(size=(120, 40)) as pilot:
+        # Kill it while a request is in flight (the worker has sent its first progress event).
+        await wait_for(pilot, lambda: app.active is not None and app.progress is not None, what="a running request")
+        pid = app.client.pid
+        await app.client.kill_worker()
+        await wait_for(pilot, lambda: app.pending_focus.done, what="the failure")
+        assert any(f.error.kind == "worker" for f in app.pending_focus.failures), (app.pending_focus, app.messages)
+        assert "restarted" in app.query_one(StatusBar).info.message
+        await wait_for(pilot, lambda: app.client.state == "ready" and app.client.pid not in (None, pid), what="restart")
+        assert app.is_running  # never an exit
+        # And it works again.
+        await pilot.press("escape", "ctrl+r")
+        await wait_for(pilot, lambda: focus_done(app) and "compiled 1 kernel" in headline(app), timeout=30,
+                       what="results after restart")  # fmt: skip
+
+
+async def test_worker_that_cannot_start_is_reported(make_app) -> None:
+    app = make_app(worker_command=[sys.executable, "-c", "import sys; sys.exit(3)"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.query_one(StatusBar).info.worker_state == "failed", what="failure")
+        assert "did not start" in app.query_one(StatusBar).info.message
+        assert app.is_running
+
+
+async def test_quit_closes_the_worker(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        process = app.client._process
+        assert process is not None and process.returncode is None
+        await pilot.press("escape", "q")
+        await pilot.pause(0.5)
+    assert process.returncode is not None
+
+
+async def test_ctrl_q_quits_from_the_editor(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        process = app.client._process
+        assert isinstance(app.focused, ChainEditor)
+        await pilot.press("ctrl+q")
+        await pilot.pause(0.5)
+    assert process.returncode is not None
+
+
+async def test_kernel_pane_is_a_kernel_pane(make_app) -> None:
+    """Transfers (memcpy/memset) are apart from kernels; the compiled block shows compile facts."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        title = str(app.query_one("#mode-title-compiled").render())
+        assert "1 kernel" in title and "3N" in title and "compile" in title
+        pane = app.query_one(KernelPane)
+        assert pane.border_title.startswith("kernels · N=1e6 · fp32 · cuda:0")
+
+
+async def test_progress_and_elapsed_time_show_while_running(make_app) -> None:
+    """A slow run (a compile) shows what runs, step/total and a ticking clock, not a frozen screen."""
+    from tui_helpers import replay_command
+
+    app = make_app(worker_command=replay_command(delay=1.0), frozen=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.progress is not None and "compiled" in app.progress.message, timeout=20,
+                       what="the compiled step")  # fmt: skip
+        await pilot.pause(0.3)
+        info = app.query_one(StatusBar).info
+        assert "compiled at N=1,000,000 (2/2)" in info.activity
+        assert info.elapsed.endswith("s")
+        first = info.elapsed
+        await pilot.pause(0.3)
+        assert app.query_one(StatusBar).info.elapsed != first  # the clock ticks
+        note = str(app.query_one("#mode-note-compiled").render())
+        assert "compiling" in note
+        assert "profiling" in app.query_one(ChainEditor).border_subtitle
+        await wait_for(pilot, lambda: focus_done(app), what="done")
+        assert app.query_one(StatusBar).info.activity == ""
+        assert "profile done in" in app.query_one(StatusBar).info.message

@@ -1,0 +1,98 @@
+"""``kernel-tui``: the app, or ``kernel-tui profile ...`` (headless, no textual imported).
+
+    kernel-tui [CHAIN] [--device cpu|cuda:N] [--sizes 1e2,1e4,...] [--dtype fp32|bf16|fp16]
+               [--modes both|eager|compiled] [--n SIZE] [--reps N]
+               [--worker-cmd CMD] [--workspace FILE] [--replay REPORT.json ...]
+    kernel-tui profile CHAIN [...]      # tables or JSON, no TUI (see kernel-tui profile --help)
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from probes.protocol import DTYPES  # noqa: PLC0415 (keep `profile` free of app imports)
+
+    parser = argparse.ArgumentParser(
+        prog="kernel-tui",
+        description="A live terminal profiler for PyTorch kernels: eager vs torch.compile, counts, device "
+        "time, bytes and bandwidth. 'kernel-tui profile ...' runs headless.",
+    )
+    parser.add_argument("chain", nargs="?", help="open the app with this op chain, e.g. '(a + b).relu()'")
+    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: the worker's, CUDA when present)")
+    parser.add_argument("--sizes", help="the sweep's sizes, comma-separated: 1e2,1e4,1e6 (1M and 1_000_000 work)")
+    parser.add_argument("--dtype", choices=DTYPES, help="dtype of the default inputs a, b, c")
+    parser.add_argument("--modes", choices=("both", "eager", "compiled"), help="what to measure")
+    parser.add_argument("--n", dest="focus_size", help="the size profiled on every edit (default 1e6)")
+    parser.add_argument("--reps", type=int, help="timing reps (default: sized to the kernel time)")
+    parser.add_argument("--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -m probes.worker'")
+    parser.add_argument("--workspace", type=Path, help="the workspace file to open (default: the autosaved one)")
+    parser.add_argument("--replay", type=Path, nargs="+", metavar="REPORT",
+                        help="answer from recorded reports (kernel-tui profile --json) instead of measuring")
+    parser.add_argument("--export-dir", type=Path, help="where exports go (default: the current directory)")
+    return parser
+
+
+def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
+    """The app for ``kernel-tui ARGV`` (argparse exits with a one-line message on bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+
+    from probes.summary import parse_size, parse_sizes  # noqa: PLC0415
+
+    try:
+        sizes = parse_sizes(args.sizes) if args.sizes else None
+        focus = parse_size(args.focus_size) if args.focus_size else None
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.reps is not None and not 1 <= args.reps <= 10_000:
+        parser.error("--reps: give a number between 1 and 10000")
+    command: list[str] | str | None = args.worker_cmd
+    if args.replay:
+        missing = [str(p) for p in args.replay if not p.is_file()]
+        if missing:
+            parser.error(f"--replay: no such file: {', '.join(missing)}")
+        command = [sys.executable, "-m", "probes.replay", *map(str, args.replay)]
+    elif isinstance(command, str):
+        try:
+            if not shlex.split(command):
+                parser.error("--worker-cmd: empty command")
+        except ValueError as exc:
+            parser.error(f"--worker-cmd: {exc}")
+    chain = args.chain.replace("\\n", "\n").replace(";", "\n") if args.chain is not None else None
+
+    from tui.app import KernelTuiApp  # noqa: PLC0415 (textual only for the app)
+
+    return KernelTuiApp(
+        chain=chain,
+        worker_command=command,
+        workspace_path=args.workspace,
+        device=args.device,
+        sizes=sizes,
+        dtype=args.dtype,
+        modes=args.modes,
+        focus_size=focus,
+        reps=args.reps,
+        export_dir=args.export_dir,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "profile":
+        from probes.cli import main as profile_main  # noqa: PLC0415 (headless: no textual import)
+
+        return profile_main(argv[1:])
+    # Room for more subcommands (e.g. "demo") here, before the app's own arguments.
+    app = build_app(argv)
+    result = app.run()
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

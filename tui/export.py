@@ -1,0 +1,135 @@
+"""Exports of the current results: JSON, CSV and a Chrome/Perfetto trace. No torch, no textual.
+
+- JSON is a ``ProfileReport`` (the format ``kernel-tui profile --json`` prints and
+  ``python -m probes.replay`` serves), so an export can be replayed.
+- CSV has one row per kernel (and memcpy/memset) row of every measurement, with the
+  measurement's mode, size and totals repeated on each row.
+- The Chrome trace (open it in https://ui.perfetto.dev or chrome://tracing) is *rebuilt* from
+  the aggregated kernel rows, not recorded: for each measurement (one process per mode x size)
+  it lays out one call, each kernel launch as one event of its median device time, end to end
+  in the order the profiler listed the kernels; memcpy/memset rows go on a second track. Gaps
+  between launches (host overhead) are not shown: the wall time per call is in the process
+  name. Fractional launches per call are rounded up.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import json
+import math
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from probes.protocol import Measurement, ProfileReport, RequestFailed
+from probes.state_files import write_private_file
+from probes.summary import format_size, format_time_us, mode_label
+
+CSV_COLUMNS = (
+    "chain", "mode", "ran_compiled", "size", "device", "dtype", "kernel", "short_name", "kind",
+    "launches_per_call", "device_time_us", "time_per_call_us", "share", "bytes", "gbps", "pct_of_peak",
+    "ops", "kernels_per_call", "call_device_time_us", "call_wall_time_us", "compile_time_s",
+)  # fmt: skip
+
+
+def report(
+    results: Iterable[Measurement],
+    *,
+    device: str,
+    device_label: str,
+    torch_version: str,
+    peak_gbps: float | None = None,
+    failures: Iterable[RequestFailed] = (),
+    date: str | None = None,
+) -> ProfileReport:
+    return ProfileReport(
+        device=device,
+        device_label=device_label,
+        torch=torch_version,
+        date=date or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        results=list(results),
+        failures=list(failures),
+        host="",
+        peak_gbps=peak_gbps,
+    )
+
+
+def to_json(rep: ProfileReport) -> str:
+    return rep.to_json()
+
+
+def to_csv(results: Iterable[Measurement]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for m in results:
+        rows = m.kernels + m.transfers
+        for row in rows:
+            writer.writerow(
+                [
+                    m.chain, m.mode, m.ran_compiled, m.size, m.device, m.dtype, row.name, row.short_name,
+                    row.kind, row.launches_per_call, row.device_time_us, row.time_per_call_us, row.share,
+                    row.bytes, row.gbps, row.pct_of_peak, " ".join(row.ops), m.kernels_per_call,
+                    m.device_time_us, m.wall_time_us, m.compile_time_s,
+                ]
+            )  # fmt: skip
+        if not rows:
+            writer.writerow(
+                [m.chain, m.mode, m.ran_compiled, m.size, m.device, m.dtype, "", "", "", 0, "", "", "", "", "",
+                 "", "", m.kernels_per_call, m.device_time_us, m.wall_time_us, m.compile_time_s]
+            )  # fmt: skip
+    return out.getvalue()
+
+
+def chrome_trace(results: Iterable[Measurement]) -> dict:
+    """A Chrome trace-event document rebuilt from the kernel rows (see the module doc)."""
+    events: list[dict] = []
+    for pid, m in enumerate(results, start=1):
+        name = f"{mode_label(m)} N={format_size(m.size)}"
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+                       "args": {"name": f"{name} (wall {format_time_us(m.wall_time_us)} per call)"}})
+        events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
+        events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": 1, "args": {"name": "kernels"}})
+        if m.transfers:
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": 2, "args": {"name": "memcpy/memset"}})
+        for tid, rows in ((1, m.kernels), (2, m.transfers)):
+            ts = 0.0
+            for row in rows:
+                launches = max(1, math.ceil(row.launches_per_call - 1e-9)) if row.launches_per_call > 0 else 0
+                for i in range(launches):
+                    events.append(
+                        {
+                            "ph": "X", "name": row.short_name or row.name[:60], "cat": row.kind, "pid": pid, "tid": tid,
+                            "ts": round(ts, 3), "dur": round(max(row.device_time_us, 0.001), 3),
+                            "args": {
+                                "full name": row.name, "launch": i + 1, "ops": row.ops,
+                                "bytes per call": row.bytes, "GB/s": row.gbps, "% of peak": row.pct_of_peak,
+                            },
+                        }
+                    )  # fmt: skip
+                    ts += max(row.device_time_us, 0.001)
+    return {
+        "traceEvents": events,
+        "displayTimeUnit": "ns",
+        "otherData": {"source": "kernel-tui: rebuilt from median kernel times, one call per measurement"},
+    }
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:40] or "chain"
+
+
+def export_path(directory: Path, name: str, suffix: str, stamp: str | None = None) -> Path:
+    stamp = stamp or datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return directory / f"kernel-tui_{slug(name)}_{stamp}{suffix}"
+
+
+def write(path: Path, text: str) -> Path:
+    write_private_file(path, text)
+    return path
+
+
+def write_trace(path: Path, results: Iterable[Measurement]) -> Path:
+    return write(path, json.dumps(chrome_trace(results), indent=1))

@@ -1,0 +1,1 @@
+"""Screens pushed over the main one: help, input dialogs, kernel details."""

@@ -1,0 +1,82 @@
+"""Small modal dialogs: a one-line input with validation (sizes, reps, rename) and a yes/no."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+
+class InputDialog(ModalScreen[str | None]):
+    """Ask for one value; ``check`` returns an error message (kept open) or None (accepted)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(
+        self,
+        title: str,
+        prompt: str,
+        value: str = "",
+        check: Callable[[str], str | None] | None = None,
+        *,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.title_text = title
+        self.prompt = prompt
+        self.value = value
+        self.check = check
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.title_text, classes="dialog-title")
+            yield Static(self.prompt, classes="dialog-prompt")
+            yield Input(self.value, id="dialog-input", select_on_focus=True)
+            yield Static("", id="dialog-error", classes="dialog-error")
+            yield Static("enter: apply · escape: cancel", classes="dialog-hint")
+
+    @on(Input.Submitted)
+    def _submit(self, event: Input.Submitted) -> None:
+        event.stop()
+        value = event.value.strip()
+        problem = self.check(value) if self.check else None
+        if problem:
+            self.query_one("#dialog-error", Static).update(f"✗ {problem}")
+            return
+        self.dismiss(value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    BINDINGS = [
+        Binding("escape,n", "answer(False)", "No"),
+        Binding("y", "answer(True)", "Yes"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self.question, classes="dialog-prompt")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Yes (y)", id="yes", variant="error")
+                yield Button("No (n)", id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

@@ -1,0 +1,73 @@
+"""One kernel in full: mangled name, figures, ops, and for a compiled kernel its generated source."""
+
+from __future__ import annotations
+
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from probes.kernel_names import strip_graph_prefix
+from probes.protocol import KernelRow, Measurement
+from probes.summary import format_bytes, format_gbps, format_size, mode_label
+from tui.widgets.kernel_pane import display_name
+
+
+def generated_source(m: Measurement, row: KernelRow) -> tuple[str, str] | None:
+    """(source, lexer) of a compiled kernel: Triton is Python, Inductor's CPU kernels are C++."""
+    if m.compile is None:
+        return None
+    sources = m.compile.generated_source
+    for key in (strip_graph_prefix(row.name), strip_graph_prefix(row.short_name), row.name, row.short_name):
+        if key in sources:
+            name = key
+            break
+    else:
+        return None
+    lexer = "cpp" if name.startswith("cpp_") or "extern \"C\"" in sources[name] else "python"
+    return sources[name], lexer
+
+
+class KernelDetail(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
+
+    def __init__(self, measurement: Measurement, row: KernelRow) -> None:
+        super().__init__()
+        self.measurement = measurement
+        self.row = row
+        self.source = generated_source(measurement, row)
+
+    def full_name_text(self) -> str:
+        return self.row.name
+
+    def compose(self) -> ComposeResult:
+        m, row = self.measurement, self.row
+        with Vertical(classes="detail"):
+            yield Static(Text(display_name(row), style="bold"), classes="detail-title")
+            facts = Table.grid(padding=(0, 2))
+            facts.add_column(style="dim", no_wrap=True)
+            facts.add_column()
+            facts.add_row("full name", Text(row.name))
+            facts.add_row("kind", row.kind)
+            facts.add_row("mode", f"{mode_label(m)} at N={format_size(m.size)} ({m.dtype}, {m.device})")
+            facts.add_row("launches/call", f"{row.launches_per_call:g}")
+            facts.add_row("µs/launch", f"{row.device_time_us:.3f} (median over {m.reps} reps)")
+            facts.add_row("share", f"{row.share:.1%} of the call's device time")
+            facts.add_row("bytes/call", format_bytes(row.bytes))
+            facts.add_row("bandwidth", f"{format_gbps(row.gbps)}" + (f" ({row.pct_of_peak:.0f}% of peak)" if row.pct_of_peak is not None else ""))
+            facts.add_row("ops", ", ".join(row.ops) or "-")
+            yield Static(facts, classes="detail-facts")
+            source = self.source
+            with VerticalScroll(classes="detail-source"):
+                if source is not None:
+                    text, lexer = source
+                    yield Static(Syntax(text, lexer, theme="monokai", line_numbers=True, word_wrap=False))
+                elif m.mode != "eager":
+                    yield Static(Text("no generated source was recorded for this kernel", style="dim italic"))
+                else:
+                    yield Static(Text("eager kernels are ATen's own: no generated source", style="dim italic"))
+            yield Static("escape: close", classes="dialog-hint")

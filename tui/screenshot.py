@@ -1,0 +1,79 @@
+"""Take a real screenshot (SVG) of the app, headless: ``python -m tui.screenshot OUT.svg [options] -- [app args]``.
+
+It starts the app as ``kernel-tui [app args]`` would (real worker, or ``--replay``), waits for the
+first results, optionally runs the sweep and presses keys, then saves what the screen shows with
+Textual's own ``save_screenshot``. For the README's screenshots, on the CPU or on the GPU box::
+
+    python -m tui.screenshot screenshots/cpu_main.svg -- "(a + b).relu()" --device cpu
+    python -m tui.screenshot screenshots/cpu_sweep.svg --sweep -- "(a + b).relu()" --device cpu --sizes 1e2,1e4,1e6,1e7
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    app_args: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, app_args = argv[:cut], argv[cut + 1 :]
+    parser = argparse.ArgumentParser(prog="python -m tui.screenshot", description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="the SVG file to write")
+    parser.add_argument("--size", default="160x50", help="terminal size WxH (default 160x50)")
+    parser.add_argument("--sweep", action="store_true", help="run the sweep and wait for it")
+    parser.add_argument("--rerun", action="store_true",
+                        help="profile once more (ctrl+r) before the picture: a warm worker's numbers")
+    parser.add_argument("--keys", default="", help="comma-separated keys to press before the picture (e.g. v,v)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for results")
+    args = parser.parse_args(argv)
+    width, height = (int(x) for x in args.size.lower().split("x"))
+
+    from tui.__main__ import build_app  # noqa: PLC0415
+
+    app = build_app(app_args)
+    if app is None:
+        return 2
+    app.frozen = True  # no clock in the picture
+
+    async def run() -> int:
+        async with app.run_test(size=(width, height)) as pilot:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + args.timeout
+
+            async def until(predicate) -> bool:  # noqa: ANN001
+                while not predicate():
+                    if loop.time() > deadline:
+                        return False
+                    await pilot.pause(0.2)
+                return True
+
+            ok = await until(lambda: app.shown_focus is not None and app.shown_focus.done and app.active is None)
+            if ok and args.rerun:
+                first = app.shown_focus
+                app.action_run_now()
+                ok = await until(lambda: app.shown_focus is not first and app.shown_focus.done and app.active is None)
+            if ok and args.sweep:
+                await pilot.press("escape", "s")
+                await pilot.pause(0.5)
+                ok = await until(lambda: app.shown_sweep is not None and app.shown_sweep.done and app.active is None)
+            for key in filter(None, (k.strip() for k in args.keys.split(","))):
+                await pilot.press(key)
+                await pilot.pause(0.2)
+            for _ in range(3):
+                await pilot.pause(0.2)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            app.save_screenshot(filename=args.out.name, path=str(args.out.parent))
+            await app.action_quit()
+            print(args.out if ok else f"{args.out} (timed out waiting for results)")
+            return 0 if ok else 1
+
+    return asyncio.run(run())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

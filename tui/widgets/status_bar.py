@@ -1,0 +1,105 @@
+"""The status bar: worker state, device and torch version, settings, and what is running.
+
+One line. Left: a coloured dot and the worker state (starting while torch imports, ready, busy,
+restarting, stopped), the device and torch version. Middle: the settings (modes, dtype, size,
+reps). Right: the activity (the worker's progress message, step/total and elapsed time) or the
+last message (errors in plain words). When narrow, the least important parts go first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+STATE_STYLES = {
+    "starting": "yellow",
+    "ready": "green",
+    "busy": "cyan",
+    "restarting": "yellow",
+    "stopped": "red",
+    "failed": "red",
+}
+
+
+@dataclass(frozen=True)
+class StatusInfo:
+    worker_state: str = "starting"
+    worker_detail: str = "importing torch"
+    device: str = ""
+    torch: str = ""
+    settings: str = ""
+    activity: str = ""
+    """What is running now (empty when idle)."""
+    elapsed: str = ""
+    spin: int = 0
+    message: str = ""
+    message_style: str = ""
+
+
+class StatusBar(Widget):
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+        background: $panel;
+        color: $text;
+    }
+    """
+
+    info: reactive[StatusInfo] = reactive(StatusInfo, layout=False)
+
+    def set(self, **changes: object) -> None:
+        self.info = replace(self.info, **changes)  # type: ignore[arg-type]
+
+    def render(self) -> Text:
+        info = self.info
+        width = self.size.width or 80
+        left = Text()
+        style = STATE_STYLES.get(info.worker_state, "white")
+        left.append(" ● ", style=style)
+        state = info.worker_state
+        if state == "starting" and info.worker_detail:
+            state = f"starting worker ({info.worker_detail})"
+        elif state in ("restarting", "stopped", "failed") and info.worker_detail:
+            state = f"{state}: {info.worker_detail}"
+        left.append(state, style=f"bold {style}")
+        if info.device:
+            left.append(f"  {info.device}")
+        if info.torch:
+            left.append(f" · torch {info.torch}", style="dim")
+        middle = Text(f"  │ {info.settings}", style="") if info.settings else Text()
+        right = Text()
+        if info.activity:
+            right.append(f"{SPINNER[info.spin % len(SPINNER)]} ", style="cyan")
+            right.append(info.activity, style="cyan")
+            if info.elapsed:
+                right.append(f" {info.elapsed}", style="bold cyan")
+        elif info.message:
+            right.append(info.message, style=info.message_style)
+        right.append(" ")
+        # Drop the least important parts first when there is no room.
+        parts = [left, middle, right]
+        total = sum(p.cell_len for p in parts)
+        if total > width and info.torch:
+            left = Text()
+            left.append(" ● ", style=style)
+            left.append(info.worker_state, style=f"bold {style}")
+            if info.device:
+                left.append(f" {info.device}")
+            parts = [left, middle, right]
+            total = sum(p.cell_len for p in parts)
+        if total > width:
+            middle = Text()
+            total = left.cell_len + right.cell_len
+        if total > width:
+            right.truncate(max(0, width - left.cell_len - 1), overflow="ellipsis")
+        gap = max(1, width - left.cell_len - middle.cell_len - right.cell_len)
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append_text(left)
+        line.append_text(middle)
+        line.append(" " * gap)
+        line.append_text(right)
+        return line

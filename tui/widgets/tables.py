@@ -1,0 +1,40 @@
+"""Fill a DataTable in one go, with column widths computed here.
+
+DataTable measures auto-width columns later, when it is idle; a table re-filled and drawn before
+that shows clipped columns. Widths given up front make every frame right, and a table whose
+content did not change is left alone (no flicker, the cursor stays put).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+
+def fill_table(table: DataTable, columns: Sequence[Text | str], rows: Sequence[Sequence[Text | str]]) -> bool:
+    """Replace ``table``'s columns and rows; returns False when nothing changed."""
+    labels = [c if isinstance(c, Text) else Text(c) for c in columns]
+    cells = [[c if isinstance(c, Text) else Text(str(c)) for c in row] for row in rows]
+    signature = (
+        tuple(label.plain for label in labels),
+        tuple(tuple((cell.plain, str(cell.style), tuple(map(str, cell.spans))) for cell in row) for row in cells),
+    )
+    if getattr(table, "_kt_signature", None) == signature:
+        return False
+    table._kt_signature = signature  # type: ignore[attr-defined]
+    cursor = table.cursor_row
+    widths = [label.cell_len for label in labels]
+    for row in cells:
+        for i, cell in enumerate(row[: len(widths)]):
+            widths[i] = max(widths[i], cell.cell_len)
+    table.clear(columns=True)
+    for label, width in zip(labels, widths):
+        table.add_column(label, width=width)
+    for row in cells:
+        padded = list(row[: len(labels)]) + [Text("")] * (len(labels) - len(row))
+        table.add_row(*padded)
+    if 0 <= cursor < table.row_count:
+        table.move_cursor(row=cursor, animate=False, scroll=False)
+    return True

@@ -1,0 +1,224 @@
+"""The workspace: the user's op chains and settings, saved as JSON and restored at the next start.
+
+The default file is ``workspace.json`` in the user's state directory (``KERNEL_TUI_STATE_DIR``
+overrides it); ``kernel-tui --workspace FILE`` opens another. Files are written atomically with
+mode 0600 (``probes.state_files.write_private_file``), so a crash mid-save keeps the previous one,
+and a file that cannot be read is set aside (``.bad``) rather than overwritten silently.
+No torch, no textual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from probes.protocol import COMPILED_MODES, DEFAULT_SIZES, DTYPES
+from probes.state_files import user_state_dir, write_private_file
+
+VERSION = 1
+WORKSPACE_FILE = "workspace.json"
+
+MODE_CHOICES: tuple[str, ...] = ("both", "eager", "compiled")
+"""What the mode toggle cycles through; ``compiled`` means the selected compile mode."""
+COMPILE_MODES: tuple[str, ...] = COMPILED_MODES
+"""``compiled`` (torch.compile's default mode), ``max-autotune``, ``reduce-overhead``."""
+DEFAULT_FOCUS_SIZE = 1_000_000
+
+SEED_CHAINS: tuple[tuple[str, str], ...] = (
+    ("add_relu", "(a + b).relu()"),
+    ("add", "a + b"),
+    ("gelu_mul", "F.gelu(a * b + c)"),
+    ("softmax", "x: [N // 1024, 1024]\ntorch.softmax(x, dim=-1)"),
+)
+
+
+@dataclass
+class Chain:
+    name: str
+    text: str
+
+
+@dataclass
+class Settings:
+    modes: str = "both"
+    compile_mode: str = "compiled"
+    dtype: str = "fp32"
+    device: str | None = None
+    """None: the worker's default device (CUDA when there is one)."""
+    sizes: list[int] = field(default_factory=lambda: list(DEFAULT_SIZES))
+    focus_size: int = DEFAULT_FOCUS_SIZE
+    reps: int | None = None
+    """None: the worker sizes the reps to the kernel time."""
+    chart: str = "time"
+    """What the sweep chart plots: ``time`` or ``gbps``."""
+
+    def request_modes(self) -> list[str]:
+        if self.modes == "eager":
+            return ["eager"]
+        if self.modes == "compiled":
+            return [self.compile_mode]
+        return ["eager", self.compile_mode]
+
+    def describe_modes(self) -> str:
+        compiled = "compiled" if self.compile_mode == "compiled" else self.compile_mode
+        if self.modes == "eager":
+            return "eager"
+        if self.modes == "compiled":
+            return compiled
+        return f"eager+{compiled}"
+
+    def sanitize(self) -> list[str]:
+        """Repair values a hand-edited or older file may hold; returns what was repaired."""
+        fixed = []
+        if self.modes not in MODE_CHOICES:
+            fixed.append(f"modes {self.modes!r}")
+            self.modes = "both"
+        if self.compile_mode not in COMPILE_MODES:
+            fixed.append(f"compile mode {self.compile_mode!r}")
+            self.compile_mode = "compiled"
+        if self.dtype not in DTYPES:
+            fixed.append(f"dtype {self.dtype!r}")
+            self.dtype = "fp32"
+        if not isinstance(self.sizes, list) or not self.sizes or not all(
+            isinstance(s, int) and s > 0 for s in self.sizes
+        ):
+            fixed.append("sizes")
+            self.sizes = list(DEFAULT_SIZES)
+        if not isinstance(self.focus_size, int) or self.focus_size <= 0:
+            fixed.append("focus size")
+            self.focus_size = DEFAULT_FOCUS_SIZE
+        if self.reps is not None and (not isinstance(self.reps, int) or not 1 <= self.reps <= 10_000):
+            fixed.append("reps")
+            self.reps = None
+        if self.chart not in ("time", "gbps"):
+            self.chart = "time"
+        if self.device is not None and not isinstance(self.device, str):
+            self.device = None
+        return fixed
+
+
+@dataclass
+class Workspace:
+    chains: list[Chain] = field(default_factory=list)
+    current: int = 0
+    settings: Settings = field(default_factory=Settings)
+    version: int = VERSION
+
+    @classmethod
+    def default(cls) -> Workspace:
+        return cls(chains=[Chain(name, text) for name, text in SEED_CHAINS])
+
+    @property
+    def chain(self) -> Chain:
+        if not self.chains:
+            self.chains.append(Chain("chain", ""))
+        self.current = max(0, min(self.current, len(self.chains) - 1))
+        return self.chains[self.current]
+
+    def unique_name(self, base: str) -> str:
+        names = {c.name for c in self.chains}
+        if base not in names:
+            return base
+        i = 2
+        while f"{base}_{i}" in names:
+            i += 1
+        return f"{base}_{i}"
+
+    def add(self, text: str = "", name: str | None = None, *, after_current: bool = True) -> int:
+        chain = Chain(self.unique_name(name or "chain"), text)
+        index = self.current + 1 if after_current and self.chains else len(self.chains)
+        self.chains.insert(index, chain)
+        self.current = index
+        return index
+
+    def duplicate(self) -> int:
+        source = self.chain
+        return self.add(source.text, self.unique_name(f"{source.name}_copy"))
+
+    def delete(self) -> Chain | None:
+        """Delete the current chain (the last one is emptied, never removed)."""
+        if len(self.chains) <= 1:
+            removed = Chain(self.chain.name, self.chain.text)
+            self.chain.text = ""
+            return removed
+        removed = self.chains.pop(self.current)
+        self.current = min(self.current, len(self.chains) - 1)
+        return removed
+
+    def rename(self, name: str) -> str:
+        name = " ".join(name.split())[:40] or self.chain.name
+        if name != self.chain.name:
+            name = self.unique_name(name)
+        self.chain.name = name
+        return name
+
+    def select_text(self, text: str) -> int:
+        """Select the chain with ``text`` (whitespace-insensitive), adding it when none has it."""
+        wanted = "".join(text.split())
+        for i, chain in enumerate(self.chains):
+            if "".join(chain.text.split()) == wanted:
+                self.current = i
+                return i
+        return self.add(text, "cli", after_current=False)
+
+    # -- JSON --------------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=1)
+
+    @classmethod
+    def from_data(cls, data: Any) -> tuple[Workspace, list[str]]:
+        if not isinstance(data, dict):
+            raise ValueError("not a workspace object")
+        chains = []
+        for item in data.get("chains") or []:
+            if isinstance(item, dict) and isinstance(item.get("text", ""), str):
+                chains.append(Chain(str(item.get("name") or "chain")[:40], item.get("text", "")))
+        names = {f.name for f in dataclasses.fields(Settings)}
+        raw = data.get("settings") if isinstance(data.get("settings"), dict) else {}
+        settings = Settings(**{k: v for k, v in raw.items() if k in names})
+        fixed = settings.sanitize()
+        current = data.get("current", 0)
+        workspace = cls(chains=chains, current=current if isinstance(current, int) else 0, settings=settings)
+        if not workspace.chains:
+            workspace.chains = [Chain(name, text) for name, text in SEED_CHAINS]
+        workspace.chain  # clamps current
+        return workspace, fixed
+
+
+def default_path() -> Path:
+    return user_state_dir() / WORKSPACE_FILE
+
+
+def load(path: Path) -> tuple[Workspace, str | None]:
+    """The workspace at ``path`` (the seed one when there is none) and a warning, if any.
+
+    A file that cannot be parsed is renamed ``<name>.bad`` so that the next save does not destroy
+    what the user may want back, and the seed workspace is returned with a warning.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Workspace.default(), None
+    except OSError as exc:
+        return Workspace.default(), f"could not read the workspace {path}: {exc.strerror or exc}"
+    try:
+        workspace, fixed = Workspace.from_data(json.loads(text))
+    except (ValueError, TypeError) as exc:
+        backup = path.with_name(path.name + ".bad")
+        try:
+            os.replace(path, backup)
+            where = f"; kept as {backup}"
+        except OSError:
+            where = ""
+        return Workspace.default(), f"the workspace {path} was unreadable ({exc}){where}"
+    warning = f"repaired settings in the workspace: {', '.join(fixed)}" if fixed else None
+    return workspace, warning
+
+
+def save(workspace: Workspace, path: Path) -> None:
+    write_private_file(path, workspace.to_json() + "\n")
