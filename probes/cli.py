@@ -15,6 +15,7 @@ import sys
 import tempfile
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TextIO
 
 from rich import box
@@ -95,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kernel-tui profile",
         description="Measure the kernels an op chain launches, eager vs torch.compile, over tensor sizes.",
     )
-    parser.add_argument("chain", help="the op chain, e.g. '(a + b).relu()'; use '\\n' or ';' for several lines")
+    parser.add_argument("chain", nargs="?", help="the op chain, e.g. '(a + b).relu()'; use '\\n' or ';' for several lines")
     parser.add_argument("--sizes", default=",".join(format_size(s) for s in DEFAULT_SIZES),
                         help="comma-separated sizes N: 1e6, 1_000_000 and 1M all work")
     parser.add_argument("--modes", default="eager,compiled", help=f"comma-separated: {', '.join(MODES)}")
@@ -105,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="declare an input, e.g. 'x: [N, 4096] bf16' (repeatable)")
     parser.add_argument("--reps", type=int, default=None, help="timing reps (default: sized to the kernel time)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    parser.add_argument("--from", dest="report", type=Path, metavar="REPORT",
+                        help="print the tables of a report saved with --json instead of measuring")
     return parser
 
 
@@ -185,18 +188,58 @@ def headline_table(results: list[Measurement]) -> Table:
 
 
 def sweep_table(results: list[Measurement]) -> Table:
+    """Every size x mode, with compiled/eager speedups by device time and by wall time."""
     table = Table(title="sweep", title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
-    for column in ("N", "mode", "kernels", "device", "wall", "GB/s", "speedup"):
+    for column in ("N", "mode", "kernels", "device", "wall", "GB/s", "x device", "x wall"):
         table.add_column(column, justify="left" if column == "mode" else "right", no_wrap=True)
     speedups = {(p.size, mode): p for mode in COMPILED_MODES for p in comparisons(results, mode)}
     for m in sorted(results, key=lambda r: (r.size, MODES.index(r.mode))):
         pair = speedups.get((m.size, m.mode))
-        speed = f"{pair.wall_speedup:.2f}x" if pair and pair.wall_speedup else ""
+        device = f"{pair.device_speedup:.2f}x" if pair and pair.device_speedup else ""
+        wall = f"{pair.wall_speedup:.2f}x" if pair and pair.wall_speedup else ""
         table.add_row(
             format_size(m.size), mode_label(m), f"{m.kernels_per_call:g}", format_time_us(m.device_time_us),
-            format_time_us(m.wall_time_us), format_gbps(m.gbps), speed,
+            format_time_us(m.wall_time_us), format_gbps(m.gbps).removesuffix(" GB/s"), device, wall,
         )
     return table
+
+
+def print_size(console: Console, batch: list[Measurement]) -> None:
+    """One size: its kernel rows, the headline counts, and the eager -> compiled line."""
+    console.print(kernels_table(batch[0].size, batch))
+    console.print(headline_table(batch))
+    eager = next((m for m in batch if m.mode == "eager"), None)
+    compiled = next((m for m in batch if m.mode != "eager"), None)
+    console.print(f"[bold]{headline(eager, compiled)}[/]\n", highlight=False)
+
+
+def print_sweep(console: Console, results: list[Measurement]) -> None:
+    console.print(sweep_table(results))
+    pairs = comparisons(results)
+    size = crossover(pairs)
+    if pairs:
+        console.print(
+            f"compiled is faster per call from N = {format_size(size)} up" if size
+            else "compiled is not faster per call at the largest size measured",
+            highlight=False,
+        )
+
+
+def show_report(path: Path, console: Console) -> int:
+    """The tables of a saved report, exactly as the run that made it would have printed them."""
+    try:
+        report = ProfileReport.from_json(path.read_text())
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise UsageError(f"--from: cannot read {path}: {exc}") from None
+    console.print(f"{report.device_label} ({report.device}), torch {report.torch}, {report.date}", highlight=False)
+    by_size: dict[int, list[Measurement]] = {}
+    for m in report.results:
+        by_size.setdefault(m.size, []).append(m)
+    for size in sorted(by_size):
+        print_size(console, by_size[size])
+    if len(by_size) > 1:
+        print_sweep(console, report.results)
+    return 0
 
 
 def _device_label(device: str) -> str:
@@ -208,6 +251,10 @@ def _device_label(device: str) -> str:
 
 
 def run(args: argparse.Namespace, console: Console, err: Console) -> int:
+    if args.report is not None:
+        return show_report(args.report, console)
+    if not args.chain:
+        raise UsageError("give an op chain, e.g. kernel-tui profile '(a + b).relu()'")
     request = parse_request(args)
 
     from probes.expr import ChainError, parse_chain
@@ -234,21 +281,13 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
             results.append(m)
             by_size.setdefault(m.size, []).append(m)
             if not args.json and len(by_size[m.size]) == len(request.modes):
-                print_size(m.size)
+                print_size(console, by_size[m.size])
         elif isinstance(event, RequestFailed):
             failures.append(event)
             where = " ".join(x for x in (event.mode or "", f"N={event.size:,}" if event.size else "") if x)
             # One line, however long, and the message is not markup ("[enforce fail at ...]").
             message = escape(event.error.located())
             err.print(f"[red]error[/]{' (' + where + ')' if where else ''}: {message}", highlight=False, soft_wrap=True)
-
-    def print_size(size: int) -> None:
-        batch = by_size[size]
-        console.print(kernels_table(size, batch))
-        console.print(headline_table(batch))
-        eager = next((m for m in batch if m.mode == "eager"), None)
-        compiled = next((m for m in batch if m.mode != "eager"), None)
-        console.print(f"[bold]{headline(eager, compiled)}[/]\n", highlight=False)
 
     if status is not None:
         status.start()
@@ -260,7 +299,7 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
     if not args.json:
         for size in sorted(by_size):
             if len(by_size[size]) != len(request.modes):
-                print_size(size)
+                print_size(console, by_size[size])
     device = results[0].device if results else (request.device or ("cuda:0" if torch.cuda.is_available() else "cpu"))
     if args.json:
         report = ProfileReport(
@@ -278,15 +317,7 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
         else:
             console.file.write(report.to_json() + "\n")
     elif len(by_size) > 1:
-        console.print(sweep_table(results))
-        pairs = comparisons(results)
-        size = crossover(pairs)
-        if pairs:
-            console.print(
-                f"compiled is faster per call from N = {format_size(size)} up" if size
-                else "compiled is not faster per call at the largest size measured",
-                highlight=False,
-            )
+        print_sweep(console, results)
     if failures and not results:
         return EXIT_FAILED
     return 0

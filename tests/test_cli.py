@@ -67,3 +67,21 @@ def test_bad_input_exits_non_zero_with_one_line(argv: list[str], message: str) -
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     assert len([line for line in proc.stderr.splitlines() if line.strip()]) == 1, proc.stderr
+
+
+def test_saved_report_prints_the_same_tables(capfd: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    report = Path(__file__).parent / "data" / "h200_add_relu_sweep.json"
+    assert main(["--from", str(report)]) == 0
+    out = capfd.readouterr().out
+    assert "NVIDIA H200" in out and "triton_poi_fused_add_relu_0" in out
+    assert "eager 2 kernels / 5N -> compiled 1 kernel / 3N" in out
+    assert "compiled is faster per call from N = 1e8 up" in out
+
+
+def test_missing_chain_or_report_is_a_usage_error(capfd: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert main(["--from", "/nonexistent.json"]) == 2
+    err = capfd.readouterr().err
+    assert "give an op chain" in err and "cannot read" in err
