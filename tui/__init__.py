@@ -1,0 +1,1 @@
+"""kernel-tui: the Textual app (`kernel-tui`), a client of the probes worker. Never imports torch."""

@@ -24,13 +24,12 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, OptionList, TextArea
+from textual.widgets import Footer, Input, OptionList, TextArea
 
 from probes.client import WorkerClient
 from probes.expr import ChainError, parse_chain
@@ -62,6 +61,7 @@ AUTOSAVE_S = 1.0
 VIEWS = ("kernels", "ops", "sweep")
 COMPACT_WIDTH = 120
 COMPACT_HEIGHT = 34
+CACHE_SIZE = 64
 
 LETTER_ACTIONS = frozenset(
     {
@@ -451,7 +451,7 @@ class KernelTuiApp(App[int]):
             rs.add(m)
             if rs.kind == "focus":
                 self.shown_focus = rs
-                self.cache[rs.key] = rs
+                self._remember(rs.key, rs)
             else:
                 self.shown_sweep = rs
                 self._feed_focus_from_sweep(rs, m)
@@ -485,7 +485,14 @@ class KernelTuiApp(App[int]):
             focus = ResultSet(key, rs.text, "focus", rs.request_id, done=True)
             self.shown_focus = focus
         focus.add(m)
-        self.cache[key] = focus
+        self._remember(key, focus)
+
+    def _remember(self, key: RunKey, rs: ResultSet) -> None:
+        """Keep recent results by chain and settings (switching back shows them at once)."""
+        self.cache.pop(key, None)
+        self.cache[key] = rs
+        while len(self.cache) > CACHE_SIZE:
+            self.cache.pop(next(iter(self.cache)))
 
     # -- rendering -------------------------------------------------------------------------------
 

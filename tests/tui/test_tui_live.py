@@ -247,3 +247,30 @@ async def test_progress_and_elapsed_time_show_while_running(make_app) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="done")
         assert app.query_one(StatusBar).info.activity == ""
         assert "profile done in" in app.query_one(StatusBar).info.message
+
+
+async def test_escape_attempts_and_garbage_are_inline_messages(make_app) -> None:
+    """Every refused construct (the escape corpus) and odd input: a plain message, never a crash."""
+    from pathlib import Path
+
+    corpus = Path(__file__).resolve().parents[1] / "data" / "escape_corpus.txt"
+    lines = [
+        line.replace("\\n", "\n")
+        for line in corpus.read_text().splitlines()
+        if line.strip() and not line.startswith("# ")
+    ]
+    lines += ["\t(a +", "ａ + b", "a" * 5000, "(" * 500, "a +\n\n\n", "😀", "\x00"]
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        editor = app.query_one(ChainEditor)
+        error = app.query_one(ChainErrorLine)
+        for text in lines:
+            editor.load_text(text)
+            await pilot.pause()
+            assert app.parse_error is not None, text
+            assert error.has_class("-shown"), text
+            rendered = str(error.render())
+            assert "Traceback" not in rendered
+            assert "STALE" in headline(app)
+        assert app.is_running

@@ -110,6 +110,7 @@ class OpChainPane(Vertical):
             rows.append([Text("no ops recorded yet", style="dim italic")])
         fill_table(table, self._columns(wide), rows)
         info.update(self._compile_text(compiled, ops, compiled_names))
+        self.border_subtitle = "STALE" if stale and ops else ""
 
     @staticmethod
     def _names_from_rows(compiled: Measurement, ops: list[OpNode]) -> list[str | None]:
