@@ -253,7 +253,7 @@ def _device_label(device: str) -> str:
 def run(args: argparse.Namespace, console: Console, err: Console) -> int:
     if args.report is not None:
         return show_report(args.report, console)
-    if not args.chain:
+    if args.chain is None:
         raise UsageError("give an op chain, e.g. kernel-tui profile '(a + b).relu()'")
     request = parse_request(args)
 
@@ -326,6 +326,7 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
+    warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
     parser = build_parser()
     args = parser.parse_args(argv)
     with library_chatter_captured() as (out, err_stream):

@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from typing import IO
 
 from probes.protocol import (
@@ -142,6 +143,7 @@ class Worker:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m probes.worker", description=__doc__.splitlines()[0])
     parser.parse_args(argv)
+    warnings.filterwarnings("ignore", message=".*(Profiler clears events|Failed to initialize NumPy).*")
     # Keep fd 1 for the protocol; point everything else that writes to stdout at stderr.
     protocol_out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The README's GPU screenshots, made by the app itself (headless, real worker) on the GPU box:
+#   bash screenshots/capture_gpu.sh OUTDIR
+set -uo pipefail
+out=${1:?usage: capture_gpu.sh OUTDIR}
+mkdir -p "$out"
+export KERNEL_TUI_STATE_DIR=$(mktemp -d)
+shot() { timeout 240 python3 -m tui.screenshot "$@" || echo "screenshot failed: $*"; }
+seed="(a + b).relu()"
+shot "$out/gpu_main.svg" --rerun -- "$seed" --device cuda
+shot "$out/gpu_sweep.svg" --sweep -- "$seed" --device cuda
+shot "$out/gpu_code.svg" --size 120x40 --keys escape,tab,enter -- "$seed" --device cuda
+shot "$out/gpu_error.svg" --size 120x40 --keys e,end,backspace -- "$seed" --device cuda
+shot "$out/gpu_80x24.svg" --size 80x24 -- "$seed" --device cuda
+if python3 -m tui demo --help >/dev/null 2>&1; then
+  timeout 240 python3 -m tui.screenshot "$out/gpu_demo.svg" --size 120x40 --demo -- --device cuda || echo "demo screenshot failed"
+fi
