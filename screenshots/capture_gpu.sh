@@ -12,6 +12,4 @@ shot "$out/gpu_sweep.svg" --sweep -- "$seed" --device cuda
 shot "$out/gpu_code.svg" --size 120x40 --keys escape,tab,enter -- "$seed" --device cuda
 shot "$out/gpu_error.svg" --size 120x40 --keys e,end,backspace -- "$seed" --device cuda
 shot "$out/gpu_80x24.svg" --size 80x24 -- "$seed" --device cuda
-if python3 -m tui demo --help >/dev/null 2>&1; then
-  timeout 240 python3 -m tui.screenshot "$out/gpu_demo.svg" --size 120x40 --demo -- --device cuda || echo "demo screenshot failed"
-fi
+shot "$out/gpu_demo.svg" --size 100x30 --demo-step 4 -- demo --device cuda

@@ -4,6 +4,8 @@
                [--modes both|eager|compiled] [--n SIZE] [--reps N]
                [--worker-cmd CMD] [--workspace FILE] [--replay REPORT.json ...]
     kernel-tui profile CHAIN [...]      # tables or JSON, no TUI (see kernel-tui profile --help)
+    kernel-tui demo [--device cpu|cuda:N] [--dtype ...] [--reps N] [--worker-cmd CMD] [--replay REPORT.json ...]
+                                        # a guided walk through the story: space/right next, left back, q quit
 """
 
 from __future__ import annotations
@@ -82,14 +84,62 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
     )
 
 
+def build_demo_parser() -> argparse.ArgumentParser:
+    from probes.protocol import DTYPES  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(
+        prog="kernel-tui demo",
+        description="A guided walk through the story, one live measurement per step "
+        "(space/right: next, left: back, q: quit).",
+    )
+    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: the worker's, CUDA when present)")
+    parser.add_argument("--dtype", choices=DTYPES, default="fp32", help="dtype of the inputs (default fp32)")
+    parser.add_argument("--reps", type=int, help="timing reps (default: sized to the kernel time)")
+    parser.add_argument("--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -m probes.worker'")
+    parser.add_argument("--replay", type=Path, nargs="+", metavar="REPORT",
+                        help="answer from recorded reports (kernel-tui profile --json) instead of measuring")
+    return parser
+
+
+def _worker_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str] | str | None:
+    command: list[str] | str | None = args.worker_cmd
+    if args.replay:
+        missing = [str(p) for p in args.replay if not p.is_file()]
+        if missing:
+            parser.error(f"--replay: no such file: {', '.join(missing)}")
+        command = [sys.executable, "-m", "probes.replay", *map(str, args.replay)]
+    elif isinstance(command, str):
+        try:
+            if not shlex.split(command):
+                parser.error("--worker-cmd: empty command")
+        except ValueError as exc:
+            parser.error(f"--worker-cmd: {exc}")
+    return command
+
+
+def build_demo(argv: list[str]):  # noqa: ANN201 (DemoApp, imported lazily)
+    """The app for ``kernel-tui demo ARGV``."""
+    parser = build_demo_parser()
+    args = parser.parse_args(argv)
+    if args.reps is not None and not 1 <= args.reps <= 10_000:
+        parser.error("--reps: give a number between 1 and 10000")
+    command = _worker_command(parser, args)
+
+    from tui.demo import DemoApp  # noqa: PLC0415
+
+    return DemoApp(worker_command=command, device=args.device, dtype=args.dtype, reps=args.reps)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "profile":
         from probes.cli import main as profile_main  # noqa: PLC0415 (headless: no textual import)
 
         return profile_main(argv[1:])
-    # Room for more subcommands (e.g. "demo") here, before the app's own arguments.
-    app = build_app(argv)
+    if argv and argv[0] == "demo":
+        app = build_demo(argv[1:])
+    else:
+        app = build_app(argv)
     result = app.run()
     return result if isinstance(result, int) else 0
 

@@ -34,7 +34,9 @@ from textual.widgets import Footer, Input, OptionList, TextArea
 from probes.client import WorkerClient
 from probes.expr import ChainError, parse_chain
 from probes.protocol import (
+    COMPILED_MODES,
     DTYPES,
+    MODES,
     ChainErrorInfo,
     MeasurementResult,
     ProfileRequest,
@@ -46,6 +48,7 @@ from probes.protocol import (
 from probes.summary import format_size, parse_size, parse_sizes
 from tui import export, workspace as ws
 from tui.results import ResultSet, RunKey
+from tui.screens.compare import CompareScreen, Side, side_label
 from tui.screens.dialogs import ConfirmDialog, InputDialog
 from tui.screens.help import HelpScreen
 from tui.screens.kernel_detail import KernelDetail
@@ -67,7 +70,7 @@ LETTER_ACTIONS = frozenset(
     {
         "edit", "sweep", "cycle_modes", "cycle_compile_mode", "cycle_dtype", "cycle_device", "set_sizes",
         "set_focus_size", "set_reps", "cycle_chart", "cycle_view", "toggle_chains", "stop", "export_json",
-        "export_csv", "export_trace", "export_svg", "quit_key", "help_key", "show_view",
+        "export_csv", "export_trace", "export_svg", "quit_key", "help_key", "show_view", "compare",
     }
 )  # fmt: skip
 """Actions bound to printable keys: they work (and show in the footer) outside the editor only."""
@@ -116,6 +119,8 @@ class KernelTuiApp(App[int]):
         Binding("d", "cycle_device", "Device", tooltip="each cuda:N and cpu"),
         Binding("question_mark", "help_key", "Help"),
         Binding("q", "quit_key", "Quit"),
+        Binding("o", "compare", "Compare",
+                tooltip="side by side: this chain vs the one marked (space in the chains pane), else eager vs compiled"),
         Binding("z", "set_sizes", "Sizes", tooltip="the sweep's sizes"),
         Binding("n", "set_focus_size", "N", tooltip="the size profiled on every edit"),
         Binding("r", "set_reps", "Reps", tooltip="timing reps (or auto)"),
@@ -201,7 +206,10 @@ class KernelTuiApp(App[int]):
     # -- layout --------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        with Container(id="main"):
+        # The layout classes are known from the terminal size already: set here, the first frame
+        # needs no restyle of the whole tree.
+        self.compact = self._is_compact(self.size.width, self.size.height)
+        with Container(id="main", classes=" ".join(self._layout_classes())):
             yield ChainsPane(id="chains")
             with Vertical(id="editor-box"):
                 yield ChainEditor(self.workspace.chain.text, highlight=self.highlight, id="editor")
@@ -234,17 +242,25 @@ class KernelTuiApp(App[int]):
     def on_resize(self, event) -> None:  # noqa: ANN001 (textual.events.Resize)
         self._apply_layout(event.size.width, event.size.height)
 
+    @staticmethod
+    def _is_compact(width: int, height: int) -> bool:
+        return width < COMPACT_WIDTH or height < COMPACT_HEIGHT
+
+    def _layout_classes(self) -> set[str]:
+        hidden = self.chains_hidden if self.chains_hidden is not None else self.compact
+        classes = {"-hide-chains" if hidden else "-show-chains", f"-view-{self.view}"}
+        if self.compact:
+            classes.add("-compact")
+        return classes
+
     def _apply_layout(self, width: int, height: int) -> None:
         main = self.query_one("#main")
-        compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
+        compact = self._is_compact(width, height)
         changed = compact != self.compact
         self.compact = compact
-        main.set_class(compact, "-compact")
-        hidden = self.chains_hidden if self.chains_hidden is not None else compact
-        main.set_class(not hidden, "-show-chains")
-        main.set_class(hidden, "-hide-chains")
-        for view in VIEWS:
-            main.set_class(self.view == view, f"-view-{view}")
+        classes = self._layout_classes()
+        if set(main.classes) != classes:
+            main.set_classes(classes)  # one restyle, not one per class
         if changed:
             self.refresh_panes()
         # Pane contents depend on their widths: render again once the new layout is known.
@@ -869,6 +885,111 @@ class KernelTuiApp(App[int]):
     def _kernel_chosen(self, event: KernelPane.KernelChosen) -> None:
         self.push_screen(KernelDetail(event.measurement, event.row))
 
+    # -- compare ---------------------------------------------------------------------------------
+
+    def action_mark_compare(self) -> None:
+        pane = self.query_one(ChainsPane)
+        index = pane.highlighted if pane.highlighted is not None else self.workspace.current
+        pane.marked = None if pane.marked == index else index
+        pane.show_chains(self.workspace.chains, self.workspace.current)
+        pane.highlighted = index
+        if pane.marked is None:
+            self._message("compare mark cleared", "")
+        else:
+            self._message(f"marked {self.workspace.chains[index].name}: o compares the current chain with it", "")
+
+    def action_compare(self) -> None:
+        marked = self.query_one(ChainsPane).marked
+        if marked is not None and marked != self.workspace.current and marked < len(self.workspace.chains):
+            self.compare_chains(marked)
+        else:
+            self.compare_modes()
+
+    def _compare_modes_pair(self) -> tuple[str, str]:
+        s = self.workspace.settings
+        compiled = s.compile_mode if s.compile_mode in COMPILED_MODES else "compiled"
+        return "eager", compiled
+
+    def compare_modes(self) -> CompareScreen | None:
+        """The current chain, eager (left) vs the compile mode (right)."""
+        if self.ready is None:
+            self._message("the worker is still starting; try again in a moment", "yellow")
+            return None
+        left_mode, right_mode = self._compare_modes_pair()
+        return self._open_compare(
+            [(self.text, left_mode, "left"), (self.text, right_mode, "right")], f"compare · {left_mode} vs {right_mode}"
+        )
+
+    def compare_chains(self, other: int) -> CompareScreen | None:
+        """The current chain (left) vs chain ``other`` (right), in the last selected mode."""
+        if self.ready is None:
+            self._message("the worker is still starting; try again in a moment", "yellow")
+            return None
+        mode = self.workspace.settings.request_modes()[-1]
+        chain = self.workspace.chains[other]
+        return self._open_compare(
+            [(self.text, mode, "left"), (chain.text, mode, "right")],
+            f"compare · {self.workspace.chain.name} vs {chain.name} ({mode})",
+        )
+
+    def _open_compare(self, sides: list[tuple[str, str, str]], title: str) -> CompareScreen:
+        s = self.workspace.settings
+        made: dict[str, Side] = {}
+        wanted: dict[str, list[tuple[str, str]]] = {}
+        for text, mode, which in sides:
+            m = self._cached_measurement(text, mode)
+            made[which] = Side(side_label(text, m, mode), m, pending=m is None)
+            if m is None:
+                wanted.setdefault(text, []).append((mode, which))
+        screen = CompareScreen(made["left"], made["right"], title)
+        self.push_screen(screen)
+        for text, pairs in wanted.items():
+            modes = [m for m in MODES if m in {mode for mode, _ in pairs}]
+            try:
+                parse_chain(text)
+            except ChainError as exc:
+                for mode, which in pairs:
+                    failure = RequestFailed("", exc.info)
+                    screen.update_side(which, Side(side_label(text, None, mode), None, failure, pending=False))
+                continue
+            self._compare_fetch(screen, text, modes, pairs, s.focus_size)
+        return screen
+
+    def _cached_measurement(self, text: str, mode: str):  # noqa: ANN202
+        s = self.workspace.settings
+        chain = RunKey.of(text, self._device_name(), s.dtype, [], []).chain
+        for rs in [self.shown_focus, *reversed(self.cache.values())]:
+            if rs is None or rs.key.chain != chain or rs.key.dtype != s.dtype or rs.key.device != self._device_name():
+                continue
+            m = rs.at(s.focus_size, mode)
+            if m is not None:
+                return m
+        return None
+
+    @work(group="compare", exit_on_error=False)
+    async def _compare_fetch(self, screen: CompareScreen, text: str, modes: list[str], pairs: list[tuple[str, str]],
+                             size: int) -> None:  # fmt: skip
+        s = self.workspace.settings
+        rid = self.client.new_id()
+        key = RunKey.of(text, self._device_name(), s.dtype, modes, [size])
+        rs = ResultSet(key, text, "focus", rid)
+        request = ProfileRequest(id=rid, chain=text, sizes=[size], modes=modes, device=s.device, dtype=s.dtype, reps=s.reps)
+        try:
+            async for event in self.client.request(request):
+                if isinstance(event, MeasurementResult):
+                    rs.add(event.measurement)
+                elif isinstance(event, RequestFailed):
+                    rs.failures.append(event)
+        except Exception as exc:  # noqa: BLE001
+            rs.failures.append(RequestFailed(rid, ChainErrorInfo("worker", f"lost the worker: {exc}")))
+        rs.done = True
+        if rs.results and not rs.failures:
+            self._remember(key, rs)
+        for mode, which in pairs:
+            m = rs.at(size, mode)
+            failure = None if m is not None else (rs.failure_for(size, mode) or (rs.failures[0] if rs.failures else None))
+            screen.update_side(which, Side(side_label(text, m, mode), m, failure, pending=False))
+
     # -- help ------------------------------------------------------------------------------------
 
     def binding_groups(self) -> list[tuple[str, list[Binding]]]:
@@ -885,6 +1006,7 @@ class KernelTuiApp(App[int]):
             ("outside the editor", [b for b in app_keys if not b.key.startswith(("ctrl", "f1", "tab"))]),
             ("editor", bindings(ChainEditor)),
             ("chains pane", bindings(ChainsPane)),
+            ("compare", [Binding("escape,q,o", "dismiss", "Close the compare screen")]),
             ("kernel table", bindings(KernelTable)),
         ]
 
@@ -991,6 +1113,14 @@ class KernelTuiApp(App[int]):
         for i, chain in enumerate(self.workspace.chains):
             yield SystemCommand(f"Open chain: {chain.name}", chain.text.splitlines()[0] if chain.text else "(empty)",
                                 lambda i=i: self._open_chain(i), discover=False)  # fmt: skip
+        yield SystemCommand("Compare: eager vs compiled", "this chain in both modes, side by side (o)", self.compare_modes)
+        yield SystemCommand("Compare with…", "mark a chain with space in the chains pane, then o", self.action_compare)
+        yield SystemCommand("Compare: mark the highlighted chain", "the chain o compares with (space in the chains pane)",
+                            self.action_mark_compare)  # fmt: skip
+        for i, chain in enumerate(self.workspace.chains):
+            if i != self.workspace.current:
+                yield SystemCommand(f"Compare with: {chain.name}", chain.text.splitlines()[0] if chain.text else "(empty)",
+                                    lambda i=i: self.compare_chains(i), discover=False)  # fmt: skip
         yield SystemCommand("Export: JSON", "the current results as a replayable report (J)", self.action_export_json)
         yield SystemCommand("Export: CSV", "one row per kernel (C)", self.action_export_csv)
         yield SystemCommand("Export: Chrome/Perfetto trace", "the measured calls as a trace (T)", self.action_export_trace)

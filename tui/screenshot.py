@@ -6,6 +6,7 @@ Textual's own ``save_screenshot``. For the README's screenshots, on the CPU or o
 
     python -m tui.screenshot screenshots/cpu_main.svg -- "(a + b).relu()" --device cpu
     python -m tui.screenshot screenshots/cpu_sweep.svg --sweep -- "(a + b).relu()" --device cpu --sizes 1e2,1e4,1e6,1e7
+    python -m tui.screenshot screenshots/cpu_demo.svg --size 100x30 --demo-step 4 -- demo --device cpu
 """
 
 from __future__ import annotations
@@ -29,12 +30,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rerun", action="store_true",
                         help="profile once more (ctrl+r) before the picture: a warm worker's numbers")
     parser.add_argument("--keys", default="", help="comma-separated keys to press before the picture (e.g. v,v)")
+    parser.add_argument("--demo-step", type=int, default=1,
+                        help="with '-- demo ...': walk to this step (1-based), each one measured, then take the picture")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for results")
     args = parser.parse_args(argv)
     width, height = (int(x) for x in args.size.lower().split("x"))
 
-    from tui.__main__ import build_app  # noqa: PLC0415
+    from tui.__main__ import build_app, build_demo  # noqa: PLC0415
 
+    if app_args and app_args[0] == "demo":
+        return _demo(build_demo(app_args[1:]), args, width, height)
     app = build_app(app_args)
     if app is None:
         return 2
@@ -70,6 +75,39 @@ def main(argv: list[str] | None = None) -> int:
             app.save_screenshot(filename=args.out.name, path=str(args.out.parent))
             await app.action_quit()
             print(args.out if ok else f"{args.out} (timed out waiting for results)")
+            return 0 if ok else 1
+
+    return asyncio.run(run())
+
+
+def _demo(app, args: argparse.Namespace, width: int, height: int) -> int:  # noqa: ANN001 (DemoApp)
+    app.frozen = True
+
+    async def run() -> int:
+        async with app.run_test(size=(width, height)) as pilot:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + args.timeout
+
+            def step_done() -> bool:
+                rs = app.results.get(app.index)
+                return rs is not None and rs.done and app.active is None
+
+            ok = True
+            for step in range(max(1, min(args.demo_step, len(app.steps)))):
+                if step:
+                    await pilot.press("space")
+                while not step_done():
+                    if loop.time() > deadline:
+                        ok = False
+                        break
+                    await pilot.pause(0.2)
+            for _ in range(3):
+                await pilot.pause(0.2)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            app.save_screenshot(filename=args.out.name, path=str(args.out.parent))
+            print(app.caption())
+            print(args.out if ok else f"{args.out} (timed out waiting for results)")
+            await pilot.press("q")
             return 0 if ok else 1
 
     return asyncio.run(run())

@@ -18,7 +18,11 @@ class ChainsPane(OptionList):
         Binding("r", "app.rename_chain", "Rename", tooltip="Rename the current chain"),
         Binding("y", "app.duplicate_chain", "Duplicate", tooltip="Duplicate the current chain"),
         Binding("x,delete", "app.delete_chain", "Delete", tooltip="Delete the current chain"),
+        Binding("space", "app.mark_compare", "Mark", tooltip="Mark the highlighted chain to compare with (o)"),
     ]
+
+    marked: int | None = None
+    """The chain marked for compare (space), shown with a ◆."""
 
     def show_chains(self, chains: list[Chain], current: int) -> None:
         self.clear_options()
@@ -26,6 +30,8 @@ class ChainsPane(OptionList):
         for i, chain in enumerate(chains):
             label = Text(no_wrap=True, overflow="ellipsis")
             label.append(chain.name, style="bold" if i == current else "")
+            if i == self.marked:
+                label.append(" ◆", style="bold magenta")
             first = next((line.strip() for line in chain.text.splitlines() if line.strip()), "(empty)")
             label.append("\n")
             label.append(first, style="dim")

@@ -1,0 +1,121 @@
+"""The demo (a guided walk, one live step per key) and the compare screen, against the replay worker."""
+
+from __future__ import annotations
+
+from tui_helpers import SEED_CHAIN, focus_done, recorded, replay_command, wait_for
+
+from probes.summary import format_time_us, format_transfers
+from tui.demo import DemoApp
+from tui.demo_steps import STEPS
+from tui.screens.compare import CompareScreen, diff_rows
+
+
+def step_done(app: DemoApp) -> bool:
+    rs = app.results.get(app.index)
+    return rs is not None and rs.done and app.active is None
+
+
+def find(name: str, chain: str, size: int, mode: str):  # noqa: ANN201
+    return next(m for m in recorded(name).results if m.chain == chain and m.size == size and m.mode == mode)
+
+
+async def test_demo_walks_every_step_back_and_quits() -> None:
+    app = DemoApp(worker_command=replay_command(), frozen=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        captions = []
+        for i in range(len(STEPS)):
+            await wait_for(pilot, lambda: step_done(app), what=f"step {i + 1}")
+            assert app.index == i
+            caption = str(app.query_one("#demo-caption").render())
+            assert caption.strip() and caption == app.caption() or app.caption() in caption.replace("\n", " ")
+            captions.append(app.caption())
+            await pilot.press("space" if i % 2 == 0 else "right")
+        assert app.index == len(STEPS) - 1  # no step past the last
+        add8 = find("add", "c = a + b", 8, "eager")
+        assert "1 kernel" in captions[0] and add8.kernels[0].short_name in captions[0]
+        assert format_time_us(add8.device_time_us) in captions[0]
+        assert "1 kernel" in captions[1] and "N=1e6" in captions[1]
+        eager = app.lookup(SEED_CHAIN, 1_000_000, "eager")
+        compiled = app.lookup(SEED_CHAIN, 1_000_000, "compiled")
+        assert "2 kernels" in captions[2] and "5N" in captions[2] and format_transfers(eager) == "5N"
+        assert all(k.short_name in captions[2] for k in eager.kernels)
+        assert "one fused kernel" in captions[3] and "triton_poi_fused_add_relu_0" in captions[3]
+        assert "3N" in captions[3] and format_time_us(compiled.device_time_us) in captions[3]
+        assert "faster per call from N = 1e8" in captions[4]
+        await pilot.press("left")
+        assert app.index == len(STEPS) - 2
+        await wait_for(pilot, lambda: step_done(app), what="back")
+        assert "triton_poi_fused_add_relu_0" in str(app.query_one("#demo-caption").render())
+        await pilot.press("q")
+    assert app.return_value == 0
+
+
+def test_demo_subcommand_parses() -> None:
+    from tui.__main__ import build_demo
+
+    app = build_demo(["--device", "cpu", "--replay", str(recorded.__globals__["recording"]("add"))])
+    assert isinstance(app, DemoApp) and app.device == "cpu"
+
+
+async def test_compare_eager_vs_compiled(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        await pilot.press("escape", "o")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await wait_for(pilot, lambda: screen.left.measurement and screen.right.measurement, what="both sides")
+        text = screen.plain_text()
+        assert "2 -> 1 kernel" in text and "5N -> 3N" in text
+        e, c = screen.left.measurement, screen.right.measurement
+        assert f"{format_time_us(e.device_time_us)} -> {format_time_us(c.device_time_us)}" in text
+        rows = {r.what: r for r in diff_rows(e, c)}
+        assert rows["kernels/call"].style == "green" and rows["bytes/call"].style == "green"
+        assert "triton_poi_fused_add_relu_0" in rows["only here"].right
+        assert "vectorized_elementwise_kernel<clamp_scalar>" in rows["only here"].left
+        await pilot.press("escape")
+        assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_compare_two_chains_fetches_the_other(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        seed = app.workspace.current
+        index = app.workspace.add("c = a + b", "add")
+        app._open_chain(seed)  # noqa: SLF001 (back on the seed chain)
+        await pilot.pause()
+        screen = app.compare_chains(index)
+        await wait_for(pilot, lambda: screen.right.measurement is not None, what="the other chain, fetched")
+        text = screen.plain_text()
+        assert "(a + b).relu()" in text and "c = a + b" in text
+        assert "1 -> 1 kernel" in text and "3N -> 3N" in text
+        assert "triton_poi_fused_add_0" in text
+
+
+def test_demo_compiled_step_snapshot(snap_compare) -> None:
+    app = DemoApp(worker_command=replay_command(), frozen=True)
+
+    async def run_before(pilot) -> None:  # noqa: ANN001
+        for _ in range(3):
+            await wait_for(pilot, lambda: step_done(app), what="step")
+            await pilot.press("space")
+        await wait_for(pilot, lambda: step_done(app), what="compiled step")
+        for _ in range(3):
+            await pilot.pause(0.1)
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+def test_compare_screen_snapshot(snap_compare, make_app) -> None:
+    app = make_app()
+
+    async def run_before(pilot) -> None:  # noqa: ANN001
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        await pilot.press("escape", "o")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.right.measurement is not None)
+        for _ in range(3):
+            await pilot.pause(0.1)
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)

@@ -1,0 +1,140 @@
+"""The demo's steps, as data: what each one measures and how its caption reads the measurement.
+
+Captions are built from the measured figures (kernel names, counts, transfers, times), never
+hard-coded ones, so the same steps tell the story on an H200 and on the CPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from probes.protocol import Measurement
+from probes.summary import (
+    comparisons,
+    crossover,
+    format_size,
+    format_time_us,
+    format_transfers,
+    transfers,
+)
+
+Lookup = Callable[[str, int, str], "Measurement | None"]
+"""(chain, size, mode) -> the measurement the demo has for it, if any."""
+
+ADD = "c = a + b"
+SEED = "(a + b).relu()"
+GPU_SWEEP = (100, 10_000, 1_000_000, 10_000_000, 100_000_000)
+CPU_SWEEP = (100, 10_000, 1_000_000, 10_000_000)
+
+
+def _kernels(m: Measurement) -> str:
+    count = m.kernels_per_call
+    return f"{count:g} kernel{'' if count == 1 else 's'}"
+
+
+def _names(m: Measurement) -> str:
+    from tui.widgets.kernel_pane import display_name  # noqa: PLC0415
+
+    return " + ".join(display_name(k) for k in m.kernels) or "no kernel recorded"
+
+
+def _arrays(m: Measurement) -> str:
+    count = transfers(m)
+    if count is None:
+        return format_transfers(m)
+    return f"{format_transfers(m)} ({count:.0f} array-sized transfers)"
+
+
+def cap_small(get: Lookup) -> str:
+    m = get(ADD, 8, "eager")
+    if m is None:
+        return ""
+    return (f"c = a + b at N=8: {_kernels(m)}, {_names(m)}; it moves {_arrays(m)} in "
+            f"{format_time_us(m.device_time_us)} of device time, {format_time_us(m.wall_time_us)} wall.")  # fmt: skip
+
+
+def cap_large(get: Lookup) -> str:
+    m = get(ADD, 1_000_000, "eager")
+    if m is None:
+        return ""
+    small = get(ADD, 8, "eager")
+    before = f" (vs {format_time_us(small.device_time_us)} at N=8)" if small else ""
+    return (f"c = a + b at N=1e6: the same {_kernels(m)}, {_names(m)}, just more threads: "
+            f"{format_transfers(m)}, device {format_time_us(m.device_time_us)}{before}.")  # fmt: skip
+
+
+def cap_eager(get: Lookup) -> str:
+    m = get(SEED, 1_000_000, "eager")
+    if m is None:
+        return ""
+    return (f"(a + b).relu() eager at 1e6: {_kernels(m)}, {_names(m)}: the intermediate tmp = a + b is "
+            f"written out and read back: {_arrays(m)}, device {format_time_us(m.device_time_us)}.")  # fmt: skip
+
+
+def cap_compiled(get: Lookup) -> str:
+    c = get(SEED, 1_000_000, "compiled")
+    if c is None:
+        return ""
+    if not c.ran_compiled:
+        return f"torch.compile fell back to eager here: {c.fallback_reason or 'no reason given'}."
+    e = get(SEED, 1_000_000, "eager")
+    fused = "one fused kernel" if c.kernels_per_call == 1 else _kernels(c)
+    text = f"Compiled: {fused}, {_names(c)}: {_arrays(c)}, tmp never exists"
+    if e is not None:
+        text += f"; {format_transfers(e)} -> {format_transfers(c)}"
+        if c.device_time_us > 0:
+            ratio = e.device_time_us / c.device_time_us
+            text += (f", device {format_time_us(e.device_time_us)} -> {format_time_us(c.device_time_us)} "
+                     f"({ratio:.2f}x)")  # fmt: skip
+    return text + "."
+
+
+def cap_sweep(get: Lookup, sizes: tuple[int, ...]) -> str:
+    results = [m for n in sizes for mode in ("eager", "compiled") if (m := get(SEED, n, mode)) is not None]
+    pairs = comparisons(results)
+    if not pairs:
+        return ""
+    small, large = pairs[0], pairs[-1]
+    text = (f"N={format_size(small.size)}: eager {format_time_us(small.eager.wall_time_us)} vs compiled "
+            f"{format_time_us(small.compiled.wall_time_us)} wall: overhead drowns the difference. ")  # fmt: skip
+    speed = large.wall_speedup
+    if speed is not None:
+        text += f"N={format_size(large.size)}: compiled {speed:.2f}x " + ("faster" if speed > 1 else "(not faster)") + ". "
+    cross = crossover(pairs)
+    if cross is not None:
+        text += f"Compiled is faster per call from N = {format_size(cross)} up."
+    else:
+        text += "Compiled is not faster per call at the largest size measured here."
+    return text
+
+
+@dataclass(frozen=True)
+class DemoStep:
+    title: str
+    chain: str
+    sizes: tuple[int, ...]
+    modes: tuple[str, ...]
+    caption: Callable[..., str]
+    sweep: bool = False
+    cpu_sizes: tuple[int, ...] | None = None
+    """Sizes on the CPU (a 1e8 sweep takes too long there), when different."""
+
+    def sizes_on(self, device: str | None) -> tuple[int, ...]:
+        if self.cpu_sizes is not None and (device or "").startswith("cpu"):
+            return self.cpu_sizes
+        return self.sizes
+
+    def caption_for(self, get: Lookup, device: str | None) -> str:
+        if self.sweep:
+            return self.caption(get, self.sizes_on(device))
+        return self.caption(get)
+
+
+STEPS: list[DemoStep] = [
+    DemoStep("One add, tiny", ADD, (8,), ("eager",), cap_small),
+    DemoStep("One add, a million elements", ADD, (1_000_000,), ("eager",), cap_large),
+    DemoStep("add + relu, eager", SEED, (1_000_000,), ("eager",), cap_eager),
+    DemoStep("add + relu, compiled", SEED, (1_000_000,), ("eager", "compiled"), cap_compiled),
+    DemoStep("The sweep", SEED, GPU_SWEEP, ("eager", "compiled"), cap_sweep, sweep=True, cpu_sizes=CPU_SWEEP),
+]

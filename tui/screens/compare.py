@@ -1,0 +1,161 @@
+"""Two results side by side (two chains, or one chain in two modes), with what changed.
+
+Rows: kernels per call, bytes per call (as array-sized transfers), device time, wall time, and
+the kernel names present on one side only. The change column reads ``2 -> 1 kernels``,
+``5N -> 3N``, ``7.09 µs -> 4.98 µs (1.42x)``: green when the right side is better, red when worse.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from probes.protocol import Measurement, RequestFailed
+from probes.summary import format_bytes, format_size, format_time_us, format_transfers, mode_label
+from tui.widgets.kernel_pane import display_name
+
+
+@dataclass
+class Side:
+    label: str
+    """``chain · mode`` as the column header."""
+    measurement: Measurement | None = None
+    failure: RequestFailed | None = None
+    pending: bool = True
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    what: str
+    left: str
+    right: str
+    change: str
+    style: str
+    """green (right better), red (worse), dim (same)."""
+
+
+def _style(left: float, right: float) -> str:
+    if abs(left - right) <= 1e-9 * max(abs(left), abs(right), 1):
+        return "dim"
+    return "green" if right < left else "red"
+
+
+def _time_row(what: str, left: float, right: float) -> DiffRow:
+    change = f"{format_time_us(left)} -> {format_time_us(right)}"
+    if right > 0:
+        change += f" ({left / right:.2f}x)"
+    # Within 2 %: noise, not a change.
+    style = "dim" if abs(left - right) <= 0.02 * max(left, right) else ("green" if right < left else "red")
+    return DiffRow(what, format_time_us(left), format_time_us(right), change, style)
+
+
+def kernel_names(m: Measurement) -> list[str]:
+    return [display_name(k) for k in m.kernels]
+
+
+def diff_rows(a: Measurement, b: Measurement) -> list[DiffRow]:
+    ka, kb = a.kernels_per_call, b.kernels_per_call
+    rows = [
+        DiffRow("kernels/call", f"{ka:g}", f"{kb:g}", f"{ka:g} -> {kb:g} kernel{'' if kb == 1 else 's'}", _style(ka, kb)),
+    ]
+    ta, tb = format_transfers(a), format_transfers(b)
+    ba, bb = a.bytes_per_call or 0, b.bytes_per_call or 0
+    rows.append(DiffRow("bytes/call", f"{ta} ({format_bytes(a.bytes_per_call)})", f"{tb} ({format_bytes(b.bytes_per_call)})",
+                        f"{ta} -> {tb}", _style(ba, bb)))  # fmt: skip
+    rows.append(_time_row("device time", a.device_time_us, b.device_time_us))
+    rows.append(_time_row("wall time", a.wall_time_us, b.wall_time_us))
+    names_a, names_b = kernel_names(a), kernel_names(b)
+    only_a = [n for n in names_a if n not in names_b]
+    only_b = [n for n in names_b if n not in names_a]
+    rows.append(DiffRow("only here", "\n".join(only_a) or "-", "\n".join(only_b) or "-",
+                        f"{len(only_a)} gone, {len(only_b)} new" if only_a or only_b else "same kernels",
+                        "yellow" if only_a or only_b else "dim"))  # fmt: skip
+    return rows
+
+
+def compare_table(left: Side, right: Side) -> Table:
+    table = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
+    table.add_column("", style="dim", no_wrap=True)
+    table.add_column(Text(left.label, overflow="fold"), max_width=40)
+    table.add_column(Text(right.label, overflow="fold"), max_width=40)
+    table.add_column("change", max_width=36)
+    a, b = left.measurement, right.measurement
+    if a is None or b is None:
+        def state(side: Side) -> Text:
+            if side.measurement is not None:
+                m = side.measurement
+                return Text(f"{m.kernels_per_call:g} kernels · {format_transfers(m)} · device {format_time_us(m.device_time_us)}")
+            if side.failure is not None:
+                return Text(f"✗ {side.failure.error.located()}", style="bold red")
+            return Text("measuring…" if side.pending else "no result", style="italic cyan" if side.pending else "dim italic")
+
+        table.add_row("", state(left), state(right), "")
+        return table
+    for row in diff_rows(a, b):
+        table.add_row(row.what, Text(row.left, overflow="fold"), Text(row.right, overflow="fold"),
+                      Text(row.change, style=row.style, overflow="fold"))
+    return table
+
+
+class CompareScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,o", "dismiss", "Close")]
+
+    def __init__(self, left: Side, right: Side, title: str = "compare") -> None:
+        super().__init__()
+        self.left = left
+        self.right = right
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="detail", id="compare"):
+            yield Static(Text(self.title_text, style="bold"), classes="detail-title")
+            yield Static(id="compare-table")
+            yield Static(id="compare-where", classes="dialog-hint")
+            yield Static("escape: close · green: right is better · red: worse · dim: same (within 2%)", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.refresh_table()
+        self.call_after_refresh(self.refresh_table)  # again at the real width
+
+    def table_text(self, width: int = 110) -> Text:
+        """The table rendered to styled text at ``width`` cells."""
+        from rich.console import Console  # noqa: PLC0415
+
+        with open(os.devnull, "w") as sink:
+            console = Console(width=width, record=True, file=sink, color_system="truecolor")
+            console.print(compare_table(self.left, self.right))
+        return Text.from_ansi(console.export_text(styles=True).rstrip("\n"))
+
+    def plain_text(self, width: int = 110) -> str:
+        """The table as plain text (for tests and the record)."""
+        return self.table_text(width).plain
+
+    def update_side(self, which: str, side: Side) -> None:
+        if which == "left":
+            self.left = side
+        else:
+            self.right = side
+        self.refresh_table()
+
+    def refresh_table(self) -> None:
+        if not getattr(self, "_ready", False):
+            return
+        width = max(40, (self.query_one("#compare").content_size.width or 112) - 2)
+        self.query_one("#compare-table", Static).update(self.table_text(width))
+        m = self.left.measurement or self.right.measurement
+        where = f"N={format_size(m.size)} · {m.dtype} · {m.device}" if m else ""
+        self.query_one("#compare-where", Static).update(where)
+
+
+def side_label(chain: str, m: Measurement | None, mode: str) -> str:
+    first = next((line.strip() for line in chain.splitlines() if line.strip()), chain)
+    return f"{first} · {mode_label(m) if m else mode}"
