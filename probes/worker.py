@@ -131,8 +131,9 @@ class Worker:
             try:
                 run_profile(request, self.emit, lambda rid=request.id: rid in self._cancelled)
             except DevicePoisoned as exc:
+                # No RequestDone: the client sees this process end while the request is still
+                # open, so it restarts the worker before the next request is sent.
                 self.emit(RequestFailed(request.id, exc.info))
-                self.emit(RequestDone(request.id))
                 return EXIT_DEVICE_POISONED
             except Exception as exc:  # noqa: BLE001 - a bug in the engine must not kill the session
                 message = f"internal error in the worker: {type(exc).__name__}: {exc}"
