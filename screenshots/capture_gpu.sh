@@ -10,6 +10,6 @@ seed="(a + b).relu()"
 shot "$out/gpu_main.svg" --rerun -- "$seed" --device cuda
 shot "$out/gpu_sweep.svg" --sweep -- "$seed" --device cuda
 shot "$out/gpu_code.svg" --size 120x40 --keys escape,tab,enter -- "$seed" --device cuda
-shot "$out/gpu_error.svg" --size 120x40 --keys e,end,backspace -- "$seed" --device cuda
+shot "$out/gpu_error.svg" --size 120x40 --keys end,backspace -- "$seed" --device cuda
 shot "$out/gpu_80x24.svg" --size 80x24 -- "$seed" --device cuda
 shot "$out/gpu_demo.svg" --size 100x30 --demo-step 4 -- demo --device cuda
