@@ -23,6 +23,7 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -48,11 +49,12 @@ from probes.protocol import (
 from probes.summary import format_size, parse_size, parse_sizes
 from tui import export, workspace as ws
 from tui.results import ResultSet, RunKey
-from tui.screens.compare import CompareScreen, Side, side_label
 from tui.screens.dialogs import ConfirmDialog, InputDialog
 from tui.screens.help import HelpScreen
-from tui.screens.kernel_detail import KernelDetail
 from tui.widgets.chains_pane import ChainsPane
+
+if TYPE_CHECKING:
+    from tui.screens.compare import CompareScreen
 from tui.widgets.editor import ChainEditor, ChainErrorLine
 from tui.widgets.kernel_pane import KernelPane, KernelTable, PaneState
 from tui.widgets.op_chain_pane import OpChainPane
@@ -883,6 +885,8 @@ class KernelTuiApp(App[int]):
 
     @on(KernelPane.KernelChosen)
     def _kernel_chosen(self, event: KernelPane.KernelChosen) -> None:
+        from tui.screens.kernel_detail import KernelDetail  # noqa: PLC0415 (rich.syntax: kept off start-up)
+
         self.push_screen(KernelDetail(event.measurement, event.row))
 
     # -- compare ---------------------------------------------------------------------------------
@@ -933,6 +937,8 @@ class KernelTuiApp(App[int]):
         )
 
     def _open_compare(self, sides: list[tuple[str, str, str]], title: str) -> CompareScreen:
+        from tui.screens.compare import CompareScreen, Side, side_label  # noqa: PLC0415 (off start-up)
+
         s = self.workspace.settings
         made: dict[str, Side] = {}
         wanted: dict[str, list[tuple[str, str]]] = {}
@@ -969,6 +975,8 @@ class KernelTuiApp(App[int]):
     @work(group="compare", exit_on_error=False)
     async def _compare_fetch(self, screen: CompareScreen, text: str, modes: list[str], pairs: list[tuple[str, str]],
                              size: int) -> None:  # fmt: skip
+        from tui.screens.compare import Side, side_label  # noqa: PLC0415 (off start-up)
+
         s = self.workspace.settings
         rid = self.client.new_id()
         key = RunKey.of(text, self._device_name(), s.dtype, modes, [size])

@@ -33,19 +33,29 @@ class ChainEditor(TextArea):
     ]
 
     def __init__(self, text: str = "", *, highlight: bool | None = None, id: str | None = None) -> None:
-        use = python_highlighting_available() if highlight is None else (highlight and python_highlighting_available())
         super().__init__(
             text,
-            language="python" if use else None,
-            theme="monokai" if use else "css",
+            theme="css",
             soft_wrap=False,
             tab_behavior="focus",
             show_line_numbers=True,
             id=id,
             placeholder="type an op chain, e.g. (a + b).relu()",
         )
-        self.highlighted = use
+        self._highlight = highlight
+        self.highlighted = False
         self.border_title = "chain"
+
+    def on_mount(self) -> None:
+        if self._highlight is not False:
+            # Loading the grammar takes tens of ms: after the first frame, not before it.
+            self.call_after_refresh(self._start_highlighting)
+
+    def _start_highlighting(self) -> None:
+        if python_highlighting_available():
+            self.language = "python"
+            self.theme = "monokai"
+            self.highlighted = True
 
     def set_text(self, text: str) -> None:
         """Replace the text (switching chains) keeping undo sane and the cursor at the end."""
