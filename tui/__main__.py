@@ -54,18 +54,7 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
         parser.error(str(exc))
     if args.reps is not None and not 1 <= args.reps <= 10_000:
         parser.error("--reps: give a number between 1 and 10000")
-    command: list[str] | str | None = args.worker_cmd
-    if args.replay:
-        missing = [str(p) for p in args.replay if not p.is_file()]
-        if missing:
-            parser.error(f"--replay: no such file: {', '.join(missing)}")
-        command = [sys.executable, "-m", "probes.replay", *map(str, args.replay)]
-    elif isinstance(command, str):
-        try:
-            if not shlex.split(command):
-                parser.error("--worker-cmd: empty command")
-        except ValueError as exc:
-            parser.error(f"--worker-cmd: {exc}")
+    command = _worker_command(parser, args)
     chain = args.chain.replace("\\n", "\n").replace(";", "\n") if args.chain is not None else None
 
     from tui.app import KernelTuiApp  # noqa: PLC0415 (textual only for the app)
