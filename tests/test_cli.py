@@ -77,7 +77,11 @@ def test_saved_report_prints_the_same_tables(capfd: pytest.CaptureFixture[str]) 
     out = capfd.readouterr().out
     assert "NVIDIA H200" in out and "triton_poi_fused_add_relu_0" in out
     assert "eager 2 kernels / 5N -> compiled 1 kernel / 3N" in out
-    assert "compiled is faster per call from N = 1e8 up" in out
+    from probes.protocol import ProfileReport
+    from probes.summary import comparisons, crossover, format_size
+
+    where = crossover(comparisons(ProfileReport.from_json(report.read_text()).results))
+    assert where is not None and f"compiled is faster per call from N = {format_size(where)} up" in out
 
 
 def test_missing_chain_or_report_is_a_usage_error(capfd: pytest.CaptureFixture[str]) -> None:

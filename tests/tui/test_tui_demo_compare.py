@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tui_helpers import SEED_CHAIN, focus_done, recorded, replay_command, wait_for
 
-from probes.summary import format_time_us, format_transfers
+from probes.summary import comparisons, crossover, format_size, format_time_us, format_transfers
 from tui.demo import DemoApp
 from tui.demo_steps import STEPS
 from tui.screens.compare import CompareScreen, diff_rows
@@ -41,7 +41,8 @@ async def test_demo_walks_every_step_back_and_quits() -> None:
         assert all(k.short_name in captions[2] for k in eager.kernels)
         assert "one fused kernel" in captions[3] and "triton_poi_fused_add_relu_0" in captions[3]
         assert "3N" in captions[3] and format_time_us(compiled.device_time_us) in captions[3]
-        assert "faster per call from N = 1e8" in captions[4]
+        where = crossover(comparisons(recorded("sweep").results))
+        assert where is not None and f"faster per call from N = {format_size(where)}" in captions[4]
         await pilot.press("left")
         assert app.index == len(STEPS) - 2
         await wait_for(pilot, lambda: step_done(app), what="back")
