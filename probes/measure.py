@@ -387,25 +387,47 @@ def launches_from_profile(prof: profile, device: torch.device) -> list[Launch]:
     if device.type == "cuda":
         return _cuda_launches(events, rep_ids)
     launches: list[Launch] = []
-    for event in cpu:
-        if not is_cpu_work_op(event.name):
-            continue
-        if any(is_cpu_work_op(child.name) for child in _descendants(event)):
-            continue
-        own, rep, op_index, aten = _context(event, rep_ids)
-        if own:
-            continue
-        launches.append(Launch(event.name, float(event.time_range.elapsed_us()), rep, op_index, aten))
+    roots = [e for e in cpu if is_cpu_work_op(e.name) and not any(is_cpu_work_op(a.name) for a in _ancestors(e))]
+    for root in roots:
+        for event in _cpu_kernels(root):
+            own, rep, op_index, aten = _context(event, rep_ids)
+            if op_index is None:  # in the attribution pass the op's label can sit just below it
+                op_index = _label_below(event)
+            if not own:
+                launches.append(Launch(event.name, float(event.time_range.elapsed_us()), rep, op_index, aten))
     return launches
 
 
-def _descendants(event: FunctionEvent) -> list[FunctionEvent]:
-    found, stack = [], list(event.cpu_children)
+def _label_below(event: FunctionEvent) -> int | None:
+    stack = list(event.cpu_children)
     while stack:
         child = stack.pop()
-        found.append(child)
+        if child.name.startswith(OP_LABEL_PREFIX):
+            return int(child.name[len(OP_LABEL_PREFIX) :])
         stack.extend(child.cpu_children)
-    return found
+    return None
+
+
+CHILD_WORK_SHARE = 0.5
+"""An op whose work-op children take at least this share of its time is a wrapper (relu around
+clamp_min, linear around addmm): its children are the kernels. Below it the op does the work
+itself (sum, whose fill_ and copy_ are set-up), and the op is the kernel."""
+
+
+def _cpu_kernels(event: FunctionEvent) -> list[FunctionEvent]:
+    """The events that did the work under a CPU op: itself, or (recursively) its work-op children."""
+    below, stack = [], list(event.cpu_children)
+    while stack:
+        child = stack.pop()
+        if is_cpu_work_op(child.name):
+            below.append(child)
+        else:
+            stack.extend(child.cpu_children)
+    if not below:
+        return [event]
+    if sum(c.time_range.elapsed_us() for c in below) < CHILD_WORK_SHARE * event.time_range.elapsed_us():
+        return [event]
+    return [kernel for child in sorted(below, key=lambda c: c.time_range.start) for kernel in _cpu_kernels(child)]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -92,6 +92,9 @@ def test_reduction_broadcast_and_matmul() -> None:
         by_mode = {m.mode: m for m in results}
         if chain.startswith("(a * b)"):
             assert by_mode["eager"].kernels_per_call == 2
+            # sum does its own work (its fill_/copy_ are set-up): it is the kernel, not them
+            assert sorted(k.name for k in by_mode["eager"].kernels) == ["aten::mul", "aten::sum"]
+            assert by_mode["eager"].bytes_per_call == (3 + 1) * 4096 * 4 + 4
             assert by_mode["compiled"].kernels_per_call == 1
             assert "sum" in by_mode["compiled"].kernels[0].short_name
         elif "x * y" in chain:
