@@ -57,6 +57,12 @@ def test_error_and_stale(snap_compare, make_app, size: tuple[int, int]) -> None:
     async def run_before(pilot) -> None:  # noqa: ANN001
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("end", "backspace")  # "(a + b).relu(": never closed
+        await wait_for(
+            pilot,
+            lambda: app.parse_error is not None and app.query_one("#chain-error").has_class("-shown")
+            and "STALE" in str(app.query_one("#headline").render()),
+            what="inline error and stale mark",
+        )
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
