@@ -48,7 +48,7 @@ from probes.protocol import (
 )
 from probes.summary import format_size, parse_size, parse_sizes
 from tui import export, workspace as ws
-from tui.results import ResultSet, RunKey
+from tui.results import ResultSet, RunKey, stream_into
 from tui.screens.dialogs import ConfirmDialog, InputDialog
 from tui.screens.help import HelpScreen
 from tui.widgets.chains_pane import ChainsPane
@@ -447,16 +447,7 @@ class KernelTuiApp(App[int]):
 
     @work(exclusive=True, group="profile", exit_on_error=False)
     async def _profile(self, rs: ResultSet, request: ProfileRequest) -> None:
-        try:
-            async for event in self.client.request(request):
-                self._handle_event(rs, event)
-        except asyncio.CancelledError:
-            rs.done, rs.cancelled = True, True
-            raise
-        except Exception as exc:  # noqa: BLE001 (a message, never a traceback)
-            failure = RequestFailed(rs.request_id, ChainErrorInfo("worker", f"lost the worker: {exc}"))
-            self._handle_event(rs, failure)
-            self._handle_event(rs, RequestDone(rs.request_id))
+        await stream_into(self.client, rs, request, self._handle_event)
 
     def _handle_event(self, rs: ResultSet, event: object) -> None:
         if isinstance(event, Progress):

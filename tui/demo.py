@@ -18,7 +18,6 @@ from textual.widgets import Footer, Static
 
 from probes.client import WorkerClient
 from probes.protocol import (
-    ChainErrorInfo,
     Measurement,
     MeasurementResult,
     ProfileRequest,
@@ -29,7 +28,7 @@ from probes.protocol import (
 )
 from probes.summary import format_size
 from tui.demo_steps import STEPS, DemoStep
-from tui.results import ResultSet, RunKey, normalize
+from tui.results import ResultSet, RunKey, normalize, stream_into
 from tui.widgets.kernel_pane import KernelPane, PaneState
 from tui.widgets.sweep_pane import SweepPane
 
@@ -157,15 +156,7 @@ class DemoApp(App[int]):
 
     @work(exclusive=True, group="profile", exit_on_error=False)
     async def _profile(self, rs: ResultSet, request: ProfileRequest) -> None:
-        try:
-            async for event in self.client.request(request):
-                self._event(rs, event)
-        except asyncio.CancelledError:
-            rs.done = rs.cancelled = True
-            raise
-        except Exception as exc:  # noqa: BLE001
-            self._event(rs, RequestFailed(rs.request_id, ChainErrorInfo("worker", f"lost the worker: {exc}")))
-            self._event(rs, RequestDone(rs.request_id))
+        await stream_into(self.client, rs, request, self._event)
 
     def _event(self, rs: ResultSet, event: object) -> None:
         if isinstance(event, Progress):

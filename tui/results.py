@@ -8,9 +8,15 @@ panes keep showing it, marked stale, until results for the new text arrive and r
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from probes.protocol import MODES, Measurement, RequestFailed
+from probes.protocol import MODES, ChainErrorInfo, Event, Measurement, ProfileRequest, RequestDone, RequestFailed
+
+if TYPE_CHECKING:
+    from probes.client import WorkerClient
 
 
 def normalize(chain: str) -> str:
@@ -71,3 +77,19 @@ class ResultSet:
         if self.key.device != key.device:
             return False
         return set(key.sizes) <= set(self.key.sizes)
+
+
+async def stream_into(
+    client: WorkerClient, rs: ResultSet, request: ProfileRequest, handle: Callable[[ResultSet, Event], None]
+) -> None:
+    """Feed every event of ``request`` to ``handle``; a lost worker becomes a failure and a done,
+    so a screen always sees its request end, in plain words."""
+    try:
+        async for event in client.request(request):
+            handle(rs, event)
+    except asyncio.CancelledError:
+        rs.done = rs.cancelled = True
+        raise
+    except Exception as exc:  # noqa: BLE001 (a message, never a traceback)
+        handle(rs, RequestFailed(rs.request_id, ChainErrorInfo("worker", f"lost the worker: {exc}")))
+        handle(rs, RequestDone(rs.request_id))
