@@ -230,7 +230,7 @@ async def test_progress_and_elapsed_time_show_while_running(make_app) -> None:
     """A slow run (a compile) shows what runs, step/total and a ticking clock, not a frozen screen."""
     from tui_helpers import replay_command
 
-    app = make_app(worker_command=replay_command(delay=1.0), frozen=False)
+    app = make_app(worker_command=replay_command(delay=3.0), frozen=False)  # a slow "compile"
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.progress is not None and "compiled" in app.progress.message, timeout=20,
                        what="the compiled step")  # fmt: skip
