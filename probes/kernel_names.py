@@ -13,7 +13,6 @@ MAX_SHORT_NAME = 60
 
 _GRAPH_PREFIX = re.compile(r"^graph_\d+_")
 _INDUCTOR_KERNEL = re.compile(r"^(?:graph_\d+_)?(triton|cpp)_(?:[a-z]+_)?fused_(.+?)(?:_\d+)?$")
-_INDUCTOR_KIND = re.compile(r"^(?:graph_\d+_)?(?:triton|cpp)_([a-z]+)_fused_")
 _NAMED_FUNCTOR = re.compile(r"(?:^|::|<|\s)(\w+?)_functor\b")
 _LAMBDA_OWNER = re.compile(r"(\w+)\([^()]*\)::\{lambda")
 
@@ -59,12 +58,6 @@ def fused_ops(kernel_name: str) -> list[str]:
     if not match:
         return []
     return [part for part in match.group(2).split("_") if part and not part.isdigit()]
-
-
-def inductor_kind(kernel_name: str) -> str | None:
-    """``poi`` (pointwise), ``red`` (reduction), ``per`` (persistent reduction), ... or None."""
-    match = _INDUCTOR_KIND.match(kernel_name)
-    return match.group(1) if match else None
 
 
 def strip_graph_prefix(name: str) -> str:

@@ -305,11 +305,6 @@ def prepare(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, d
     )
 
 
-def forget_compiled() -> None:
-    """Drop every kept compiled chain (e.g. before measuring cold compile times)."""
-    _compiled_cache.clear()
-
-
 # ---------------------------------------------------------------------------------------------
 # Profiler events -> kernel launches
 # ---------------------------------------------------------------------------------------------
