@@ -144,7 +144,7 @@ async def test_newer_run_cancels_the_running_one(make_app) -> None:
     """A run still streaming is cancelled (in the worker too) when a newer one starts."""
     from tui_helpers import replay_command
 
-    app = make_app(worker_command=replay_command(delay=0.3))
+    app = make_app(worker_command=replay_command(delay=2.0))  # still streaming when the sweep starts
     cancelled: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
         original = app.client.cancel
