@@ -18,6 +18,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Literal
 
 from probes.protocol import (
+    EXIT_DEVICE_POISONED,
+    EXIT_STUCK,
+    PROTOCOL_VERSION,
     CancelRequest,
     ChainErrorInfo,
     Event,
@@ -120,6 +123,14 @@ class WorkerClient:
         if self.ready is None:
             detail = self.stderr_tail() or "no output"
             raise RuntimeError(f"the worker exited while starting: {detail}")
+        if self.ready.protocol != PROTOCOL_VERSION:
+            theirs = self.ready.protocol
+            await self._kill()
+            self.ready = None
+            raise RuntimeError(
+                f"the worker speaks protocol {theirs}, this app {PROTOCOL_VERSION}: "
+                "install the same kernel-tui version where the worker runs"
+            )
         self._set_state("ready")
         return self.ready
 
@@ -261,10 +272,10 @@ class WorkerClient:
                     self._set_state("ready")
 
     def _death_message(self, returncode: int | None) -> str:
-        from probes.worker import EXIT_DEVICE_POISONED
-
         if returncode == EXIT_DEVICE_POISONED:
             what = "the GPU context was poisoned by a CUDA error"
+        elif returncode == EXIT_STUCK:
+            what = "the chain was stuck in plain Python and was stopped"
         elif returncode is not None and returncode < 0:
             what = f"the worker was killed by signal {-returncode}"
         else:

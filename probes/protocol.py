@@ -3,6 +3,10 @@
 This module is the single source of truth for the wire format: every message is a dataclass,
 serialised as one JSON object per line with a ``"type"`` tag. It imports neither torch nor
 textual, so both sides (and the replay worker) share it.
+
+Decoding is strict: a field of the wrong type, a missing field or an unknown value of a closed set
+is a ``ProtocolError``. Unknown keys are ignored, so a report written by a newer version still
+reads; a worker of another protocol version is refused at ``WorkerReady`` with one line.
 """
 
 from __future__ import annotations
@@ -13,8 +17,17 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-MODES: tuple[str, ...] = ("eager", "compiled", "max-autotune", "reduce-overhead")
-"""Every measurement mode. The last three are ``torch.compile`` with that compile mode."""
+PROTOCOL_VERSION = 2
+"""Bumped whenever a message changes shape; ``WorkerReady.protocol`` carries the worker's."""
+
+EXIT_DEVICE_POISONED = 3
+"""Worker exit status after a CUDA error that leaves the context unusable (the client restarts it)."""
+EXIT_STUCK = 4
+"""Worker exit status when its watchdog stopped a chain stuck in plain Python."""
+
+MODES: tuple[str, ...] = ("eager", "compiled", "max-autotune", "reduce-overhead", "dynamic")
+"""Every measurement mode. The others are ``torch.compile`` with that compile mode; ``dynamic`` is
+the default compile mode with ``dynamic=True`` (one symbolic-shape compile for every size)."""
 
 COMPILED_MODES: tuple[str, ...] = MODES[1:]
 
@@ -23,8 +36,17 @@ DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16")
 
 DEFAULT_SIZES: tuple[int, ...] = (100, 10_000, 1_000_000, 10_000_000, 100_000_000)
 
-ErrorKind = Literal["syntax", "rejected", "input", "runtime", "memory", "compile", "worker", "replay"]
+ErrorKind = Literal["syntax", "rejected", "input", "runtime", "memory", "compile", "worker", "replay", "stuck"]
 KernelKind = Literal["kernel", "memcpy", "memset"]
+Pass = Literal["forward", "backward"]
+Stage = Literal["peak", "inputs", "compiling", "measuring", "replaying", "warmup"]
+"""What a request is doing now: measuring the device's peaks, making inputs, compiling (slow, GIL
+released), measuring, replaying a recording, or warming Inductor up in the background."""
+
+
+def json_name(name: str) -> dict[str, str]:
+    """Field metadata: the field is written under ``name`` in JSON (``pass`` is a Python keyword)."""
+    return {"json": name}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -70,6 +92,16 @@ class KernelRow:
     pct_of_peak: float | None
     ops: list[str] = field(default_factory=list)
     """The ATen op(s) it ran, e.g. ``["aten::add"]``, or for a fused kernel ``["add", "relu"]``."""
+    device_time_us_iqr: list[float] | None = None
+    """[p25, p75] of one launch's device time over the profiled reps."""
+    pass_: Pass | None = field(default=None, metadata=json_name("pass"))
+    """With grad: the pass the kernel belongs to."""
+    flops: int | None = None
+    """Floating-point operations per call (all launches), where they can be known; else None."""
+    tflops: float | None = None
+    intensity: float | None = None
+    """Arithmetic intensity, FLOP per byte moved."""
+    pct_of_compute_peak: float | None = None
 
 
 @dataclass
@@ -129,6 +161,19 @@ class Measurement:
     peak_gbps: float | None = None
     input_bytes: int = 0
     output_bytes: int = 0
+    wall_time_us_iqr: list[float] | None = None
+    """[p25, p75] of the wall time per call over the timing reps."""
+    device_time_us_iqr: list[float] | None = None
+    """[p25, p75] of the device time per call over the profiled reps."""
+    noisy: bool = False
+    """The spread is wide enough to change a conclusion; ``noise_reasons`` says why."""
+    noise_reasons: list[str] = field(default_factory=list)
+    grad: bool = False
+    """Forward and backward were measured (``kernels`` carry their ``pass_``)."""
+    forward_time_us: float | None = None
+    backward_time_us: float | None = None
+    compute_peak_tflops: float | None = None
+    """The measured compute peak of this dtype on this device that ``pct_of_compute_peak`` uses."""
 
     @property
     def compile_time_s(self) -> float | None:
@@ -150,6 +195,9 @@ class DeviceInfo:
     total_memory: int
     free_memory: int
     peak_gbps: float | None = None
+    peak_gbps_iqr: list[float] | None = None
+    compute_peaks_tflops: dict[str, float] = field(default_factory=dict)
+    """Measured compute peak by dtype (``fp32``, ``bf16``...), where measured."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,6 +218,8 @@ class ProfileRequest:
     dtype: str = "fp32"
     reps: int | None = None
     """None: sized to the kernel time."""
+    grad: bool = False
+    """Measure forward + backward: float inputs require grad, the result is reduced with .sum()."""
     type: Literal["profile"] = "profile"
 
 
@@ -179,6 +229,16 @@ class InfoRequest:
 
     id: str
     type: Literal["info"] = "info"
+
+
+@dataclass
+class WarmupRequest:
+    """Import and warm up Inductor/Triton in the background so that the first compile is fast;
+    answered with ``RequestDone``. The client sends it when the worker would otherwise be idle."""
+
+    id: str
+    device: str | None = None
+    type: Literal["warmup"] = "warmup"
 
 
 @dataclass
@@ -209,16 +269,33 @@ class WorkerReady:
     default_device: str
     python: str = ""
     id: str | None = None
+    protocol: int = 1
+    """The worker's PROTOCOL_VERSION (workers before version 2 did not send it)."""
     type: Literal["ready"] = "ready"
 
 
 @dataclass
 class Progress:
+    """What the worker is doing for request ``id``; ``message`` is the same in plain words."""
+
     id: str
     message: str
+    stage: Stage = "measuring"
+    mode: str | None = None
+    size: int | None = None
     step: int = 0
     total: int = 0
     type: Literal["progress"] = "progress"
+
+
+@dataclass
+class Heartbeat:
+    """Sent about once a second while a request runs, from a thread that needs the GIL: a worker
+    that goes quiet is stuck in one long C call (big-integer arithmetic), and is restarted."""
+
+    id: str
+    stage: str = ""
+    type: Literal["heartbeat"] = "heartbeat"
 
 
 @dataclass
@@ -248,8 +325,8 @@ class RequestDone:
     type: Literal["done"] = "done"
 
 
-Request = Union[ProfileRequest, InfoRequest, CancelRequest, ShutdownRequest]
-Event = Union[WorkerReady, Progress, MeasurementResult, RequestFailed, RequestDone]
+Request = Union[ProfileRequest, InfoRequest, WarmupRequest, CancelRequest, ShutdownRequest]
+Event = Union[WorkerReady, Progress, Heartbeat, MeasurementResult, RequestFailed, RequestDone]
 
 _MESSAGES: dict[str, type] = {
     get_args(get_type_hints(cls)["type"])[0]: cls for cls in (*get_args(Request), *get_args(Event))
@@ -261,10 +338,18 @@ _MESSAGES: dict[str, type] = {
 # ---------------------------------------------------------------------------------------------
 
 
+class ProtocolError(ValueError):
+    """A line (or a report) that is not a message of this protocol, in plain words."""
+
+
+def _json_key(f: dataclasses.Field) -> str:
+    return f.metadata.get("json", f.name)
+
+
 def to_dict(obj: Any) -> Any:
     """A dataclass tree as plain JSON-able values."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {_json_key(f): to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, (list, tuple)):
         return [to_dict(x) for x in obj]
     if isinstance(obj, dict):
@@ -272,45 +357,79 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
-def _build(tp: Any, value: Any) -> Any:
-    """Rebuild ``value`` (plain JSON) as type ``tp``; tolerant of unknown keys from newer peers."""
-    if value is None:
-        return None
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _build(tp: Any, value: Any, where: str) -> Any:
+    """Rebuild ``value`` (plain JSON) as type ``tp``, or raise ProtocolError naming ``where``."""
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
-        for arg in get_args(tp):
+        args = get_args(tp)
+        if value is None:
+            if type(None) in args:
+                return None
+            raise ProtocolError(f"{where}: missing value")
+        errors = []
+        for arg in args:
             if arg is type(None):
                 continue
-            if dataclasses.is_dataclass(arg) or get_origin(arg) in (list, dict):
-                return _build(arg, value)
+            try:
+                return _build(arg, value, where)
+            except ProtocolError as exc:
+                errors.append(str(exc))
+        raise ProtocolError(errors[0] if len(errors) == 1 else f"{where}: {value!r:.40} is not a {_type_name(tp)}")
+    if origin is Literal:
+        if value not in get_args(tp):
+            choices = ", ".join(repr(a) for a in get_args(tp))
+            raise ProtocolError(f"{where}: {value!r:.40} is not one of {choices}")
         return value
     if origin is list:
+        if not isinstance(value, list):
+            raise ProtocolError(f"{where}: expected a list, got {type(value).__name__}")
         (item,) = get_args(tp)
-        return [_build(item, v) for v in value]
+        return [_build(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
+        if not isinstance(value, dict):
+            raise ProtocolError(f"{where}: expected an object, got {type(value).__name__}")
         _, item = get_args(tp)
-        return {k: _build(item, v) for k, v in value.items()}
+        return {str(k): _build(item, v, f"{where}.{k}") for k, v in value.items()}
     if dataclasses.is_dataclass(tp):
-        return from_dict(tp, value)
-    if tp is float and isinstance(value, int):
+        return from_dict(tp, value, where)
+    if tp is Any:
+        return value
+    if tp is float and isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
+    if tp is int and isinstance(value, bool):
+        raise ProtocolError(f"{where}: expected int, got bool")
+    if isinstance(tp, type) and not isinstance(value, tp):
+        raise ProtocolError(f"{where}: expected {tp.__name__}, got {type(value).__name__}")
     return value
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
 
 
-def from_dict(cls: type, data: dict[str, Any]) -> Any:
-    """Build dataclass ``cls`` from ``data`` (as written by ``to_dict``)."""
+def from_dict(cls: type, data: Any, where: str = "") -> Any:
+    """Build dataclass ``cls`` from ``data`` (as written by ``to_dict``), strictly: every field
+    without a default must be there, every value must have its field's type. Unknown keys are
+    ignored (a newer peer's additions)."""
+    where = where or cls.__name__
+    if not isinstance(data, dict):
+        raise ProtocolError(f"{where}: expected an object, got {type(data).__name__}")
     hints = _HINTS.get(cls)
     if hints is None:
         hints = _HINTS[cls] = get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls) if f.init}
-    return cls(**{k: _build(hints[k], v) for k, v in data.items() if k in names})
-
-
-class ProtocolError(ValueError):
-    """A line that is not a message of this protocol."""
+    values = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        key = _json_key(f)
+        if key in data:
+            values[f.name] = _build(hints[f.name], data[key], f"{where}.{key}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ProtocolError(f"{where}: missing field '{key}'")
+    return cls(**values)
 
 
 def encode(message: Any) -> str:
@@ -319,14 +438,14 @@ def encode(message: Any) -> str:
 
 
 def decode(line: str) -> Request | Event:
-    """Parse one JSON line into its message dataclass."""
+    """Parse one JSON line into its message dataclass; ProtocolError if it is not one."""
     try:
         data = json.loads(line)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise ProtocolError(f"not JSON: {line[:80]!r}") from exc
     if not isinstance(data, dict) or data.get("type") not in _MESSAGES:
         raise ProtocolError(f"unknown message: {line[:80]!r}")
-    return from_dict(_MESSAGES[data["type"]], data)
+    return from_dict(_MESSAGES[data["type"]], data, data["type"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,6 +465,9 @@ class ProfileReport:
     failures: list[RequestFailed] = field(default_factory=list)
     host: str = ""
     peak_gbps: float | None = None
+    compute_peaks_tflops: dict[str, float] = field(default_factory=dict)
+    """The compute peaks by dtype that the results' roofline figures use."""
+    protocol: int = PROTOCOL_VERSION
 
     def to_json(self) -> str:
         data = to_dict(self)
@@ -356,5 +478,10 @@ class ProfileReport:
 
     @classmethod
     def from_json(cls, text: str) -> ProfileReport:
-        return from_dict(cls, json.loads(text))
+        """The report in ``text``; ProtocolError, in plain words, if it is not one."""
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ProtocolError(f"not JSON ({exc})") from None
+        return from_dict(cls, data, "report")
 

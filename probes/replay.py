@@ -15,6 +15,7 @@ from pathlib import Path
 
 from probes.expr import ChainError, parse_chain
 from probes.protocol import (
+    PROTOCOL_VERSION,
     CancelRequest,
     ChainErrorInfo,
     DeviceInfo,
@@ -69,6 +70,7 @@ class Recordings:
             default_device=first.device,
             python="replay",
             id=request_id,
+            protocol=PROTOCOL_VERSION,
         )
 
     def answer(self, request: ProfileRequest, delay: float) -> list:
@@ -82,7 +84,9 @@ class Recordings:
         for size in request.sizes:
             for mode in request.modes:
                 step += 1
-                events.append(Progress(request.id, f"replaying {mode} at N={size:,}", step, total))
+                events.append(
+                    Progress(request.id, f"replaying {mode} at N={size:,}", "replaying", mode, size, step, total)
+                )
                 found = self.by_key.get((normalize(request.chain), mode, size, request.dtype))
                 if found is None:
                     message = f"no recording of this chain in {mode} at N={size:,} ({request.dtype})"

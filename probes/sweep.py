@@ -193,15 +193,15 @@ def run_profile(
                 _release(device)
                 continue
             if peak is None:
-                emit(Progress(rid, f"measuring {device}'s peak bandwidth (once, cached)", step, steps))
+                emit(Progress(rid, f"measuring {device}'s peak bandwidth (once, cached)", "peak", None, n, step, steps))
                 peak = peak_gbps(device)
             stop = False
             for mode in request.modes:
                 if cancelled():
                     raise Cancelled
                 step += 1
-                verb = "compiling and measuring" if mode != "eager" else "measuring"
-                emit(Progress(rid, f"{verb} {mode} at N={n:,}", step, steps))
+                verb, stage = ("compiling and measuring", "compiling") if mode != "eager" else ("measuring", "measuring")
+                emit(Progress(rid, f"{verb} {mode} at N={n:,}", stage, mode, n, step, steps))
                 try:
                     measurement = measure(
                         chain, mode, n, device, request.dtype, inputs,

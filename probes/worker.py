@@ -5,8 +5,8 @@
 ``CancelRequest`` takes effect at the next safe point (between sizes and modes). Anything a
 library prints goes to stderr: stdout carries protocol lines only.
 
-Exit codes: 0 on shutdown or end of input; ``EXIT_DEVICE_POISONED`` after a CUDA error that
-leaves the context unusable (the client restarts the worker).
+Exit codes (``probes.protocol``): 0 on shutdown or end of input; ``EXIT_DEVICE_POISONED`` after a
+CUDA error that leaves the context unusable (the client restarts the worker).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import warnings
 from typing import IO
 
 from probes.protocol import (
+    EXIT_DEVICE_POISONED,
+    PROTOCOL_VERSION,
     CancelRequest,
     ChainErrorInfo,
     Event,
@@ -37,8 +39,6 @@ from probes.protocol import (
     decode,
     encode,
 )
-
-EXIT_DEVICE_POISONED = 3
 
 TEST_FAULT_ENV = "KERNEL_TUI_TEST_FAULT"
 """Test-only fault injection, ``KIND:MARKER_FILE`` with KIND one of crash, hang, exit-in-compile.
@@ -70,7 +70,7 @@ class Worker:
         self._cancelled: set[str] = set()
 
     def emit(self, event: Event) -> None:
-        if isinstance(event, Progress) and event.message.startswith("compiling"):
+        if isinstance(event, Progress) and event.stage == "compiling":
             _inject_test_fault("exit-in-compile")
         line = encode(event)
         with self._lock:
@@ -109,6 +109,7 @@ class Worker:
             default_device=default_device(),
             python=platform.python_version(),
             id=request_id,
+            protocol=PROTOCOL_VERSION,
         )
 
     def serve(self) -> int:

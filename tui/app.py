@@ -531,11 +531,7 @@ class KernelTuiApp(App[int]):
         focus_key = self.focus_key()
         stale = self._is_stale(self.shown_focus, self.pending_focus, focus_key)
         running = self._is_running(self.pending_focus)
-        current_mode = None
-        if running and self.progress is not None:
-            for mode in s.request_modes():
-                if f" {mode} at N=" in f" {self.progress.message}":
-                    current_mode = mode
+        current_mode = self.progress.mode if running and self.progress is not None else None
         errors = []
         pending = self.pending_focus
         if pending is not None and pending is not self.shown_focus and pending.failures and not pending.results:
