@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TypeVar, cast
 
 from probes.protocol import ChainErrorInfo, ErrorKind
+from probes.safe_text import inert_line
 
 __all__ = [
     "ALLOWED_BUILTINS",
@@ -45,7 +46,8 @@ ALLOWED_BUILTINS: tuple[str, ...] = (
     "abs", "min", "max", "int", "float", "bool", "len", "round", "slice",
 )  # fmt: skip
 MAX_EXPONENT = 64
-"""Largest constant exponent: ``10 ** 10 ** 8`` would hang the worker building a Python integer."""
+"""Largest literal exponent or shift on Python numbers: ``10 ** 10 ** 8`` would hang the worker
+building a Python integer."""
 DEFAULT_INPUTS: tuple[str, ...] = ("a", "b", "c")
 RESERVED: frozenset[str] = frozenset({"torch", "F", "N"})
 EXAMPLE = "(a + b).relu()"
@@ -77,7 +79,8 @@ class ChainError(Exception):
 
 
 def _error(kind: ErrorKind, message: str, line: int | None = None, col: int | None = None) -> ChainError:
-    return ChainError(ChainErrorInfo(kind, message, line, col))
+    """A ChainError whose message is one inert line: it may quote the user's text (a dim, a name)."""
+    return ChainError(ChainErrorInfo(kind, inert_line(message), line, col))
 
 
 def canonical_dtype(name: str) -> str:
@@ -96,10 +99,12 @@ def canonical_dtype(name: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 _DECL = re.compile(
-    r"\s*(?P<name>[A-Za-z_]\w*)\s*:\s*\[(?P<dims>[^\[\]]*)\]\s*(?P<dtype>[A-Za-z_][\w.]*)?\s*(?:#.*)?",
+    r"\s*+(?P<name>[A-Za-z_]\w*+)\s*+:\s*+\[(?P<dims>[^\[\]]*+)\]\s*+(?P<dtype>[A-Za-z_][\w.]*+)?\s*+(?:#.*)?",
     re.ASCII,
 )
-_DECL_START = re.compile(r"\s*[A-Za-z_]\w*\s*:\s*\[", re.ASCII)
+"""Possessive quantifiers (``*+``) never give back what they matched, so a long line that fails to
+match is rejected in linear time (``\\s*\\s*`` over 19,000 spaces took seconds)."""
+_DECL_START = re.compile(r"\s*+[A-Za-z_]\w*+\s*+:\s*+\[", re.ASCII)
 _DIM_OPS: dict[type, Callable[[int, int], int]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
 }  # fmt: skip
@@ -321,6 +326,7 @@ _MACHINERY = "it reaches machinery outside what a chain may use"
 _GLOBAL_STATE = "it changes global torch state"
 _RAW_MEMORY = "no raw memory access"
 _CALLBACKS = "it calls back into Python"
+_CALLS_ANYTHING = "it calls whatever value it is given"
 _DENIED: dict[str, str] = {
     name: why
     for why, names in (
@@ -344,6 +350,7 @@ _DENIED: dict[str, str] = {
             "share_memory_ pin_memory record_stream",
         ),
         (_CALLBACKS, "register_hook apply_ map_ map2_"),
+        (_CALLS_ANYTHING, "vmap cond while_loop scan associative_scan classproperty"),
         (
             "it copies to the host and makes the chain data-dependent Python; keep the result a tensor",
             "item tolist",
@@ -359,7 +366,7 @@ _DENIED: dict[str, str] = {
 _DENIED_PREFIXES: tuple[tuple[str, str], ...] = (("set_", _GLOBAL_STATE), ("as_strided", _RAW_MEMORY))
 _DENIED_PARTS: tuple[tuple[str, str], ...] = (
     ("load", _FILES), ("save", _FILES), ("file", _FILES), ("pickle", _FILES),
-    ("import", _MACHINERY), ("exec", _MACHINERY), ("hook", _CALLBACKS),
+    ("import", _MACHINERY), ("exec", _MACHINERY), ("hook", _CALLBACKS), ("torch_function", _CALLS_ANYTHING),
     ("seed", _GLOBAL_STATE), ("rng_state", _GLOBAL_STATE), ("data_ptr", _RAW_MEMORY),
 )  # fmt: skip
 """Substrings that mark a family of names (``load_inline``, ``import_ir_module``, ...)."""
@@ -389,15 +396,98 @@ def _attribute_problem(name: str) -> str | None:
     return f": {why}" if why else None
 
 
+_TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "grad", "data"})
+"""Attributes of a tensor that are tensors (``a.shape``, ``a.dtype``... are Python values)."""
+_PYTHON_VALUED_METHODS = frozenset({
+    "numel", "dim", "ndimension", "size", "stride", "element_size", "nelement", "storage_offset",
+    "get_device", "nbytes", "itemsize",
+})  # fmt: skip
+"""Tensor methods (besides ``is_*``) that return a Python value rather than a tensor."""
+_PYTHON_VALUED_TORCH = frozenset({
+    "numel", "typename", "result_type", "promote_types", "can_cast", "get_default_dtype", "finfo", "iinfo",
+    "broadcast_shapes", "get_num_threads", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite",
+})  # fmt: skip
+"""torch functions (besides ``is_*``) that return a Python value rather than a tensor."""
+_GROWING_OPS = (ast.Pow, ast.LShift)
+"""Operators whose Python-number result can grow past any memory from small literal operands."""
+
+
+def _literal_number(node: ast.expr) -> int | float | complex | None:
+    """The value of a number literal such as ``3``, ``-2.5`` (else None)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _literal_number(node.operand)
+        return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float, complex):
+        return cast("int | float | complex", node.value)
+    return None
+
+
 class _Validator:
-    """Walks the statements in order, checking each node and recording the inputs used."""
+    """Walks the statements in order, checking each node and recording the inputs used.
+
+    It also tells, without running anything, which expressions are certainly tensors: rules that
+    keep plain Python bounded (``**`` on Python numbers, ``max`` of one tensor) apply to the others,
+    and build_function guards them at run time (probes.chain_limits).
+    """
 
     def __init__(self, source: str, declared: dict[str, InputDecl]) -> None:
         self.lines = source.split("\n")
         self.inputs = {name: InputDecl(name, ("N",), None) for name in DEFAULT_INPUTS} | declared
         self.assigned: dict[str, int] = {}  # every assignment target -> its first line
         self.locals: set[str] = set()  # assigned on an earlier statement
+        self.tensor_locals: set[str] = set()  # the locals whose value is certainly a tensor
         self.used: dict[str, InputDecl] = {}
+        self._tensor: dict[int, bool] = {}  # id(node) -> is it certainly a tensor, at its statement
+
+    # -- what is a tensor ----------------------------------------------------------------------
+
+    def is_tensor(self, node: ast.AST) -> bool:
+        """Whether ``node`` certainly evaluates to a tensor (False: a Python value, or unknown)."""
+        key = id(node)
+        if key not in self._tensor:
+            self._tensor[key] = self._kind(node)
+        return self._tensor[key]
+
+    def _kind(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in self.tensor_locals if node.id in self.locals else node.id in self.inputs
+        if isinstance(node, ast.BinOp):
+            return self.is_tensor(node.left) or self.is_tensor(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.is_tensor(node.operand)
+        if isinstance(node, ast.Compare):
+            return any(self.is_tensor(side) for side in (node.left, *node.comparators))
+        if isinstance(node, ast.BoolOp):
+            return all(self.is_tensor(value) for value in node.values)
+        if isinstance(node, ast.IfExp):
+            return self.is_tensor(node.body) and self.is_tensor(node.orelse)
+        if isinstance(node, ast.Subscript):
+            return self.is_tensor(node.value)
+        if isinstance(node, ast.Attribute):
+            return node.attr in _TENSOR_ATTRIBUTES and self.is_tensor(node.value)
+        if isinstance(node, ast.Call):
+            return self._call_kind(node)
+        return False
+
+    def _call_kind(self, node: ast.Call) -> bool:
+        func = node.func
+        if isinstance(func, ast.Name):
+            if func.id in ("abs", "round"):
+                return bool(node.args) and self.is_tensor(node.args[0])
+            return func.id in ("min", "max") and len(node.args) > 1 and all(map(self.is_tensor, node.args))
+        if not isinstance(func, ast.Attribute) or func.attr.startswith("is_"):
+            return False
+        root: ast.expr = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in ("torch", "F"):
+            return func.attr not in _PYTHON_VALUED_TORCH
+        return func.attr not in _PYTHON_VALUED_METHODS and self.is_tensor(func.value)
+
+    def _classify(self, root: ast.expr) -> None:
+        """Fix the kind of every node of a statement now, while the locals are as it sees them."""
+        for node in ast.walk(root):
+            self.is_tensor(node)
 
     # -- positions -------------------------------------------------------------------------
 
@@ -426,10 +516,16 @@ class _Validator:
         for stmt in module.body:
             if isinstance(stmt, ast.Expr):
                 self._walk(stmt.value)
+                self._classify(stmt.value)
             elif isinstance(stmt, ast.Assign):
                 name = self._assign_target(stmt)
                 self._walk(stmt.value)
+                self._classify(stmt.value)
                 self.locals.add(name)
+                if self.is_tensor(stmt.value):
+                    self.tensor_locals.add(name)
+                else:
+                    self.tensor_locals.discard(name)
             else:
                 raise self._at(stmt, "rejected", f"{self._label(stmt)} is not allowed")
 
@@ -486,23 +582,27 @@ class _Validator:
             self._attribute_chain(node, called=isinstance(parent, ast.Call) and parent.func is node)
 
     def _binop(self, node: ast.BinOp) -> None:
-        """Python arithmetic that could run for hours before any tensor op: huge powers and
-        sequence repetition (``'x' * 10 ** 9``). Tensor arithmetic is unaffected."""
-        if isinstance(node.op, ast.Pow):
-            exponent = node.right
-            if isinstance(exponent, ast.UnaryOp) and isinstance(exponent.op, (ast.USub, ast.UAdd)):
-                exponent = exponent.operand
-            small = (
-                isinstance(exponent, ast.Constant)
-                and isinstance(exponent.value, (int, float))
-                and abs(exponent.value) <= MAX_EXPONENT
-            )
-            mentions_n = any(isinstance(n, ast.Name) and n.id == "N" for n in ast.walk(node.right))
-            if not small and (isinstance(exponent, (ast.Constant, ast.BinOp)) or mentions_n):
+        """Python arithmetic that could run for hours before any tensor op: powers and shifts of
+        Python numbers that are not literals, and sequence repetition (``'x' * 10 ** 9``).
+        Tensor arithmetic (``a ** b``, ``a ** N``) is unaffected."""
+        if isinstance(node.op, _GROWING_OPS) and not (self.is_tensor(node.left) or self.is_tensor(node.right)):
+            symbol = "**" if isinstance(node.op, ast.Pow) else "<<"
+            for side in (node.left, node.right):
+                if _literal_number(side) is None:
+                    raise self._at(
+                        side, "rejected",
+                        f"on Python numbers, both sides of {symbol} must be number literals like 2 {symbol} 10 "
+                        "(a computed one could hang the run)",
+                    )
+            amount = _literal_number(node.right)
+            if not isinstance(amount, complex) and abs(amount or 0) > MAX_EXPONENT:  # type: ignore[arg-type]
                 raise self._at(
                     node.right, "rejected",
-                    f"exponents must be constants of at most {MAX_EXPONENT} (a huge Python number would hang the run)",
+                    f"on Python numbers, the right side of {symbol} must be at most {MAX_EXPONENT} "
+                    "(a huge Python number would hang the run)",
                 )
+        if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+            raise self._at(node.left, "rejected", "%-formatting of strings is not allowed")
         if isinstance(node.op, ast.Mult):
             for side in (node.left, node.right):
                 if isinstance(side, (ast.List, ast.Tuple)) or (
@@ -514,13 +614,15 @@ class _Validator:
         name = node.id
         if name in ("torch", "F") and not isinstance(parent, ast.Attribute):
             raise self._at(node, "rejected", f"'{name}' {_TORCH_BARE}")
+        called = isinstance(parent, ast.Call) and parent.func is node
+        if name in ALLOWED_BUILTINS and not called:
+            raise self._at(node, "rejected", f"'{name}' can only be called, like {name}(x)")
         if name in self.locals or name in RESERVED or name in ALLOWED_BUILTINS:
             return
         if name in self.inputs:
             self.used.setdefault(name, self.inputs[name])
             return
         if hasattr(builtins, name) or name.startswith("_"):
-            called = isinstance(parent, ast.Call) and parent.func is node
             what = f"calls to '{name}' are" if called else f"the name '{name}' is"
             raise self._at(
                 node, "rejected", f"{what} not allowed (builtins allowed: {', '.join(ALLOWED_BUILTINS)})"
@@ -546,6 +648,16 @@ class _Validator:
             raise self._at(
                 func, "rejected", "only functions and methods can be called, like torch.relu(a) or a.relu()"
             )
+        if isinstance(func, ast.Name) and func.id == "round" and (len(node.args) > 1 or node.keywords):
+            raise self._at(node, "rejected", "round(x, ndigits) is not allowed: use torch.round(x, decimals=n)")
+        if isinstance(func, ast.Name) and func.id in ("min", "max") and len(node.args) == 1:
+            (arg,) = node.args
+            if self.is_tensor(arg):
+                raise self._at(
+                    node, "rejected",
+                    f"{func.id}() of one tensor walks it element by element in Python: "
+                    f"use torch.{func.id}(x) or x.{func.id}()",
+                )
 
     def _attribute_chain(self, outer: ast.Attribute, called: bool) -> None:
         """Check a whole chain ``root.x.y.z`` once, from its root outwards."""
@@ -609,10 +721,15 @@ class ParsedChain:
     def build_function(self, namespace: dict[str, object]) -> Callable[..., object]:
         """``def chain(<inputs>, N)`` compiled from the validated AST, the user's line numbers kept.
 
-        The text is validated again here, so only checked code is ever compiled. Globals are
-        ``namespace`` (e.g. torch and F) and the allowed builtins (see _chain_builtins).
+        The text is validated again here, so only checked code is ever compiled. Arithmetic and
+        calls that are not certainly tensor ops go through probes.chain_limits, which caps the Python
+        values they build. Globals are ``namespace`` (e.g. torch and F), those guards and the allowed
+        builtins (see _chain_builtins).
         """
-        parsed, module = _analyse(self.text)
+        from probes import chain_limits
+
+        parsed, module, validator = _analyse(self.text)
+        module = chain_limits.guard_python(module, validator.is_tensor)
         params = [decl.name for decl in parsed.inputs] + ["N"]
         function = ast.parse(f"def chain({', '.join(params)}):\n    pass").body[0]
         assert isinstance(function, ast.FunctionDef)
@@ -627,13 +744,13 @@ class ParsedChain:
         function.body = body
         tree = ast.fix_missing_locations(ast.Module(body=[function], type_ignores=[]))
         code = _quiet(compile, tree, "<chain>", "exec")
-        scope: dict[str, object] = {"__builtins__": _chain_builtins()}
+        scope: dict[str, object] = {"__builtins__": _chain_builtins(), **chain_limits.GUARDS}
         scope.update(namespace)
         exec(code, scope)  # noqa: S102 - the code is the validated chain
         return cast(Callable[..., object], scope["chain"])
 
 
-def _analyse(text: str) -> tuple[ParsedChain, ast.Module]:
+def _analyse(text: str) -> tuple[ParsedChain, ast.Module, _Validator]:
     if len(text) > MAX_CHARS:
         raise _error(
             "rejected", f"the chain is too long ({len(text):,} characters; the limit is {MAX_CHARS:,})"
@@ -655,7 +772,7 @@ def _analyse(text: str) -> tuple[ParsedChain, ast.Module]:
     last = module.body[-1]
     target = last.targets[0] if isinstance(last, ast.Assign) else None
     result_name = target.id if isinstance(target, ast.Name) else None
-    return ParsedChain(text, tuple(validator.used.values()), result_name), module
+    return ParsedChain(text, tuple(validator.used.values()), result_name), module, validator
 
 
 def parse_chain(text: str) -> ParsedChain:
