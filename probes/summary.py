@@ -11,30 +11,39 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from probes.protocol import Measurement
+from probes.safe_text import inert_line
 
 ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp64": 8}
 
-_SIZE = re.compile(r"^\s*([+-]?[0-9][0-9_]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)\s*([kmgt]?)\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"([+-]?+[0-9][0-9_]*+(?:\.[0-9]++)?+(?:e[+-]?+[0-9]++)?+)\s*+([kmgt]?+)", re.IGNORECASE)
+"""Possessive quantifiers (``*+``): a long text that does not match fails in linear time."""
 _SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 MAX_SIZE = 10**13
+MAX_SIZES_TEXT = 1_000
+"""Longest sizes text accepted (a sweep is a handful of sizes)."""
 
 
 def parse_size(text: str) -> int:
     """``1e6``, ``1_000_000``, ``1M``, ``10k`` -> an int; ValueError with a plain reason otherwise."""
-    match = _SIZE.match(text)
+    match = _SIZE.fullmatch(text.strip()) if len(text) <= MAX_SIZES_TEXT else None
     if not match:
-        raise ValueError(f"'{text}' is not a size: use e.g. 1e6, 1_000_000 or 1M")
+        shown = inert_line(text if len(text) <= 40 else text[:37] + "...")
+        raise ValueError(f"'{shown}' is not a size: use e.g. 1e6, 1_000_000 or 1M")
     value = float(match.group(1).replace("_", "")) * _SUFFIX[match.group(2).lower()]
+    shown = text.strip()
     if not math.isfinite(value) or value > MAX_SIZE:  # 1e400 is inf
-        raise ValueError(f"size '{text}' is absurdly large (over {MAX_SIZE:.0e} elements)")
+        raise ValueError(f"size '{shown}' is absurdly large (over {MAX_SIZE:.0e} elements)")
     if value != int(value):
-        raise ValueError(f"'{text}' is not a whole number of elements")
+        raise ValueError(f"'{shown}' is not a whole number of elements")
     if value <= 0:
-        raise ValueError(f"size '{text}' must be positive")
+        raise ValueError(f"size '{shown}' must be positive")
     return int(value)
 
 
 def parse_sizes(text: str) -> list[int]:
+    """A comma-separated list of sizes (see parse_size); ValueError with a plain reason otherwise."""
+    if len(text) > MAX_SIZES_TEXT:
+        raise ValueError(f"the sizes are too long ({len(text):,} characters; the limit is {MAX_SIZES_TEXT:,})")
     sizes = [parse_size(part) for part in text.split(",") if part.strip()]
     if not sizes:
         raise ValueError("no sizes given: use e.g. 1e2,1e4,1e6")

@@ -13,9 +13,10 @@ from collections.abc import Callable
 import torch
 
 from probes.bandwidth import peak_gbps
-from probes.expr import ChainError, ParsedChain, parse_chain
-from probes.inputs import input_specs, make_inputs, meta_inputs
+from probes.expr import ChainError, parse_chain
+from probes.inputs import input_specs, make_inputs
 from probes.measure import Cancelled, DevicePoisoned, L2Flusher, MeasureError, measure
+from probes.memory_guard import check_memory, free_memory
 from probes.protocol import (
     MODES,
     ChainErrorInfo,
@@ -27,35 +28,9 @@ from probes.protocol import (
     RequestDone,
     RequestFailed,
 )
-from probes.trace import OpTrace, trace_on_meta
-
-MEMORY_HEADROOM = 0.9
-"""Use at most this fraction of free memory; the rest is for the allocator, cuBLAS, Inductor."""
-
 
 def default_device() -> str:
     return "cuda:0" if torch.cuda.is_available() else "cpu"
-
-
-def _cpu_available_bytes() -> int:
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
-
-
-def free_memory(device: torch.device) -> tuple[int, int]:
-    """(free, total) bytes; on CUDA, memory the caching allocator holds but does not use is free."""
-    if device.type == "cuda":
-        free, total = torch.cuda.mem_get_info(device)
-        cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-        return free + cached, total
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return _cpu_available_bytes(), total
 
 
 def list_devices(measure_peak: bool = False) -> list[DeviceInfo]:
@@ -104,33 +79,6 @@ def resolve_device(name: str | None) -> torch.device:
     if device.type != "cpu":
         raise MeasureError(ChainErrorInfo("input", f"unsupported device '{name}': use cpu, cuda or cuda:N"))
     return device
-
-
-def _gb(nbytes: float) -> str:
-    return f"{nbytes / 1e9:.2f} GB" if nbytes >= 1e8 else f"{nbytes / 1e6:.1f} MB"
-
-
-def check_memory(chain: ParsedChain, n: int, dtype: str, device: torch.device) -> OpTrace | None:
-    """Refuse a size whose inputs and intermediates would not fit, with the estimate.
-
-    Sizes come from running the chain on meta tensors (nothing allocated); the intermediates are
-    counted as if all alive at once, an upper bound that keeps the guard on the safe side.
-    """
-    specs = input_specs(chain, n, dtype)
-    inputs = sum(spec.nbytes for spec in specs)
-    trace = trace_on_meta(chain.build_function({"torch": torch, "F": torch.nn.functional}), meta_inputs(specs), n)
-    intermediates = trace.output_bytes_total if trace else 2 * inputs
-    needed = inputs + intermediates
-    free, _ = free_memory(device)
-    if needed > free * MEMORY_HEADROOM:
-        raise MeasureError(
-            ChainErrorInfo(
-                "memory",
-                f"N={n:.0e} needs about {_gb(needed)} (inputs {_gb(inputs)} + intermediates "
-                f"{_gb(intermediates)}) but {device} has {_gb(free)} free",
-            )
-        )
-    return trace
 
 
 def _release(device: torch.device) -> None:

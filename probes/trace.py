@@ -1,15 +1,15 @@
 """The ATen ops a chain runs, with the bytes each reads and writes.
 
 A ``TorchDispatchMode`` sees each op below autograd, with its real tensor arguments. Run on
-``meta`` tensors it sizes a chain without allocating anything (the memory guard); run on the
-device inside the profiler, it tags each op with a ``record_function`` label so that every eager
-kernel can be tied to the op that launched it.
+``meta`` tensors it sizes a chain without allocating anything (the memory guard,
+``probes.memory_guard``); run on the device inside the profiler, it tags each op with a
+``record_function`` label so that every eager kernel can be tied to the op that launched it.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,11 +57,16 @@ class OpTrace:
         return sum(op.bytes_out for op in self.ops if not op.is_view)
 
 
-class _RecordingMode(TorchDispatchMode):
-    def __init__(self, trace: OpTrace, label_ops: bool) -> None:
+class RecordingMode(TorchDispatchMode):
+    """Records each op into ``trace``; ``run_op`` runs it (subclasses may run it differently)."""
+
+    def __init__(self, trace: OpTrace, label_ops: bool = False) -> None:
         super().__init__()
         self.trace = trace
         self.label_ops = label_ops
+
+    def run_op(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        return func(*args, **kwargs)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
@@ -72,7 +77,7 @@ class _RecordingMode(TorchDispatchMode):
             else contextlib.nullcontext()
         )
         with label:
-            out = func(*args, **kwargs)
+            out = self.run_op(func, args, kwargs)
         inputs = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
         outputs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
         is_view = bool(getattr(func, "is_view", False))
@@ -95,20 +100,5 @@ class _RecordingMode(TorchDispatchMode):
 def recording_ops(label_ops: bool = False) -> Iterator[OpTrace]:
     """Record every ATen op run inside the block; optionally label each for the profiler."""
     trace = OpTrace()
-    with _RecordingMode(trace, label_ops):
+    with RecordingMode(trace, label_ops):
         yield trace
-
-
-def trace_on_meta(fn: Callable[..., Any], metas: list[torch.Tensor], n: int) -> OpTrace | None:
-    """The chain's ops on meta tensors of the same shapes: sizes everything, allocates nothing.
-
-    Returns None when an op has no meta implementation (or is data-dependent): the caller then
-    falls back on the inputs' size alone and the real run's trace.
-    """
-    try:
-        # Factory calls in the chain (torch.ones(N * N)) must not allocate for real here either.
-        with torch.device("meta"), recording_ops() as trace:
-            fn(*metas, N=n)
-    except Exception:  # noqa: BLE001 - any failure only means "no estimate from meta"
-        return None
-    return trace
