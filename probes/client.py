@@ -1,8 +1,16 @@
 """The client side of the worker protocol (asyncio): start, talk to, and restart a probe worker.
 
-The UI uses this; so do the fault tests. It never imports torch. A worker that crashes, hangs
-past its deadline, or exits after a CUDA error is restarted, and the request it was serving
-ends with a ``RequestFailed(kind="worker")`` that says what happened.
+The UI uses this; so do the fault tests. It never imports torch. The worker sends a heartbeat
+every second while it runs a request, from a thread that needs the GIL; the client restarts a
+worker that
+
+- crashes or exits (after a CUDA error that poisoned its context, say),
+- sends nothing for ``silence_s`` (stuck in one long C call, such as arithmetic on a huge Python
+  integer; a compile, even max-autotune, releases the GIL and keeps beating), or
+- does not end a cancelled request within ``cancel_ack_s``,
+
+and the request it was serving ends with one plain line. ``close()`` never waits long: it asks
+the worker to stop, and kills it and its children after ``CLOSE_GRACE_S``.
 """
 
 from __future__ import annotations
@@ -12,7 +20,9 @@ import contextlib
 import itertools
 import os
 import shlex
+import signal
 import sys
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Literal
@@ -24,21 +34,29 @@ from probes.protocol import (
     CancelRequest,
     ChainErrorInfo,
     Event,
+    Heartbeat,
     InfoRequest,
     ProfileRequest,
     ProtocolError,
     RequestDone,
     RequestFailed,
     ShutdownRequest,
+    WarmupRequest,
     WorkerReady,
     decode,
     encode,
 )
+from probes.safe_text import inert_line
 
 WorkerState = Literal["stopped", "starting", "ready", "busy", "restarting"]
+Request = ProfileRequest | InfoRequest | WarmupRequest
 
-DEFAULT_DEADLINE_S = 900.0
-"""Longest a request may go without any message from the worker (a max-autotune compile is slow)."""
+DEFAULT_SILENCE_S = 15.0
+"""Longest a running request may go without any message (heartbeats come every second)."""
+CANCEL_ACK_S = 3.0
+"""Longest a cancelled request may take to end before its worker is restarted."""
+CLOSE_GRACE_S = 0.2
+"""How long close() lets the worker exit by itself before killing it."""
 STARTUP_TIMEOUT_S = 120.0
 STDERR_LINES = 40
 
@@ -61,13 +79,15 @@ class WorkerClient:
         self,
         command: list[str] | str | None = None,
         *,
-        deadline_s: float = DEFAULT_DEADLINE_S,
+        silence_s: float = DEFAULT_SILENCE_S,
+        cancel_ack_s: float = CANCEL_ACK_S,
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
         env: dict[str, str] | None = None,
         on_state: Callable[[WorkerState, str], None] | None = None,
     ) -> None:
         self.command = shlex.split(command) if isinstance(command, str) else (command or default_worker_command())
-        self.deadline_s = deadline_s
+        self.silence_s = silence_s
+        self.cancel_ack_s = cancel_ack_s
         self.startup_timeout_s = startup_timeout_s
         self.env = env
         self.on_state = on_state
@@ -82,6 +102,13 @@ class WorkerClient:
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
+        self._closing = False
+        self._last_heard = 0.0
+        self._in_flight: Request | None = None
+        """Sent to the worker, its RequestDone not seen yet (its consumer may have gone)."""
+        self._idle = asyncio.Event()
+        self._cancel_deadline: float | None = None
+        self._cancelled_unsent: set[str] = set()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -99,9 +126,12 @@ class WorkerClient:
 
     async def start(self) -> WorkerReady:
         """Start the worker and wait until it has imported torch and listed its devices."""
+        self._closing = False
         self._set_state("starting", "importing torch")
         self._ready_event = asyncio.Event()
         self.ready = None
+        self._in_flight = None
+        self._idle.set()
         env = {**os.environ, **(self.env or {})}
         env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
         env.setdefault("PYTHONUNBUFFERED", "1")
@@ -112,7 +142,9 @@ class WorkerClient:
             stderr=asyncio.subprocess.PIPE,
             env=env,
             limit=64 * 1024 * 1024,
+            start_new_session=True,  # its own process group: killed with its children, never by the terminal's ^C
         )
+        self._last_heard = time.monotonic()
         self._reader = asyncio.create_task(self._read_stdout(self._process))
         self._stderr_task = asyncio.create_task(self._read_stderr(self._process))
         try:
@@ -143,6 +175,7 @@ class WorkerClient:
                 continue
             if not line:
                 break
+            self._last_heard = time.monotonic()
             try:
                 event = decode(line.decode("utf-8", "replace"))
             except ProtocolError:
@@ -152,11 +185,16 @@ class WorkerClient:
                 self.ready = event
                 self._ready_event.set()
                 continue
-            queue = self._queues.get(getattr(event, "id", "") or "")
+            request_id = getattr(event, "id", "") or ""
+            if isinstance(event, RequestDone) and self._in_flight is not None and request_id == self._in_flight.id:
+                self._in_flight = None
+                self._idle.set()
+            queue = self._queues.get(request_id)
             if queue is not None:
                 queue.put_nowait(event)
         returncode = await process.wait()
         self._ready_event.set()
+        self._idle.set()
         for queue in self._queues.values():
             queue.put_nowait(_Died(returncode))
 
@@ -168,21 +206,25 @@ class WorkerClient:
                 self._stderr.append(text)
 
     def stderr_tail(self, lines: int = 3) -> str:
-        return " | ".join(list(self._stderr)[-lines:])
+        """The worker's last words on stderr, one inert line (they may quote anything)."""
+        return inert_line(" | ".join(list(self._stderr)[-lines:]))
 
     async def _kill(self) -> None:
+        """Kill the worker and every process it started; wait only briefly."""
         process = self._process
         if process is None:
             return
         if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(process.wait(), 10)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), 5)
         for task in (self._reader, self._stderr_task):
-            if task is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(task, 5)
+            if task is not None and not task.done():
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(task, 1)
 
     async def restart(self, reason: str) -> WorkerReady:
         self._set_state("restarting", reason)
@@ -191,17 +233,17 @@ class WorkerClient:
         return await self.start()
 
     async def close(self) -> None:
-        """Ask the worker to shut down; kill it if it does not within a few seconds."""
+        """Ask the worker to shut down; kill it (and its children) after CLOSE_GRACE_S."""
+        self._closing = True
         process = self._process
         if process is None:
             return
         if process.returncode is None and process.stdin is not None:
             with contextlib.suppress(Exception):
                 process.stdin.write((encode(ShutdownRequest()) + "\n").encode())
-                await process.stdin.drain()
                 process.stdin.close()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.wait(), 3)
+                await asyncio.wait_for(process.wait(), CLOSE_GRACE_S)
         await self._kill()
         self._process = None
         self._set_state("stopped")
@@ -216,23 +258,71 @@ class WorkerClient:
         await process.stdin.drain()
 
     async def cancel(self, request_id: str) -> None:
-        """Ask the worker to stop ``request_id`` at its next safe point (no-op if it is gone)."""
+        """Stop ``request_id``: the worker ends it at its next safe point, or it is stopped; a
+        worker that has not ended it within ``cancel_ack_s`` is restarted (not for a warm-up,
+        which may be importing). A request not sent yet is answered as cancelled without being sent."""
+        in_flight = self._in_flight
+        if in_flight is None or in_flight.id != request_id:
+            self._cancelled_unsent.add(request_id)
+            return
+        if not isinstance(in_flight, WarmupRequest) and self._cancel_deadline is None:
+            self._cancel_deadline = time.monotonic() + self.cancel_ack_s
         with contextlib.suppress(ConnectionError, OSError):
             await self._send(CancelRequest(request_id))
 
     async def kill_worker(self) -> None:
-        """Kill the worker process outright (a request that will not stop; also used by tests)."""
+        """Kill the worker process outright (also used by tests)."""
         if self._process is not None and self._process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self._process.kill()
 
-    async def request(self, request: ProfileRequest | InfoRequest) -> AsyncIterator[Event]:
-        """Send ``request`` and yield its events; the last one is always a RequestDone.
+    async def warm_up(self, device: str | None = None) -> None:
+        """Have the worker import and warm up Inductor; any other request pre-empts it."""
+        async for _ in self.request(WarmupRequest(self.new_id(), device)):
+            pass
 
-        Requests queue behind each other. If the worker dies or goes silent past the deadline,
-        this yields a RequestFailed(kind="worker") and a RequestDone, and restarts the worker.
+    async def _settle(self) -> None:
+        """Before a new request: one still running (its consumer went away) is cancelled, and its
+        worker restarted if it does not end within cancel_ack_s (a warm-up: while it beats)."""
+        in_flight = self._in_flight
+        if in_flight is None:
+            return
+        await self.cancel(in_flight.id)
+        while not self._idle.is_set():
+            limit = min(self._last_heard + self.silence_s, self._cancel_deadline or float("inf"))
+            if time.monotonic() >= limit:
+                await self._restart_quietly(f"it did not stop within {self.cancel_ack_s:.0f} s of a cancel")
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), limit - time.monotonic())
+
+    async def _next(self, queue: asyncio.Queue[Event | _Died]) -> Event | _Died | str:
+        """The next event for a request, or why there is none: "silent" or "cancel" (overdue)."""
+        while True:
+            now = time.monotonic()
+            silent_at = self._last_heard + self.silence_s
+            cancel_at = self._cancel_deadline if self._cancel_deadline is not None else float("inf")
+            if now >= cancel_at:
+                return "cancel"
+            if now >= silent_at:
+                return "silent"
+            with contextlib.suppress(TimeoutError):
+                return await asyncio.wait_for(queue.get(), min(silent_at, cancel_at) - now)
+
+    async def request(self, request: Request) -> AsyncIterator[Event]:
+        """Send ``request`` and yield its events (not heartbeats); the last one is always a RequestDone.
+
+        Requests queue behind each other; a warm-up in flight gives way at once. If the worker
+        dies, goes silent, or does not stop after a cancel, this yields a one-line RequestFailed
+        (none after a cancel) and a RequestDone, and restarts the worker.
         """
+        if isinstance(self._in_flight, WarmupRequest) and not isinstance(request, WarmupRequest):
+            await self.cancel(self._in_flight.id)
         async with self._lock:
+            if request.id in self._cancelled_unsent:
+                self._cancelled_unsent.discard(request.id)
+                yield RequestDone(request.id, cancelled=True)
+                return
             if self._process is None or self._process.returncode is not None:
                 try:
                     await (self.restart("the worker had stopped") if self._process else self.start())
@@ -240,25 +330,39 @@ class WorkerClient:
                     yield RequestFailed(request.id, ChainErrorInfo("worker", str(exc)))
                     yield RequestDone(request.id)
                     return
+            await self._settle()
             queue: asyncio.Queue[Event | _Died] = asyncio.Queue()
             self._queues[request.id] = queue
+            self._in_flight, self._cancel_deadline = request, None
+            self._idle.clear()
             self._set_state("busy", getattr(request, "chain", ""))
+            stuck_reported = False
             try:
                 await self._send(request)
                 while True:
-                    try:
-                        event = await asyncio.wait_for(queue.get(), self.deadline_s)
-                    except TimeoutError:
-                        message = f"the worker did not answer within {self.deadline_s:.0f} s and was restarted"
-                        yield RequestFailed(request.id, ChainErrorInfo("worker", message))
+                    event = await self._next(queue)
+                    if event == "cancel":
+                        yield RequestDone(request.id, cancelled=True)
+                        await self._restart_quietly(f"it did not stop within {self.cancel_ack_s:.0f} s of a cancel")
+                        return
+                    if event == "silent":
+                        message = (
+                            f"the worker sent nothing for {self.silence_s:.0f} s (stuck in one long operation, "
+                            "such as arithmetic on a huge Python integer): stopped, and the worker restarted"
+                        )
+                        yield RequestFailed(request.id, ChainErrorInfo("stuck", message))
                         yield RequestDone(request.id)
-                        await self._restart_quietly("it hung")
+                        await self._restart_quietly("it went silent")
                         return
                     if isinstance(event, _Died):
-                        yield RequestFailed(request.id, ChainErrorInfo("worker", self._death_message(event.returncode)))
-                        yield RequestDone(request.id)
+                        if not (stuck_reported and event.returncode == EXIT_STUCK) and not self._closing:
+                            yield RequestFailed(request.id, ChainErrorInfo("worker", self._death_message(event.returncode)))
+                        yield RequestDone(request.id, cancelled=self._cancel_deadline is not None)
                         await self._restart_quietly("it exited")
                         return
+                    if isinstance(event, Heartbeat):
+                        continue
+                    stuck_reported |= isinstance(event, RequestFailed) and event.error.kind == "stuck"
                     yield event
                     if isinstance(event, RequestDone):
                         return
@@ -284,6 +388,8 @@ class WorkerClient:
         return f"{what}; it was restarted" + (f" (last words: {tail[:200]})" if tail else "")
 
     async def _restart_quietly(self, reason: str) -> None:
+        if self._closing:
+            return
         try:
             await self.restart(reason)
         except RuntimeError as exc:

@@ -18,8 +18,10 @@ The chain's plain Python values are capped as it runs (probes.chain_limits), her
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -185,16 +187,44 @@ class _MetaTraceMode(RecordingMode):
             raise
 
 
+_META_BROADCAST = re.compile(
+    r"Attempting to broadcast a dimension of length (\d+) at (-?\d+)! Mismatching argument at index (\d+) "
+    r"had torch\.Size\(\[[^\]]*\]\); but expected shape should be broadcastable to \[([^\]]*)\]"
+)
+_META_MATMUL = re.compile(r"a and b must have same reduction dim, but got \[([^\]]*)\] X \[([^\]]*)\]")
+
+
+def _as_on_device(message: str) -> str:
+    """The meta version of a shape error, worded as the device would word it (what users know)."""
+    broadcast = _META_BROADCAST.search(message)
+    if broadcast and broadcast[3] in ("0", "1"):
+        length, at, index = int(broadcast[1]), int(broadcast[2]), int(broadcast[3])
+        expected = [int(dim) for dim in broadcast[4].split(",") if dim.strip()]
+        dim = at + len(expected) if at < 0 else at
+        if 0 <= dim < len(expected):
+            sizes = (length, expected[dim]) if index == 0 else (expected[dim], length)
+            return f"The size of tensor a ({sizes[0]}) must match the size of tensor b ({sizes[1]}) at non-singleton dimension {dim}"
+    matmul = _META_MATMUL.search(message)
+    if matmul:
+        return f"mat1 and mat2 shapes cannot be multiplied ([{matmul[1]}] @ [{matmul[2]}])"
+    return message
+
+
+_READS_VALUES = (
+    "the chain reads a tensor's values in Python (bool(), int(), float(), if/and/or or min/max on a "
+    "tensor): that cannot be checked before it runs, so it was not run; keep it in tensor ops "
+    "(torch.where, x.max()...)"
+)
+
+
+def _reads_values(message: str) -> bool:
+    return "item()" in message or "_local_scalar_dense" in message
+
+
 def _cannot_size(exc: Exception, failed_op: str | None) -> str | None:
-    """Why the guard cannot size the chain, when the meta run failed for want of data or of a
-    meta version of an op (None: a real error the device would raise as well)."""
+    """Why the guard cannot size the chain, when the meta run failed for want of a meta version
+    of an op or of a data-dependent size (None: a real error the device would raise as well)."""
     text = str(exc)
-    if "item()" in text or "_local_scalar_dense" in text:
-        return (
-            "the chain reads a tensor's values in Python (bool(), int(), float(), if/and/or or min/max "
-            "on a tensor), so its memory cannot be checked before it runs: keep it in tensor ops "
-            "(torch.where, x.max()...)"
-        )
     if "repeat_interleave" in text:
         return "repeat_interleave with tensor repeats makes a size that depends on the data: give output_size="
     if isinstance(exc, NotImplementedError) or "meta" in text.lower():
@@ -222,9 +252,12 @@ def trace_on_meta(fn: Callable[..., Any], metas: list[torch.Tensor], n: int) -> 
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the chain raises becomes one plain line
         info = classify_failure(exc, "eager").info
-        why = _cannot_size(exc, mode.failed_op if mode else None)
-        if why:
+        if _reads_values(str(exc)):
+            info = ChainErrorInfo("rejected", _READS_VALUES, info.line)
+        elif why := _cannot_size(exc, mode.failed_op if mode else None):
             info = ChainErrorInfo("memory", f"{why}; it was not run", info.line)
+        else:
+            info = dataclasses.replace(info, message=_as_on_device(info.message))
         raise ChainError(info) from None
     return trace
 

@@ -1,17 +1,33 @@
 """The probe process: JSON lines on stdin/stdout, one request at a time.
 
-``python -m probes.worker`` imports torch, announces itself with ``WorkerReady`` and then serves
-``ProfileRequest``s in order. A reader thread keeps listening while a request runs, so a
-``CancelRequest`` takes effect at the next safe point (between sizes and modes). Anything a
-library prints goes to stderr: stdout carries protocol lines only.
+``python -m probes.worker`` imports torch, initialises the default device (so that the first
+request does not pay for it), announces itself with ``WorkerReady`` and then serves requests in
+order. Anything a library prints goes to stderr: stdout carries protocol lines only.
+
+Three threads:
+
+- the main thread runs requests;
+- a reader thread keeps listening: a ``CancelRequest`` stops the running request at its next safe
+  point (between sizes and modes), or, when none comes within ``CANCEL_SAFE_POINT_S``, by raising
+  in the main thread; a real request pre-empts a warm-up at once; ``ShutdownRequest`` ends the
+  process at once, whatever it is doing;
+- a heartbeat thread sends a ``Heartbeat`` every ``HEARTBEAT_S`` while a request runs. It needs the
+  GIL, so a chain stuck in one long C call (big-integer arithmetic) goes quiet, and the client
+  restarts the worker; compiles release the GIL often and keep beating.
+
+A chain that runs plain Python for too long without reaching a tensor op is stopped by the memory
+guard's watch (probes.watchdog), which answers in one line; when it cannot be stopped, the worker
+says so and exits with ``EXIT_STUCK``.
 
 Exit codes (``probes.protocol``): 0 on shutdown or end of input; ``EXIT_DEVICE_POISONED`` after a
-CUDA error that leaves the context unusable (the client restarts the worker).
+CUDA error that leaves the context unusable; ``EXIT_STUCK`` as above (the client restarts it).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import gc
 import os
 import queue
@@ -20,14 +36,17 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Iterator
 from typing import IO
 
 from probes.protocol import (
     EXIT_DEVICE_POISONED,
+    EXIT_STUCK,
     PROTOCOL_VERSION,
     CancelRequest,
     ChainErrorInfo,
     Event,
+    Heartbeat,
     InfoRequest,
     ProfileRequest,
     Progress,
@@ -35,47 +54,144 @@ from probes.protocol import (
     RequestDone,
     RequestFailed,
     ShutdownRequest,
+    WarmupRequest,
     WorkerReady,
     decode,
     encode,
 )
+from probes.watchdog import WATCH, ChainStuck, Interrupted, clear_in_thread, raise_in_thread, stuck_message
+
+HEARTBEAT_S = 1.0
+CANCEL_SAFE_POINT_S = 0.3
+"""A cancelled request that reaches no safe point within this is stopped by raising in it."""
 
 TEST_FAULT_ENV = "KERNEL_TUI_TEST_FAULT"
-"""Test-only fault injection, ``KIND:MARKER_FILE`` with KIND one of crash, hang, exit-in-compile.
+"""Test-only fault injection, ``KIND:MARKER_FILE``. Kinds: crash, hang (sleeps, GIL released,
+heartbeats go on), hold-gil (sleeps holding the GIL: heartbeats stop), spin (plain Python forever,
+watched: the watch stops it), c-loop (watched, in a C call that never returns to Python: the
+watch cannot stop it) fire as a profile request starts; exit-in-compile when a compile starts.
 
 The fault fires once (when the marker file does not exist yet, which it then creates), so the
 restarted worker behaves. It lives in the worker's environment, never in the chain language.
 """
 
+Request = ProfileRequest | InfoRequest | WarmupRequest
+
+
+class StopRequest(Interrupted):
+    """Raised in the main thread to stop the request it runs (cancelled, or pre-empted)."""
+
+
+_FAULT_STAGES = {"exit-in-compile": "compiling", **dict.fromkeys(("crash", "hang", "hold-gil", "spin", "c-loop"), "start")}
+
 
 def _inject_test_fault(stage: str) -> None:
-    spec = os.environ.get(TEST_FAULT_ENV, "")
-    kind, _, marker = spec.partition(":")
-    if kind != stage or not marker or os.path.exists(marker):
+    """Fire the test fault set for ``stage`` ("start" of a profile request, or a Progress stage)."""
+    kind, _, marker = os.environ.get(TEST_FAULT_ENV, "").partition(":")
+    if _FAULT_STAGES.get(kind) != stage or not marker or os.path.exists(marker):
         return
     open(marker, "w").close()
     if kind == "crash":
         os.kill(os.getpid(), signal.SIGKILL)
     elif kind == "hang":
         time.sleep(3600)
+    elif kind == "hold-gil":
+        ctypes.PyDLL(None).sleep(3600)  # a PyDLL call keeps the GIL
     elif kind == "exit-in-compile":
         os._exit(1)
+    else:
+        with WATCH.watching():
+            if kind == "spin":
+                while True:
+                    pass
+            ctypes.CDLL(None).sleep(3600)  # releases the GIL but never returns to Python
+
+
+class _MainThreadStop:
+    """Raises StopRequest in the main thread, only while it runs the request it is armed for."""
+
+    def __init__(self) -> None:
+        self._main = threading.get_ident()
+        self._lock = threading.Lock()
+        self._armed_for: str | None = None
+        self._sent = False
+
+    @contextlib.contextmanager
+    def armed(self, request_id: str) -> Iterator[None]:
+        with self._lock:
+            self._armed_for, self._sent = request_id, False
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._armed_for = None
+                if self._sent:
+                    clear_in_thread(self._main)  # sent too late to fire: it must not fire later
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """No stop inside (imports: a module interrupted halfway would stay broken)."""
+        with self._lock:
+            armed, self._armed_for = self._armed_for, None
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._armed_for = armed
+
+    def stop(self, request_id: str) -> None:
+        with self._lock:
+            if self._armed_for == request_id and not self._sent:
+                self._sent = True
+                raise_in_thread(self._main, StopRequest)
+
+
+def _tiny(x):  # noqa: ANN001, ANN202 - the warm-up's compile
+    return (x + 1).relu()
 
 
 class Worker:
-    def __init__(self, out: IO[str]) -> None:
+    def __init__(self, out: IO[str], heartbeat_s: float = HEARTBEAT_S) -> None:
         self._out = out
         self._lock = threading.Lock()
-        self._requests: queue.Queue[ProfileRequest | InfoRequest | None] = queue.Queue()
+        self._requests: queue.Queue[Request | None] = queue.Queue()
         self._cancelled: set[str] = set()
+        self._current: Request | None = None
+        self._stage = ""
+        self._done_sent = False
+        self._stop = _MainThreadStop()
+        self.heartbeat_s = heartbeat_s
+
+    # -- output ----------------------------------------------------------------------------------
 
     def emit(self, event: Event) -> None:
-        if isinstance(event, Progress) and event.stage == "compiling":
-            _inject_test_fault("exit-in-compile")
+        if isinstance(event, Progress):
+            self._stage = event.stage
+            _inject_test_fault(event.stage)
+        current = self._current
+        if isinstance(event, RequestDone) and current is not None and event.id == current.id:
+            self._done_sent = True
         line = encode(event)
         with self._lock:
             self._out.write(line + "\n")
             self._out.flush()
+
+    def beat(self) -> None:
+        """Heartbeat thread: one Heartbeat per period while a request runs."""
+        while True:
+            time.sleep(self.heartbeat_s)
+            current = self._current
+            if current is not None:
+                self.emit(Heartbeat(current.id, self._stage))
+
+    def die_stuck(self, message: str) -> None:
+        """The watch's last resort: the stuck chain cannot be stopped, so this process ends."""
+        current = self._current
+        if current is not None:
+            self.emit(RequestFailed(current.id, ChainErrorInfo("stuck", f"{message}; the worker was restarted")))
+        os._exit(EXIT_STUCK)
+
+    # -- input -----------------------------------------------------------------------------------
 
     def read_requests(self, stream: IO[str]) -> None:
         """Reader thread: queue work, apply cancels at once, stop on shutdown or EOF."""
@@ -87,13 +203,25 @@ class Worker:
             except ProtocolError as exc:
                 self.emit(RequestFailed("", ChainErrorInfo("worker", f"bad request: {exc}")))
                 continue
+            if isinstance(message, ShutdownRequest):
+                self._out.flush()
+                os._exit(0)
             if isinstance(message, CancelRequest):
-                self._cancelled.add(message.id)
-            elif isinstance(message, ShutdownRequest):
-                break
-            elif isinstance(message, (ProfileRequest, InfoRequest)):
+                self._cancel(message.id, CANCEL_SAFE_POINT_S)
+            elif isinstance(message, (ProfileRequest, InfoRequest, WarmupRequest)):
+                current = self._current
+                if isinstance(current, WarmupRequest) and not isinstance(message, WarmupRequest):
+                    self._cancel(current.id, 0.0)  # a real request pre-empts the warm-up
                 self._requests.put(message)
         self._requests.put(None)
+
+    def _cancel(self, request_id: str, grace_s: float) -> None:
+        self._cancelled.add(request_id)
+        current = self._current
+        if current is not None and current.id == request_id:
+            threading.Timer(grace_s, self._stop.stop, args=(request_id,)).start()
+
+    # -- requests --------------------------------------------------------------------------------
 
     def ready(self, request_id: str | None = None) -> WorkerReady:
         import platform
@@ -113,46 +241,118 @@ class Worker:
         )
 
     def serve(self) -> int:
-        from probes.measure import DevicePoisoned
-        from probes.sweep import run_profile
-
         while True:
             request = self._requests.get()
             if request is None:
                 return 0
-            if isinstance(request, InfoRequest):
-                self.emit(self.ready(request.id))
-                self.emit(RequestDone(request.id))
-                continue
             if request.id in self._cancelled:
                 self.emit(RequestDone(request.id, cancelled=True))
                 continue
-            _inject_test_fault("crash")
-            _inject_test_fault("hang")
+            self._current, self._stage, self._done_sent = request, "", False
             try:
-                run_profile(request, self.emit, lambda rid=request.id: rid in self._cancelled)
-            except DevicePoisoned as exc:
-                # No RequestDone: the client sees this process end while the request is still
-                # open, so it restarts the worker before the next request is sent.
-                self.emit(RequestFailed(request.id, exc.info))
-                return EXIT_DEVICE_POISONED
-            except Exception as exc:  # noqa: BLE001 - a bug in the engine must not kill the session
-                message = f"internal error in the worker: {type(exc).__name__}: {exc}"
-                self.emit(RequestFailed(request.id, ChainErrorInfo("worker", message[:300])))
-                self.emit(RequestDone(request.id))
+                with self._stop.armed(request.id):
+                    code = self._handle(request)
+            except StopRequest:
+                code = None
+                _release()
+                if not self._done_sent:
+                    self.emit(RequestDone(request.id, cancelled=True))
+            finally:
+                self._current = None
+            if code is not None:
+                return code
+
+    def _handle(self, request: Request) -> int | None:
+        """Run one request; an exit code when the process must end after it."""
+        if isinstance(request, InfoRequest):
+            self.emit(self.ready(request.id))
+            self.emit(RequestDone(request.id))
+            return None
+        if isinstance(request, WarmupRequest):
+            self._warm_up(request)
+            return None
+        from probes.measure import DevicePoisoned
+        from probes.sweep import run_profile
+
+        try:
+            _inject_test_fault("start")
+            run_profile(request, self.emit, lambda rid=request.id: rid in self._cancelled)
+        except DevicePoisoned as exc:
+            # No RequestDone: the client sees this process end while the request is still
+            # open, so it restarts the worker before the next request is sent.
+            self.emit(RequestFailed(request.id, exc.info))
+            return EXIT_DEVICE_POISONED
+        except ChainStuck:  # a test fault's watched spin (chains are stopped inside the memory guard)
+            self.emit(RequestFailed(request.id, ChainErrorInfo("stuck", stuck_message(WATCH.limit_s))))
+            self.emit(RequestDone(request.id))
+        except Exception as exc:  # noqa: BLE001 - a bug in the engine must not kill the session
+            message = f"internal error in the worker: {type(exc).__name__}: {exc}"
+            self.emit(RequestFailed(request.id, ChainErrorInfo("worker", message[:300])))
+            self.emit(RequestDone(request.id))
+        return None
+
+    def _warm_up(self, request: WarmupRequest) -> None:
+        """Import Inductor and compile a tiny kernel on the device, so that the first real compile
+        does not pay for it. Imports are never interrupted; the compile is, by any real request."""
+        import torch
+
+        from probes.measure import MeasureError
+        from probes.sweep import resolve_device
+
+        try:
+            device = resolve_device(request.device)
+        except MeasureError as exc:
+            self.emit(RequestFailed(request.id, exc.info))
+            self.emit(RequestDone(request.id))
+            return
+        self.emit(Progress(request.id, "warming up: importing Inductor", "warmup"))
+        with self._stop.held():
+            import torch._inductor.compile_fx  # noqa: F401
+        if request.id not in self._cancelled:
+            self.emit(Progress(request.id, f"warming up: compiling a tiny kernel on {device}", "warmup"))
+            torch.compile(_tiny, dynamic=False)(torch.ones(8, device=device))
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+        self.emit(RequestDone(request.id, cancelled=request.id in self._cancelled))
+
+
+def _release() -> None:
+    """Give back what a stopped request held (its tensors went with its frames)."""
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _initialise_device() -> None:
+    """Create the default device's context now, while the client waits for WorkerReady anyway."""
+    import torch
+
+    from probes.sweep import default_device
+
+    device = torch.device(default_device())
+    torch.ones(1, device=device).add_(1)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m probes.worker", description=__doc__.splitlines()[0])
-    parser.parse_args(argv)
+    parser.add_argument("--stuck-s", type=float, default=WATCH.limit_s,
+                        help="stop a chain after this long in plain Python without a tensor op (seconds)")
+    parser.add_argument("--heartbeat-s", type=float, default=HEARTBEAT_S, help="seconds between heartbeats")
+    args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", message=".*(Profiler clears events|Failed to initialize NumPy).*")
     # Keep fd 1 for the protocol; point everything else that writes to stdout at stderr.
     protocol_out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    worker = Worker(protocol_out)
-    reader = threading.Thread(target=worker.read_requests, args=(sys.stdin,), daemon=True)
-    reader.start()
+    worker = Worker(protocol_out, heartbeat_s=args.heartbeat_s)
+    WATCH.limit_s = args.stuck_s
+    WATCH.on_unstoppable = worker.die_stuck
+    threading.Thread(target=worker.read_requests, args=(sys.stdin,), name="reader", daemon=True).start()
+    threading.Thread(target=worker.beat, name="heartbeat", daemon=True).start()
+    _initialise_device()
     worker.emit(worker.ready())
     # torch's hundreds of thousands of long-lived objects would make every full collection (the
     # engine runs one after each size) cost ~0.1 s; frozen, they are skipped.

@@ -32,7 +32,7 @@ def rss_bytes(pid: int) -> int:
 async def test_one_worker_answers_a_thousand_requests(tmp_path: Path) -> None:
     from probes.client import WorkerClient
 
-    client = WorkerClient(env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")}, deadline_s=REQUEST_TIMEOUT_S)
+    client = WorkerClient(env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")})
     rss: dict[int, int] = {}
     try:
         await client.start()

@@ -1,27 +1,47 @@
-"""The worker process and its client: answers, cancels, and survives crashes, hangs and kills."""
+"""The worker process and its client: answers, cancels, heartbeats, and survives crashes, hangs,
+stuck chains and kills; close() never waits long."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from probes.client import WorkerClient
-from probes.protocol import MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
+from probes.client import CLOSE_GRACE_S, WorkerClient
+from probes.protocol import (
+    MeasurementResult,
+    ProfileRequest,
+    Progress,
+    RequestDone,
+    RequestFailed,
+    WarmupRequest,
+    WorkerReady,
+    encode,
+)
 from probes.worker import TEST_FAULT_ENV
 
 CHAIN = "(a + b).relu()"
+WAIT_S = 120
+"""Upper bound on anything a test waits for (a cold compile on a loaded 2-core machine)."""
 
 
-async def collect(client: WorkerClient, request: ProfileRequest) -> list:
-    return [event async for event in client.request(request)]
+async def collect(client: WorkerClient, request: ProfileRequest | WarmupRequest) -> list:
+    async def gather() -> list:
+        return [event async for event in client.request(request)]
+
+    return await asyncio.wait_for(gather(), WAIT_S)
 
 
-def eager_request(client: WorkerClient, sizes: list[int] | None = None) -> ProfileRequest:
-    return ProfileRequest(client.new_id(), CHAIN, sizes=sizes or [1000], modes=["eager"], device="cpu", reps=3)
+def eager_request(client: WorkerClient, sizes: list[int] | None = None, chain: str = CHAIN) -> ProfileRequest:
+    return ProfileRequest(client.new_id(), chain, sizes=sizes or [1000], modes=["eager"], device="cpu", reps=3)
+
+
+def compiled_request(client: WorkerClient, chain: str) -> ProfileRequest:
+    return ProfileRequest(client.new_id(), chain, sizes=[1000], modes=["compiled"], device="cpu", reps=3)
 
 
 def alive(pid: int) -> bool:
@@ -30,6 +50,23 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+async def until(condition, timeout_s: float = WAIT_S) -> None:  # noqa: ANN001
+    """Wait for ``condition()`` to hold, polling (no fixed pause)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.02)
+
+
+def worker_command(*flags: str) -> list[str]:
+    return [sys.executable, "-m", "probes.worker", *flags]
+
+
+async def assert_next_chain_works(client: WorkerClient) -> None:
+    again = await collect(client, eager_request(client))
+    assert any(isinstance(e, MeasurementResult) for e in again), again
 
 
 @pytest.fixture
@@ -71,12 +108,21 @@ async def test_cancel_stops_a_running_sweep(client: WorkerClient) -> None:
     done = events[-1]
     assert isinstance(done, RequestDone) and done.cancelled
     assert len([e for e in events if isinstance(e, MeasurementResult)]) < 30
+    assert client.restarts == 0
 
 
-@pytest.mark.parametrize("fault", ["crash", "hang", "exit-in-compile"])
-async def test_faults_are_survived_and_reported(tmp_path: Path, fault: str) -> None:
+async def test_a_request_cancelled_before_it_is_sent_is_never_run(client: WorkerClient) -> None:
+    await client.start()
+    request = eager_request(client)
+    await client.cancel(request.id)
+    assert await collect(client, request) == [RequestDone(request.id, cancelled=True)]
+    await assert_next_chain_works(client)
+
+
+@pytest.mark.parametrize("fault", ["crash", "exit-in-compile"])
+async def test_a_worker_that_dies_is_restarted_and_says_why(tmp_path: Path, fault: str) -> None:
     marker = tmp_path / "fired"
-    client = WorkerClient(env={TEST_FAULT_ENV: f"{fault}:{marker}"}, deadline_s=8)
+    client = WorkerClient(env={TEST_FAULT_ENV: f"{fault}:{marker}"})
     try:
         await client.start()
         modes = ["compiled"] if fault == "exit-in-compile" else ["eager"]
@@ -84,12 +130,97 @@ async def test_faults_are_survived_and_reported(tmp_path: Path, fault: str) -> N
         events = await collect(client, request)
         (failure,) = [e for e in events if isinstance(e, RequestFailed)]
         assert failure.error.kind == "worker"
-        expected = {"crash": "signal 9", "hang": "did not answer", "exit-in-compile": "exited (code 1)"}[fault]
+        expected = {"crash": "signal 9", "exit-in-compile": "exited (code 1)"}[fault]
         assert expected in failure.error.message and "restarted" in failure.error.message
         assert isinstance(events[-1], RequestDone)
         assert marker.exists() and client.restarts == 1
-        again = await collect(client, eager_request(client))
-        assert any(isinstance(e, MeasurementResult) for e in again), again
+        await assert_next_chain_works(client)
+    finally:
+        await client.close()
+
+
+async def test_a_worker_that_holds_the_gil_goes_silent_and_is_restarted(tmp_path: Path) -> None:
+    """One long C call that keeps the GIL (like arithmetic on a huge Python integer) stops the
+    heartbeats: the client restarts the worker after silence_s and says so in one line."""
+    marker = tmp_path / "fired"
+    client = WorkerClient(env={TEST_FAULT_ENV: f"hold-gil:{marker}"}, silence_s=2)
+    try:
+        await client.start()
+        first_pid = client.pid
+        begin = time.monotonic()
+        events = await collect(client, eager_request(client))
+        (failure,) = [e for e in events if isinstance(e, RequestFailed)]
+        assert failure.error.kind == "stuck" and "sent nothing for 2 s" in failure.error.message
+        assert "\n" not in failure.error.message and isinstance(events[-1], RequestDone)
+        assert time.monotonic() - begin < 15
+        assert client.restarts == 1 and first_pid is not None and not alive(first_pid)
+        await assert_next_chain_works(client)
+    finally:
+        await client.close()
+
+
+async def test_a_request_that_ignores_its_cancel_is_killed_within_the_grace(tmp_path: Path) -> None:
+    """The worker sleeps in C with the GIL released: it keeps beating, so it is not silent, but a
+    cancel cannot reach it. The client gives it cancel_ack_s, then restarts it."""
+    marker = tmp_path / "fired"
+    client = WorkerClient(env={TEST_FAULT_ENV: f"hang:{marker}"}, silence_s=5, cancel_ack_s=1)
+    try:
+        await client.start()
+        request = eager_request(client)
+        events: list = []
+        done_at: list[float] = []
+
+        async def stream() -> None:
+            async for event in client.request(request):
+                events.append(event)
+                done_at.append(time.monotonic())
+
+        streaming = asyncio.ensure_future(stream())
+        await until(marker.exists)
+        cancelled_at = time.monotonic()
+        await client.cancel(request.id)
+        await asyncio.wait_for(streaming, WAIT_S)
+        assert done_at[-1] - cancelled_at < 1 + 1.0, "the cancel was not enforced in time"
+        assert events[-1] == RequestDone(request.id, cancelled=True)
+        assert not [e for e in events if isinstance(e, RequestFailed)]
+        await until(lambda: client.state == "ready")
+        assert client.restarts == 1
+        await assert_next_chain_works(client)
+    finally:
+        await client.close()
+
+
+async def test_a_watched_python_loop_is_stopped_in_one_line_and_the_worker_lives_on(tmp_path: Path) -> None:
+    marker = tmp_path / "fired"
+    client = WorkerClient(worker_command("--stuck-s", "1"), env={TEST_FAULT_ENV: f"spin:{marker}"})
+    try:
+        await client.start()
+        pid = client.pid
+        events = await collect(client, eager_request(client))
+        (failure,) = [e for e in events if isinstance(e, RequestFailed)]
+        assert failure.error.kind == "stuck"
+        assert failure.error.message == "the chain ran plain Python for 1 s without reaching a tensor op: stopped"
+        assert isinstance(events[-1], RequestDone)
+        assert client.pid == pid and client.restarts == 0
+        await assert_next_chain_works(client)
+    finally:
+        await client.close()
+
+
+async def test_a_watched_chain_that_cannot_be_stopped_ends_its_worker_in_one_line(tmp_path: Path) -> None:
+    """Stuck in a C call that never returns to Python, the chain cannot take the stop: the worker
+    says so once and exits with EXIT_STUCK; the client restarts it without a second message."""
+    marker = tmp_path / "fired"
+    client = WorkerClient(worker_command("--stuck-s", "1"), env={TEST_FAULT_ENV: f"c-loop:{marker}"})
+    try:
+        await client.start()
+        events = await collect(client, eager_request(client))
+        failures = [e for e in events if isinstance(e, RequestFailed)]
+        assert [f.error.kind for f in failures] == ["stuck"], failures
+        assert failures[0].error.message.startswith("the chain ran plain Python for 1 s without reaching a tensor op")
+        assert isinstance(events[-1], RequestDone)
+        assert client.restarts == 1
+        await assert_next_chain_works(client)
     finally:
         await client.close()
 
@@ -105,8 +236,7 @@ async def test_killed_mid_request_then_next_request_works(client: WorkerClient) 
             await client.kill_worker()
     assert any(isinstance(e, RequestFailed) and "signal 9" in e.error.message for e in events)
     assert client.pid != first_pid
-    again = await collect(client, eager_request(client))
-    assert any(isinstance(e, MeasurementResult) for e in again)
+    await assert_next_chain_works(client)
 
 
 async def test_close_leaves_no_worker_behind(client: WorkerClient) -> None:
@@ -114,8 +244,112 @@ async def test_close_leaves_no_worker_behind(client: WorkerClient) -> None:
     pid = client.pid
     assert pid is not None and alive(pid)
     await client.close()
-    await asyncio.sleep(0.1)
-    assert not alive(pid)
+    await until(lambda: not alive(pid), 2)
+
+
+async def test_close_is_quick_in_every_state(tmp_path: Path) -> None:
+    """Idle, mid-sweep and mid-request stuck in C: close() returns within CLOSE_GRACE_S and a
+    little, and leaves no worker."""
+    marker = tmp_path / "fired"
+    for state in ("idle", "mid-sweep", "holding the GIL"):
+        env = {TEST_FAULT_ENV: f"hold-gil:{marker}"} if state == "holding the GIL" else {}
+        client = WorkerClient(env=env)
+        await client.start()
+        pid = client.pid
+        assert pid is not None
+        stream = None
+        if state != "idle":
+            request = eager_request(client, sizes=[100_000] * 200)
+            stream = asyncio.ensure_future(collect(client, request))
+            await until(lambda: marker.exists() if state == "holding the GIL" else client.state == "busy")
+        begin = time.monotonic()
+        await client.close()
+        elapsed = time.monotonic() - begin
+        assert elapsed < CLOSE_GRACE_S + 0.25, f"close() took {elapsed:.2f} s {state}"
+        await until(lambda: not alive(pid), 2)
+        if stream is not None:
+            events = await stream
+            assert isinstance(events[-1], RequestDone) and not [e for e in events if isinstance(e, RequestFailed)]
+            assert client.restarts == 0, "a closing client must not restart its worker"
+
+
+async def test_a_worker_of_another_protocol_is_refused_in_one_line() -> None:
+    ready = WorkerReady(pid=1, torch_version="2.0", devices=[], default_device="cpu", protocol=1)
+    fake = [sys.executable, "-c", f"import sys; print({encode(ready)!r}, flush=True); sys.stdin.read()"]
+    client = WorkerClient(fake)
+    with pytest.raises(RuntimeError) as caught:
+        await client.start()
+    message = str(caught.value)
+    assert "protocol 1" in message and "same kernel-tui version" in message and "\n" not in message
+    assert client.ready is None
+    await client.close()
+
+
+@pytest.mark.slow
+async def test_a_long_compile_keeps_beating_and_is_never_killed(tmp_path: Path) -> None:
+    """A compile sends no event for seconds, but it releases the GIL: its heartbeats keep a
+    client whose silence limit is far shorter than the compile from restarting it."""
+    client = WorkerClient(
+        worker_command("--heartbeat-s", "0.2"), env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")}, silence_s=1.5
+    )
+    try:
+        await client.start()
+        events = await collect(client, compiled_request(client, "(a * 3 - b).sin().sum()"))
+        results = [e for e in events if isinstance(e, MeasurementResult)]
+        assert results and results[0].measurement.ran_compiled, events
+        assert results[0].measurement.compile_time_s > 1.5, "the compile was too quick to show anything"
+        assert client.restarts == 0
+    finally:
+        await client.close()
+
+
+@pytest.mark.slow
+async def test_a_compile_stops_soon_after_a_cancel_and_the_worker_compiles_again(tmp_path: Path) -> None:
+    client = WorkerClient(env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")}, cancel_ack_s=3)
+    try:
+        await client.start()
+        request = compiled_request(client, "(a - b).cos().relu() * 2")
+        events, cancelled_at = [], None
+        async for event in client.request(request):
+            events.append(event)
+            if isinstance(event, Progress) and event.stage == "compiling" and cancelled_at is None:
+                cancelled_at = time.monotonic()
+                await client.cancel(request.id)
+        assert cancelled_at is not None and events[-1] == RequestDone(request.id, cancelled=True)
+        assert time.monotonic() - cancelled_at < 3, "the compile did not stop within the cancel grace"
+        assert client.restarts == 0 and not any(isinstance(e, MeasurementResult) for e in events)
+        again = await collect(client, compiled_request(client, "(a - b).cos().relu() * 2"))
+        results = [e for e in again if isinstance(e, MeasurementResult)]
+        assert results and results[0].measurement.ran_compiled, again
+    finally:
+        await client.close()
+
+
+@pytest.mark.slow
+async def test_a_warm_up_gives_way_to_a_real_request_at_once(tmp_path: Path) -> None:
+    client = WorkerClient(env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")})
+    try:
+        await client.start()
+        warm = WarmupRequest(client.new_id(), "cpu")
+        warm_events: list = []
+
+        async def warm_up() -> None:
+            async for event in client.request(warm):
+                warm_events.append(event)
+
+        warming = asyncio.ensure_future(warm_up())
+        await until(lambda: any(isinstance(e, Progress) and "compiling" in e.message for e in warm_events))
+        begin = time.monotonic()
+        events = await collect(client, eager_request(client))
+        assert time.monotonic() - begin < 3, "the warm-up held the worker"
+        assert any(isinstance(e, MeasurementResult) for e in events)
+        await warming
+        assert warm_events[-1] == RequestDone(warm.id, cancelled=True) and client.restarts == 0
+        await client.warm_up("cpu")  # a full warm-up, after an interrupted one
+        compiled = await collect(client, compiled_request(client, CHAIN))
+        assert any(isinstance(e, MeasurementResult) and e.measurement.ran_compiled for e in compiled), compiled
+    finally:
+        await client.close()
 
 
 async def test_worker_command_is_configurable_like_ssh() -> None:
@@ -125,7 +359,6 @@ async def test_worker_command_is_configurable_like_ssh() -> None:
     try:
         ready = await client.start()
         assert ready.pid != os.getpid()
-        events = await collect(client, eager_request(client))
-        assert any(isinstance(e, MeasurementResult) for e in events)
+        await assert_next_chain_works(client)
     finally:
         await client.close()
