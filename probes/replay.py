@@ -2,15 +2,19 @@
 
 UI tests and snapshot tests run against it, so they show real results recorded on the GPU box
 (``tests/data/*.json``, as printed by ``kernel-tui profile --json``) on a machine without one.
-It speaks exactly the worker protocol and never imports torch.
+It speaks exactly the worker protocol (a cancel ends the request it names at once; a warm-up has
+nothing to do) and never imports torch.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import queue
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from probes.expr import ChainError, parse_chain
@@ -29,6 +33,7 @@ from probes.protocol import (
     RequestDone,
     RequestFailed,
     ShutdownRequest,
+    WarmupRequest,
     WorkerReady,
     decode,
     encode,
@@ -97,34 +102,68 @@ class Recordings:
         return events
 
 
+class _Requests:
+    """Reads requests on a thread of its own, so that a cancel reaches a request being answered."""
+
+    def __init__(self, send: Callable[[object], None]) -> None:
+        self.send = send
+        self.queue: queue.Queue[ProfileRequest | InfoRequest | WarmupRequest | None] = queue.Queue()
+        self.cancelled: set[str] = set()
+        self.wake = threading.Event()
+
+    def read(self) -> None:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            try:
+                message = decode(line)
+            except ProtocolError as exc:
+                self.send(RequestFailed("", ChainErrorInfo("worker", f"bad request: {exc}")))
+                continue
+            if isinstance(message, ShutdownRequest):
+                os._exit(0)
+            if isinstance(message, CancelRequest):
+                self.cancelled.add(message.id)
+                self.wake.set()
+            elif isinstance(message, (ProfileRequest, InfoRequest, WarmupRequest)):
+                self.queue.put(message)
+        self.queue.put(None)
+
+    def wait(self, request_id: str, seconds: float) -> bool:
+        """Sleep up to ``seconds``; False as soon as ``request_id`` is cancelled."""
+        deadline = time.monotonic() + seconds
+        while request_id not in self.cancelled:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            self.wake.wait(left)
+            self.wake.clear()
+        return False
+
+
 def serve(recordings: Recordings, delay: float) -> int:
     out = sys.stdout
+    lock = threading.Lock()
 
     def send(message: object) -> None:
-        out.write(encode(message) + "\n")
-        out.flush()
+        with lock:
+            out.write(encode(message) + "\n")
+            out.flush()
 
+    requests = _Requests(send)
     send(recordings.ready())
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            message = decode(line)
-        except ProtocolError as exc:
-            send(RequestFailed("", ChainErrorInfo("worker", f"bad request: {exc}")))
-            continue
-        if isinstance(message, ShutdownRequest):
-            break
-        if isinstance(message, CancelRequest):
-            continue
+    threading.Thread(target=requests.read, name="reader", daemon=True).start()
+    while (message := requests.queue.get()) is not None:
         if isinstance(message, InfoRequest):
             send(recordings.ready(message.id))
             send(RequestDone(message.id))
-            continue
-        if isinstance(message, ProfileRequest):
+        elif isinstance(message, WarmupRequest) or message.id in requests.cancelled:
+            send(RequestDone(message.id, cancelled=message.id in requests.cancelled))
+        else:
             for event in recordings.answer(message, delay):
-                if delay and isinstance(event, MeasurementResult):
-                    time.sleep(delay)
+                if isinstance(event, MeasurementResult) and not requests.wait(message.id, delay):
+                    send(RequestDone(message.id, cancelled=True))
+                    break
                 send(event)
     return 0
 

@@ -362,3 +362,21 @@ async def test_worker_command_is_configurable_like_ssh() -> None:
         await assert_next_chain_works(client)
     finally:
         await client.close()
+
+
+async def test_the_replay_worker_honours_cancel() -> None:
+    recording = Path(__file__).parent / "data" / "h200_add_relu_sweep.json"
+    client = WorkerClient([sys.executable, "-m", "probes.replay", str(recording), "--delay", "0.5"])
+    try:
+        await client.start()
+        request = ProfileRequest(client.new_id(), CHAIN, sizes=[100, 10_000, 1_000_000, 10**7, 10**8], modes=["eager", "compiled"])
+        events: list = []
+        async for event in client.request(request):
+            events.append(event)
+            if isinstance(event, MeasurementResult):
+                await client.cancel(request.id)
+        assert events[-1] == RequestDone(request.id, cancelled=True)
+        assert len([e for e in events if isinstance(e, MeasurementResult)]) == 1
+        assert client.restarts == 0
+    finally:
+        await client.close()
