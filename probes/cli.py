@@ -36,6 +36,7 @@ from probes.protocol import (
     Progress,
     RequestFailed,
 )
+from probes.safe_text import inert_line
 from probes.summary import (
     comparisons,
     crossover,
@@ -286,7 +287,7 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
             failures.append(event)
             where = " ".join(x for x in (event.mode or "", f"N={event.size:,}" if event.size else "") if x)
             # One line, however long, and the message is not markup ("[enforce fail at ...]").
-            message = escape(event.error.located())
+            message = escape(inert_line(event.error.located()))
             err.print(f"[red]error[/]{' (' + where + ')' if where else ''}: {message}", highlight=False, soft_wrap=True)
 
     if status is not None:
@@ -335,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return run(args, console, err)
         except UsageError as exc:
-            err_stream.write(f"kernel-tui profile: {exc}\n")
+            err_stream.write(f"kernel-tui profile: {inert_line(str(exc))}\n")
             return EXIT_BAD_INPUT
         except KeyboardInterrupt:
             err_stream.write("kernel-tui profile: interrupted\n")

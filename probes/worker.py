@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import dataclasses
 import gc
 import os
 import queue
@@ -59,6 +60,7 @@ from probes.protocol import (
     decode,
     encode,
 )
+from probes.safe_text import inert_line
 from probes.watchdog import WATCH, ChainStuck, Interrupted, clear_in_thread, raise_in_thread, stuck_message
 
 HEARTBEAT_S = 1.0
@@ -165,6 +167,10 @@ class Worker:
     # -- output ----------------------------------------------------------------------------------
 
     def emit(self, event: Event) -> None:
+        """Write one event; a failure's message is made one inert line first (it may quote the
+        chain or an argument, and a client may show it on a terminal as it is)."""
+        if isinstance(event, RequestFailed):
+            event = dataclasses.replace(event, error=dataclasses.replace(event.error, message=inert_line(event.error.message)))
         if isinstance(event, Progress):
             self._stage = event.stage
             _inject_test_fault(event.stage)
