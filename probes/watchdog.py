@@ -40,7 +40,7 @@ class ChainStuck(Interrupted):
 
 
 def stuck_message(limit_s: float) -> str:
-    return f"the chain ran plain Python for {limit_s:.0f} s without reaching a tensor op: stopped"
+    return f"the chain ran plain Python for {limit_s:g} s without reaching a tensor op: stopped"
 
 
 def raise_in_thread(thread_id: int, exc_type: type[BaseException]) -> None:
@@ -112,7 +112,8 @@ class PlainPythonWatch:
                 if now - self._stopped_at <= self.grace_s:
                     continue
             self.on_unstoppable(stuck_message(self.limit_s))
-            return
+            with self._lock:  # it returned (a test's hook): watch nothing until the next watching()
+                self._thread_id = None
 
 
 WATCH = PlainPythonWatch()
