@@ -22,20 +22,23 @@ from typing import Any
 from probes.expr import ChainError
 from probes.protocol import ChainErrorInfo
 
+try:
+    from torch.compiler import is_compiling as _compiling
+except ImportError:  # no torch here: nothing is compiled
+
+    def _compiling() -> bool:
+        return False
+
+
 MAX_INT_BITS = 10_000
 """Largest Python integer a chain may build (about 3,000 digits: any operation on it takes microseconds)."""
 MAX_ITEMS = 4_096
 """Longest string, tuple or list a chain may build, and the largest count or width a method of a
 Python value may be given (``'x'.ljust(n)``, ``(1).to_bytes(n)``)."""
 
-# The guards below use no builtins (only operators, dunders and this module's globals): torch.compile
-# traces them inside the chain, whose builtins are the chain's few, and would look them up there.
-_MIN, _MAX, _ROUND, _TUPLE = min, max, round, tuple
-_INTS = (int, bool)
 _SIZED = (str, bytes, bytearray, tuple, list)
 _TEXT = (str, bytes, bytearray)
 _PYTHON_VALUES = (*_SIZED, int, float, complex)
-_BUILTIN_METHOD = types.BuiltinMethodType
 _OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add, "*": operator.mul, "**": operator.pow, "<<": operator.lshift, "%": operator.mod,
 }  # fmt: skip
@@ -53,37 +56,31 @@ def _refuse(message: str) -> ChainError:
 
 
 def _is_int(value: object) -> bool:
-    return value.__class__ in _INTS
-
-
-def _is_sized(value: object) -> bool:
-    """A Python string or sequence (torch.Size is a tuple)."""
-    cls = value.__class__
-    return cls in _SIZED or cls.__base__ is _TUPLE
+    return type(value) in (int, bool)
 
 
 def _checked(value: Any) -> Any:
     """``value``, unless it is a Python integer or sequence over the caps."""
     if _is_int(value) and value.bit_length() > MAX_INT_BITS:
         raise _refuse(f"the chain builds a Python integer of over {MAX_INT_BITS:,} bits ({_WHY})")
-    if _is_sized(value) and value.__len__() > MAX_ITEMS:
-        raise _refuse(f"the chain builds a Python {value.__class__.__name__} of over {MAX_ITEMS:,} items ({_WHY})")
+    if isinstance(value, _SIZED) and len(value) > MAX_ITEMS:
+        raise _refuse(f"the chain builds a Python {type(value).__name__} of over {MAX_ITEMS:,} items ({_WHY})")
     return value
 
 
 def _check_binop(op: str, left: Any, right: Any) -> None:
     """Refuse before computing what would be over the caps (computing it could take hours)."""
-    if op == "%" and left.__class__ in _TEXT:
+    if op == "%" and isinstance(left, _TEXT):
         raise _refuse("%-formatting of strings is not allowed")
     if op == "*":
         for sequence, count in ((left, right), (right, left)):
-            if _is_sized(sequence) and _is_int(count) and sequence.__len__() * count > MAX_ITEMS:
-                what = sequence.__class__.__name__
+            if isinstance(sequence, _SIZED) and _is_int(count) and len(sequence) * count > MAX_ITEMS:
+                what = type(sequence).__name__
                 raise _refuse(f"repeating a {what} {count:,} times is over {MAX_ITEMS:,} items ({_WHY})")
     both_ints = _is_int(left) and _is_int(right)
     if both_ints and op == "*":
         bits = left.bit_length() + right.bit_length()
-    elif both_ints and op == "**" and right > 0 and (left > 1 or left < -1):
+    elif both_ints and op == "**" and right > 0 and abs(left) > 1:
         bits = left.bit_length() * right
     elif both_ints and op == "<<" and left != 0:
         bits = left.bit_length() + right
@@ -94,23 +91,32 @@ def _check_binop(op: str, left: Any, right: Any) -> None:
 
 
 def binop(op: str, left: Any, right: Any) -> Any:
-    """``left <op> right`` for a chain, within the caps."""
+    """``left <op> right`` for a chain, within the caps.
+
+    Not checked while torch.compile traces the chain: the memory guard's meta run has run the same
+    Python through these checks already, and under ``dynamic=True`` sizes are symbolic, which the
+    checks cannot read (torch.compile would fall back to eager)."""
+    if _compiling():
+        return _OPERATORS[op](left, right)
     _check_binop(op, left, right)
     return _checked(_OPERATORS[op](left, right))
 
 
 def call(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """``func(*args, **kwargs)`` for a chain, within the caps."""
-    if func is _MIN or func is _MAX:
-        if args.__len__() == 1 and not _is_sized(args[0]):
+    """``func(*args, **kwargs)`` for a chain, within the caps (not checked while torch.compile
+    traces the chain: see binop)."""
+    if _compiling():
+        return func(*args, **kwargs)
+    if func is min or func is max:
+        if len(args) == 1 and not isinstance(args[0], _SIZED):
             name = func.__name__
             raise _refuse(f"{name}() of one value walks it item by item in Python: use torch.{name}(x) or x.{name}()")
-    elif func is _ROUND and (args.__len__() > 1 or kwargs):
+    elif func is round and (len(args) > 1 or kwargs):
         raise _refuse("round(x, ndigits) is not allowed: use torch.round(x, decimals=n)")
-    elif func.__class__ is _BUILTIN_METHOD and func.__self__.__class__ in _PYTHON_VALUES:
+    elif isinstance(func, types.BuiltinMethodType) and isinstance(func.__self__, _PYTHON_VALUES):
         for value in (*args, *kwargs.values()):
-            if _is_int(value) and (value > MAX_ITEMS or value < -MAX_ITEMS):
-                owner = func.__self__.__class__.__name__
+            if _is_int(value) and abs(value) > MAX_ITEMS:
+                owner = type(func.__self__).__name__
                 raise _refuse(f"{owner}.{func.__name__}() is given {value:,}: over {MAX_ITEMS:,} ({_WHY})")
     return _checked(func(*args, **kwargs))
 

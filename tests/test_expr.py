@@ -8,6 +8,7 @@ import pickle
 import re
 import subprocess
 import sys
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -27,6 +28,7 @@ from probes.expr import (
     parse_chain,
 )
 from probes.protocol import ChainErrorInfo
+from probes.summary import parse_sizes
 
 NAMESPACE = {"torch": torch, "F": F}
 CORPUS = Path(__file__).parent / "data" / "escape_corpus.txt"
@@ -599,3 +601,163 @@ def test_chains_that_would_hang_before_any_tensor_op_are_rejected(text: str) -> 
 @pytest.mark.parametrize("text", ["a ** 2", "(a - b) ** 2.5", "a ** -1", "a ** b", "torch.pow(a, 3) * 2"])
 def test_ordinary_powers_are_fine(text: str) -> None:
     parse_chain(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plain Python stays bounded: the allow-list's rules and the run-time caps (probes.chain_limits)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "words"),
+    [
+        ("x = 10 ** 9\n10 ** x + a", (2, 7), "both sides of ** must be number literals"),
+        ("2 ** int(10 ** 10) + a", (1, 6), "both sides of ** must be number literals"),
+        ("x = 2 ** 64\ny = x ** 64\na", (2, 5), "both sides of ** must be number literals"),
+        ("N ** 2 * a", (1, 1), "both sides of ** must be number literals"),
+        ("k = 60\n(1 << k) * a", (2, 7), "both sides of << must be number literals"),
+        ("(1 << 65) * a", (1, 7), "the right side of << must be at most 64"),
+        ("round(1.5, -10 ** 9) * a", (1, 1), "round(x, ndigits) is not allowed"),
+        ("round(a, ndigits=2)", (1, 1), "round(x, ndigits) is not allowed"),
+        ("max(a) + a", (1, 1), "max() of one tensor walks it element by element"),
+        ("t = (a + b).relu()\nmin(t)", (2, 1), "min() of one tensor"),
+        ("'%0999999999d' % 1 and a", (1, 1), "%-formatting of strings is not allowed"),
+        ("m = max\na", (1, 5), "'max' can only be called"),
+        ("F.handle_torch_function(max, (a,), a)", (1, 3), "it calls whatever value it is given"),
+        ("torch.vmap(a.relu)", (1, 7), "it calls whatever value it is given"),
+        ("torch.cond(a.sum() > 0, a.relu, a.sin, (a,))", (1, 7), "it calls whatever value it is given"),
+        ("torch.while_loop(a.any, a.relu, (a,))", (1, 7), "it calls whatever value it is given"),
+        ("F.has_torch_function_unary(a)", (1, 3), "it calls whatever value it is given"),
+    ],
+)
+def test_python_that_could_hang_is_refused_by_syntax(text: str, where: tuple[int, int], words: str) -> None:
+    info = error_of(text)
+    assert (info.kind, (info.line, info.col)) == ("rejected", where), info
+    assert words in info.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a ** 100", "a ** N", "2 ** a", "a ** b", "(a.long() << 3).float()", "x = 2 ** 64\na * (x % 7)", "max(N, 2) * a",
+     "max(a.shape) * a", "round(N / 3) * a", "abs(N - 10) * a", "min((1, 2, N)) * a", "a * (-2) ** 3"],
+)
+def test_tensor_arithmetic_and_small_python_stay_allowed(text: str) -> None:
+    a, b = torch.randn(8), torch.randn(8)
+    chain = parse_chain(text)
+    assert isinstance(run(chain, 8, *(a, b)[: len(chain.inputs)]), torch.Tensor)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("x = 2 ** 64\n" + "x = x * x\n" * 12 + "a", "Python integer of over 10,000 bits"),
+        ("t = a if N > 1 else a.shape\nmax(t) + a", "max() of one value walks it item by item"),
+        ("a.shape * 10 ** 9", "repeating a Size 1,000,000,000 times"),
+        ("x = [0]\ny = x * 10 ** 9\na", "repeating a list"),
+        ("int(1).to_bytes(10 ** 10)\na", "int.to_bytes() is given 10,000,000,000"),
+        ("s = 'x'\ns.ljust(4 * 10 ** 9)\na", "str.ljust() is given 4,000,000,000"),
+        ("s = 'abcdefghij'\nt = s.replace('', s)\nu = t.replace('', t)\na", "a Python str of over 4,096 items"),
+        ("s = 'ab'\n" + "s = s + s\n" * 20 + "a", "a Python str of over 4,096 items"),
+        ("t = a.shape\n" + "t = t + t\n" * 20 + "a", "a Python Size of over 4,096 items"),
+    ],
+)
+def test_python_that_could_hang_is_stopped_by_the_caps_as_it_runs(text: str, words: str) -> None:
+    function = parse_chain(text).build_function(NAMESPACE)
+    begin = time.monotonic()
+    with pytest.raises(ChainError) as caught:
+        function(torch.randn(8), N=8)
+    assert time.monotonic() - begin < 1
+    assert caught.value.info.kind == "rejected" and words in caught.value.info.message
+    assert caught.value.info.line is not None
+
+
+def test_tensor_ops_are_compiled_as_written_without_guards() -> None:
+    """The code that is measured is the user's: guards only where Python values are built."""
+    names = parse_chain("t = (a + b).relu() * 2\nt.sum(dim=0) + a[::2].mean()").build_function(NAMESPACE).__code__.co_names
+    assert not [name for name in names if name.startswith("_kt_")], names
+    guarded = parse_chain("max(N, 2) * a").build_function(NAMESPACE).__code__.co_names
+    assert "_kt_call" in guarded
+
+
+def test_guarded_python_compiles_into_one_graph() -> None:
+    chain = parse_chain("x = a.shape[0] // 2\ny = max(N, 2) * 3 + abs(N - 10)\na.view(x, 2) * y + a.numel()")
+    compiled = torch.compile(chain.build_function(NAMESPACE), fullgraph=True, backend="eager")
+    a = torch.randn(8)
+    torch.testing.assert_close(compiled(a, N=8), a.view(4, 2) * (8 * 3 + 2) + 8)
+
+
+def test_declarations_and_sizes_parse_in_linear_time() -> None:
+    for text in ["x: [N]" + " " * 19_000 + "@\nx", "x: [N] fp32" + " " * 19_000 + "@\nx", "x: [" + " " * 19_000 + "\nx"]:
+        begin = time.monotonic()
+        with pytest.raises(ChainError):
+            parse_chain(text)
+        assert time.monotonic() - begin < 0.1, text[:20]
+    for text in ["1e6" + " " * 900 + "x", "1" + "_" * 900 + "x", " " * 19_000 + "x", ",".join(["1e3 "] * 200) + "x"]:
+        begin = time.monotonic()
+        with pytest.raises(ValueError):
+            parse_sizes(text)
+        assert time.monotonic() - begin < 0.1, text[:20]
+
+
+def test_messages_quoting_the_users_text_are_inert() -> None:
+    info = error_of("x: [N\x1bP+qpwned\x1b\\]\nx")
+    assert "\x1b" not in info.message and "\\x1bP+qpwned" in info.message
+    with pytest.raises(ValueError) as caught:
+        parse_sizes("1e3\x1b]52;c;cHduZWQ=\x07")
+    assert "\x1b" not in str(caught.value) and "\x07" not in str(caught.value)
+
+
+PYTHON_ATOMS = ["0", "1", "7", "64", "10 ** 9", "2 ** 64", "-3", "2.5", "N", "a.shape", "a.shape[0]", "'ab'", "[0]", "(1, 2)"]
+
+
+def python_program() -> st.SearchStrategy[str]:
+    """A few lines of plain Python over numbers, strings and sequences, each line using the ones
+    before it: the shapes of the known hangs (powers of names, repetition, widths, doubling)."""
+
+    def line(names: list[str]) -> st.SearchStrategy[str]:
+        atom = st.sampled_from(PYTHON_ATOMS + names)
+        binary = st.tuples(atom, st.sampled_from(["*", "**", "<<", "+", "%", "//"]), atom).map(" ".join)
+        call = st.one_of(
+            st.tuples(st.sampled_from(["max", "min", "round", "int", "abs", "len"]), st.lists(atom, min_size=1, max_size=2))
+            .map(lambda t: f"{t[0]}({', '.join(t[1])})"),
+            st.tuples(atom, st.sampled_from(["ljust", "center", "zfill", "to_bytes", "replace", "count", "index"]), atom)
+            .map(lambda t: f"({t[0]}).{t[1]}({t[2]})"),
+        )  # fmt: skip
+        return st.one_of(atom, binary, call)
+
+    @st.composite
+    def program(draw: st.DrawFn) -> str:
+        names: list[str] = []
+        lines = []
+        for i in range(draw(st.integers(1, 6))):
+            lines.append(f"v{i} = {draw(line(names))}")
+            names.append(f"v{i}")
+        return "\n".join([*lines, f"({', '.join(names)}, a)"])  # every value comes back, to be checked
+
+    return program()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(python_program())
+def test_accepted_plain_python_always_ends_quickly_within_the_caps(text: str) -> None:
+    from probes.chain_limits import MAX_INT_BITS, MAX_ITEMS
+
+    try:
+        function = parse_chain(text).build_function(NAMESPACE)
+    except ChainError as exc:
+        assert exc.info.kind == "rejected", exc
+        return
+    begin = time.monotonic()
+    try:
+        values = function(torch.randn(8), N=8)
+    except ChainError as exc:
+        assert exc.info.kind == "rejected" and exc.info.line is not None, exc
+        values = ()
+    except (TypeError, ValueError, OverflowError, ZeroDivisionError, AttributeError, IndexError, RuntimeError):
+        values = ()  # ordinary Python errors, which the engine reports as such
+    assert time.monotonic() - begin < 1.0, text
+    for value in values:  # type: ignore[union-attr]
+        if isinstance(value, int):
+            assert value.bit_length() <= MAX_INT_BITS, text
+        if isinstance(value, (str, tuple, list)):
+            assert len(value) <= MAX_ITEMS, text
