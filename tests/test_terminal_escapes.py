@@ -11,6 +11,7 @@ import fcntl
 import json
 import os
 import pty
+import re
 import select
 import signal
 import struct
@@ -37,11 +38,25 @@ BIDI = f"\u202e{MARK}"
 RAW = [OSC52[:12], f"{ESC}]0;{MARK}", f"{ESC}]8;;https://example.invalid", f"{ESC}P+q{MARK}", "\x9d0;", BIDI]
 """Prefixes of the hostile sequences that must never reach the terminal as they are."""
 START_S = 60
+HANG_LIMIT_S = 45
+F7 = b"\x1b[18~"
+"""The editor's select-all key."""
 QUIT_S = 10
 
 
-def run_app(argv: list[str], tmp_path: Path, shown: str) -> tuple[bytes, int]:
-    """Start ``python -m tui ARGV`` in a 120x40 pty, wait until ``shown`` is on screen, press
+_CSI = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]")
+
+
+def visible(out: bytes | bytearray) -> bytes:
+    """The text the app drew, without its cursor moves and colours (CSI sequences)."""
+    return _CSI.sub(b"", bytes(out))
+
+
+def run_app(
+    argv: list[str], tmp_path: Path, shown: str, then: tuple[list[bytes], str] | None = None
+) -> tuple[bytes, int]:
+    """Start ``python -m tui ARGV`` in a 120x40 pty, wait until ``shown`` is on screen (and, with
+    ``then``, type its keys, each once the app has drawn the last, and wait for its text), press
     ctrl+q, and return every byte the app wrote and its exit status."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
@@ -71,7 +86,14 @@ def run_app(argv: list[str], tmp_path: Path, shown: str) -> tuple[bytes, int]:
         return bool(done())  # type: ignore[operator]
 
     try:
-        assert read_until(lambda: shown.encode() in out, START_S), f"{shown!r} never shown: {bytes(out[-2000:])!r}"
+        assert read_until(lambda: shown.encode() in visible(out), START_S), f"{shown!r} never shown"
+        for keys in then[0] if then else ():
+            drawn = len(out)
+            os.write(master, keys)
+            assert read_until(lambda: len(out) > drawn, START_S), f"nothing drawn after {keys!r}"
+        if then is not None:
+            start = len(out)
+            assert read_until(lambda: then[1].encode() in visible(out[start:]), START_S), f"{then[1]!r} never shown"
         os.write(master, b"\x11")  # ctrl+q
         assert read_until(lambda: process.poll() is not None, QUIT_S), "ctrl+q did not end the app"
         read_until(lambda: False, 0.2)  # what it wrote while restoring the terminal
@@ -137,3 +159,16 @@ def test_a_workspace_file_with_a_hostile_name_is_shown_inert(tmp_path: Path) -> 
     assert status == 0
     assert_nothing_raw(out)
     assert workspace.read_text() == "not a workspace", "the user's file was changed or moved"
+
+
+def test_a_chain_that_would_hang_ends_in_one_line_and_the_next_chain_works(tmp_path: Path) -> None:
+    """Powers of powers over several lines, typed into the app with the real CPU worker: one plain
+    line well within HANG_LIMIT_S, and the next chain typed is measured."""
+    chain = "x = 2 ** 64\\n" + "x = x * x\\n" * 12 + "a"
+    begin = time.monotonic()
+    out, status = run_app(
+        [chain, "--device", "cpu", "--n", "1e3", "--modes", "eager"], tmp_path, "over 10,000 bits",
+        then=([F7, b"(a + b).relu()"], "2 kernels"),
+    )  # fmt: skip
+    assert status == 0 and time.monotonic() - begin < START_S + HANG_LIMIT_S
+    assert not workers_of(tmp_path)

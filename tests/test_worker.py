@@ -380,3 +380,24 @@ async def test_the_replay_worker_honours_cancel() -> None:
         assert client.restarts == 0
     finally:
         await client.close()
+
+
+async def test_an_abandoned_request_that_will_not_stop_is_cleared_before_the_next(tmp_path: Path) -> None:
+    """What the app does on Stop or a new edit: it drops the stream of the running request and
+    cancels it. If the worker cannot stop it, the next request restarts the worker (within the
+    grace) instead of waiting behind it."""
+    marker = tmp_path / "fired"
+    client = WorkerClient(env={TEST_FAULT_ENV: f"hang:{marker}"}, cancel_ack_s=1)
+    try:
+        await client.start()
+        first = eager_request(client)
+        stream = asyncio.ensure_future(collect(client, first))
+        await until(marker.exists)
+        stream.cancel()
+        await client.cancel(first.id)
+        begin = time.monotonic()
+        events = await collect(client, eager_request(client))
+        assert any(isinstance(e, MeasurementResult) for e in events), events
+        assert client.restarts == 1 and time.monotonic() - begin < WAIT_S
+    finally:
+        await client.close()
