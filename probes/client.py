@@ -72,6 +72,35 @@ class _Died:
         self.returncode = returncode
 
 
+class _LastWords:
+    """The worker's last lines on stderr, to say why it died."""
+
+    def __init__(self) -> None:
+        self.lines: deque[str] = deque(maxlen=STDERR_LINES)
+
+    async def read(self, stream: asyncio.StreamReader) -> None:
+        while line := await stream.readline():
+            text = line.decode("utf-8", "replace").rstrip()
+            if text and not text.startswith("USDT:"):
+                self.lines.append(text)
+
+    def tail(self, lines: int = 3) -> str:
+        """One inert line (they may quote anything)."""
+        return inert_line(" | ".join(list(self.lines)[-lines:]))
+
+
+def _death_message(returncode: int | None, last_words: str) -> str:
+    if returncode == EXIT_DEVICE_POISONED:
+        what = "the GPU context was poisoned by a CUDA error"
+    elif returncode == EXIT_STUCK:
+        what = "the chain was stuck in plain Python and was stopped"
+    elif returncode is not None and returncode < 0:
+        what = f"the worker was killed by signal {-returncode}"
+    else:
+        what = f"the worker exited (code {returncode})"
+    return f"{what}; it was restarted" + (f" (last words: {last_words[:200]})" if last_words else "")
+
+
 class WorkerClient:
     """One worker process, restarted on demand; requests are served one at a time."""
 
@@ -99,7 +128,7 @@ class WorkerClient:
         self._stderr_task: asyncio.Task[None] | None = None
         self._queues: dict[str, asyncio.Queue[Event | _Died]] = {}
         self._ready_event = asyncio.Event()
-        self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._last_words = _LastWords()
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
         self._closing = False
@@ -146,14 +175,15 @@ class WorkerClient:
         )
         self._last_heard = time.monotonic()
         self._reader = asyncio.create_task(self._read_stdout(self._process))
-        self._stderr_task = asyncio.create_task(self._read_stderr(self._process))
+        assert self._process.stderr is not None
+        self._stderr_task = asyncio.create_task(self._last_words.read(self._process.stderr))
         try:
             await asyncio.wait_for(self._ready_event.wait(), self.startup_timeout_s)
         except TimeoutError:
             await self._kill()
             raise RuntimeError(f"the worker did not start within {self.startup_timeout_s:.0f} s") from None
         if self.ready is None:
-            detail = self.stderr_tail() or "no output"
+            detail = self._last_words.tail() or "no output"
             raise RuntimeError(f"the worker exited while starting: {detail}")
         if self.ready.protocol != PROTOCOL_VERSION:
             theirs = self.ready.protocol
@@ -179,7 +209,7 @@ class WorkerClient:
             try:
                 event = decode(line.decode("utf-8", "replace"))
             except ProtocolError:
-                self._stderr.append(line.decode("utf-8", "replace").rstrip())
+                self._last_words.lines.append(line.decode("utf-8", "replace").rstrip())
                 continue
             if isinstance(event, WorkerReady) and event.id is None:
                 self.ready = event
@@ -197,17 +227,6 @@ class WorkerClient:
         self._idle.set()
         for queue in self._queues.values():
             queue.put_nowait(_Died(returncode))
-
-    async def _read_stderr(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stderr is not None
-        while line := await process.stderr.readline():
-            text = line.decode("utf-8", "replace").rstrip()
-            if text and not text.startswith("USDT:"):
-                self._stderr.append(text)
-
-    def stderr_tail(self, lines: int = 3) -> str:
-        """The worker's last words on stderr, one inert line (they may quote anything)."""
-        return inert_line(" | ".join(list(self._stderr)[-lines:]))
 
     async def _kill(self) -> None:
         """Kill the worker and every process it started; wait only briefly."""
@@ -356,7 +375,8 @@ class WorkerClient:
                         return
                     if isinstance(event, _Died):
                         if not (stuck_reported and event.returncode == EXIT_STUCK) and not self._closing:
-                            yield RequestFailed(request.id, ChainErrorInfo("worker", self._death_message(event.returncode)))
+                            message = _death_message(event.returncode, self._last_words.tail(1))
+                            yield RequestFailed(request.id, ChainErrorInfo("worker", message))
                         yield RequestDone(request.id, cancelled=self._cancel_deadline is not None)
                         await self._restart_quietly("it exited")
                         return
@@ -374,18 +394,6 @@ class WorkerClient:
                 self._queues.pop(request.id, None)
                 if self.state == "busy":
                     self._set_state("ready")
-
-    def _death_message(self, returncode: int | None) -> str:
-        if returncode == EXIT_DEVICE_POISONED:
-            what = "the GPU context was poisoned by a CUDA error"
-        elif returncode == EXIT_STUCK:
-            what = "the chain was stuck in plain Python and was stopped"
-        elif returncode is not None and returncode < 0:
-            what = f"the worker was killed by signal {-returncode}"
-        else:
-            what = f"the worker exited (code {returncode})"
-        tail = self.stderr_tail(1)
-        return f"{what}; it was restarted" + (f" (last words: {tail[:200]})" if tail else "")
 
     async def _restart_quietly(self, reason: str) -> None:
         if self._closing:
