@@ -29,15 +29,13 @@ from probes.protocol import (
     ProfileReport,
     ProfileRequest,
     Progress,
-    ProtocolError,
     RequestDone,
     RequestFailed,
-    ShutdownRequest,
     WarmupRequest,
     WorkerReady,
-    decode,
     encode,
 )
+from probes.worker import incoming
 
 
 def normalize(chain: str) -> str:
@@ -112,20 +110,11 @@ class _Requests:
         self.wake = threading.Event()
 
     def read(self) -> None:
-        for line in sys.stdin:
-            if not line.strip():
-                continue
-            try:
-                message = decode(line)
-            except ProtocolError as exc:
-                self.send(RequestFailed("", ChainErrorInfo("worker", f"bad request: {exc}")))
-                continue
-            if isinstance(message, ShutdownRequest):
-                os._exit(0)
+        for message in incoming(sys.stdin, self.send):
             if isinstance(message, CancelRequest):
                 self.cancelled.add(message.id)
                 self.wake.set()
-            elif isinstance(message, (ProfileRequest, InfoRequest, WarmupRequest)):
+            else:
                 self.queue.put(message)
         self.queue.put(None)
 

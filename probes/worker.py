@@ -37,7 +37,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO
 
 from probes.protocol import (
@@ -78,6 +78,23 @@ restarted worker behaves. It lives in the worker's environment, never in the cha
 """
 
 Request = ProfileRequest | InfoRequest | WarmupRequest
+
+
+def incoming(stream: IO[str], answer: Callable[[Event], None]) -> Iterator[Request | CancelRequest]:
+    """The requests read from ``stream`` until its end. A line that is not one is answered with a
+    RequestFailed; a ShutdownRequest ends the process at once, whatever it is doing."""
+    for line in stream:
+        if not line.strip():
+            continue
+        try:
+            message = decode(line)
+        except ProtocolError as exc:
+            answer(RequestFailed("", ChainErrorInfo("worker", f"bad request: {exc}")))
+            continue
+        if isinstance(message, ShutdownRequest):
+            os._exit(0)
+        if isinstance(message, (ProfileRequest, InfoRequest, WarmupRequest, CancelRequest)):
+            yield message
 
 
 class StopRequest(Interrupted):
@@ -201,17 +218,7 @@ class Worker:
 
     def read_requests(self, stream: IO[str]) -> None:
         """Reader thread: queue work, apply cancels at once, stop on shutdown or EOF."""
-        for line in stream:
-            if not line.strip():
-                continue
-            try:
-                message = decode(line)
-            except ProtocolError as exc:
-                self.emit(RequestFailed("", ChainErrorInfo("worker", f"bad request: {exc}")))
-                continue
-            if isinstance(message, ShutdownRequest):
-                self._out.flush()
-                os._exit(0)
+        for message in incoming(stream, self.emit):
             if isinstance(message, CancelRequest):
                 self._cancel(message.id, CANCEL_SAFE_POINT_S)
             elif isinstance(message, (ProfileRequest, InfoRequest, WarmupRequest)):
