@@ -149,8 +149,12 @@ class _MainThreadStop:
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
-        """No stop inside (imports: a module interrupted halfway would stay broken)."""
+        """No stop inside (imports: a module interrupted halfway would stay broken); one already
+        sent is taken here, before the block starts."""
         with self._lock:
+            if self._sent:
+                clear_in_thread(self._main)
+                raise StopRequest
             armed, self._armed_for = self._armed_for, None
         try:
             yield
