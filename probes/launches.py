@@ -125,14 +125,16 @@ def _label_below(event: FunctionEvent) -> int | None:
     return None
 
 
-CHILD_WORK_SHARE = 0.5
-"""An op whose work-op children take at least this share of its time is a wrapper (relu around
-clamp_min, linear around addmm): its children are the kernels. Below it the op does the work
-itself (sum, whose fill_ and copy_ are set-up), and the op is the kernel."""
+SETUP_OPS = frozenset({"aten::fill_", "aten::zero_", "aten::copy_"})
+"""Work ops that an op runs to set up its output (sum fills its result, then copies it), not to
+do its work. An op with only these below it does the work itself and is the kernel; an op with
+any other work op below it (relu around clamp_min, linear around addmm) is a wrapper, and its
+children are the kernels. A rule on names, not times, so every size, rep and the attribution
+pass agree on the same kernels."""
 
 
-def _cpu_kernels(event: FunctionEvent) -> list[FunctionEvent]:
-    """The events that did the work under a CPU op: itself, or (recursively) its work-op children."""
+def _work_children(event: FunctionEvent) -> list[FunctionEvent]:
+    """The nearest work ops below ``event`` (through labels and bookkeeping ops)."""
     below, stack = [], list(event.cpu_children)
     while stack:
         child = stack.pop()
@@ -140,8 +142,12 @@ def _cpu_kernels(event: FunctionEvent) -> list[FunctionEvent]:
             below.append(child)
         else:
             stack.extend(child.cpu_children)
-    if not below:
+    return sorted(below, key=lambda c: c.time_range.start)
+
+
+def _cpu_kernels(event: FunctionEvent) -> list[FunctionEvent]:
+    """The events that did the work under a CPU op: itself, or (recursively) its work-op children."""
+    children = _work_children(event)
+    if all(child.name in SETUP_OPS for child in children):
         return [event]
-    if sum(c.time_range.elapsed_us() for c in below) < CHILD_WORK_SHARE * event.time_range.elapsed_us():
-        return [event]
-    return [kernel for child in sorted(below, key=lambda c: c.time_range.start) for kernel in _cpu_kernels(child)]
+    return [kernel for child in children for kernel in _cpu_kernels(child)]
