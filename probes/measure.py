@@ -94,6 +94,13 @@ def build_rows(
     return kernels, transfers
 
 
+def bytes_per_call(kernels: list[KernelRow]) -> int | None:
+    """Bytes of the whole call, or None when any kernel's are unknown (never a partial sum)."""
+    if not kernels or any(k.bytes is None for k in kernels):
+        return None
+    return sum(k.bytes for k in kernels if k.bytes is not None)
+
+
 def device_time(kernels: list[KernelRow]) -> tuple[float, list[float]]:
     """Device time per call and its [p25, p75]: by construction the sum of the kernel rows."""
     total = sum(r.time_per_call_us for r in kernels)
@@ -233,7 +240,7 @@ def measure(
         kernels=kernels,
         transfers=transfers,
         kernels_per_call=sum(k.launches_per_call for k in kernels),
-        bytes_per_call=sum(k.bytes for k in kernels if k.bytes is not None) if kernels and not unknown else None,
+        bytes_per_call=bytes_per_call(kernels),
         device_time_us=device_us,
         wall_time_us=wall_us,
         reps=got.timing_reps,

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import torch
 
 from probes import bandwidth
+from probes.diagnostics import capturing
 from probes.errors import Cancelled, DevicePoisoned, MeasureError
 from probes.expr import ChainError, ParsedChain, parse_chain
 from probes.inputs import input_specs, make_inputs, meta_inputs
@@ -143,8 +144,21 @@ def run_profile(
 
     A chain error stops the request (it would fail the same way at every size); a memory
     refusal or an out-of-memory skips that size only. DevicePoisoned propagates: the caller
-    (the worker) must exit so that a fresh process gets a fresh CUDA context.
+    (the worker) must exit so that a fresh process gets a fresh CUDA context. What torch reports
+    outside a measurement (sizing the chain on meta tensors) joins each result's diagnostics.
     """
+    with capturing() as outside:
+
+        def emit_with_diagnostics(event: Event) -> None:
+            if isinstance(event, MeasurementResult):
+                known = event.measurement.diagnostics
+                known[:0] = [line for line in outside if line not in known]
+            emit(event)
+
+        _run_profile(request, emit_with_diagnostics, cancelled)
+
+
+def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancelled: Callable[[], bool]) -> None:
     rid = request.id
     modes = list(dict.fromkeys(request.modes))  # eager,eager measures once
     try:
