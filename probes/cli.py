@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--input", action="append", default=[], metavar="DECL",
                         help="declare an input, e.g. 'x: [N, 4096] bf16' (repeatable)")
     parser.add_argument("--reps", type=int, default=None, help="timing reps (default: sized to the kernel time)")
+    parser.add_argument("--grad", action="store_true",
+                        help="measure forward + backward: float inputs require grad, the result is reduced with .sum()")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     parser.add_argument("--from", dest="report", type=Path, metavar="REPORT",
                         help="print the tables of a report saved with --json instead of measuring")
@@ -115,6 +117,7 @@ def parse_request(args: argparse.Namespace) -> ProfileRequest:
         device=device,
         dtype=args.dtype,
         reps=args.reps,
+        grad=args.grad,
     )
 
 

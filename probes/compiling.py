@@ -32,9 +32,10 @@ import torch.nn.functional as F
 
 from probes import compiled as inductor
 from probes.diagnostics import Diagnostics
-from probes.errors import check_result
+from probes.errors import MeasureError, check_result
 from probes.expr import ParsedChain
-from probes.protocol import CompileInfo
+from probes.launches import BACKWARD_LABEL
+from probes.protocol import ChainErrorInfo, CompileInfo
 
 CHAIN_NAMESPACE: dict[str, Any] = {"torch": torch, "F": F}
 
@@ -59,6 +60,55 @@ def own_frame(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     chain_call.__code__ = chain_call.__code__.replace(co_name=f"kernel_tui_chain_{next(_frame_ids)}")
     return chain_call
+
+
+def loss_of(result: Any) -> torch.Tensor:
+    """The chain's result reduced to a scalar for ``.backward()``: its sum (summed over a tuple)."""
+    if isinstance(result, torch.Tensor):
+        return result.sum()
+    return sum((part.sum() for part in result), torch.zeros((), device=result[0].device))
+
+
+def with_loss(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` followed by the reduction, so that a compile sees (and fuses) it too."""
+
+    def chain_loss(*args: Any, **kwargs: Any) -> torch.Tensor:
+        return loss_of(fn(*args, **kwargs))
+
+    return chain_loss
+
+
+@dataclass
+class GradStep:
+    """One training-style step: forward to a scalar, then backward (gradients reset first, so
+    that no accumulation kernel joins the second and later calls)."""
+
+    forward: Callable[[], torch.Tensor]
+    leaves: list[torch.Tensor]
+    labelled: bool = False
+    """Mark the backward with a profiler label (the profiled reps), or not (the timed reps)."""
+
+    def __call__(self) -> None:
+        for leaf in self.leaves:
+            leaf.grad = None
+        loss = self.forward()
+        if self.labelled:
+            with torch.profiler.record_function(BACKWARD_LABEL):
+                loss.backward()
+        else:
+            loss.backward()
+
+
+def grad_leaves(chain: ParsedChain, inputs: list[torch.Tensor], n: int) -> list[torch.Tensor]:
+    """Make the float inputs require grad; refuse a chain with nothing to differentiate."""
+    leaves = [t.requires_grad_(True) for t in inputs if t.is_floating_point()]
+    if not leaves:
+        raise MeasureError(ChainErrorInfo("input", "with grad, at least one input must be a float tensor"))
+    result = chain.build_function(CHAIN_NAMESPACE)(*inputs, N=n)
+    check_result(result)
+    if not loss_of(result).requires_grad:
+        raise MeasureError(ChainErrorInfo("runtime", "with grad, the chain's result must depend on a float input (nothing to differentiate)"))
+    return leaves
 
 
 def cache_entries(fn: Callable[..., Any]) -> int:
@@ -139,6 +189,9 @@ class PreparedCall:
     fallback_reason: str | None = None
     frame: Callable[..., Any] | None = None
     """The trampoline Dynamo compiled (None in eager mode)."""
+    profiled_call: Callable[[], Any] | None = None
+    """The call for the profiled reps when it differs (with grad: the backward labelled)."""
+    grad: bool = False
 
 
 _compiled_cache: OrderedDict[tuple, CompiledChain] = OrderedDict()
@@ -174,19 +227,24 @@ def _fallback_reason(graphs: int, entries: int, breaks: dict[str, int], diagnost
     return None
 
 
-def _compile(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device, diagnostics: Diagnostics) -> CompiledChain:
-    """A fresh ``torch.compile`` of the chain at this size: compile, warm up, and inspect."""
+def _compile(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device, diagnostics: Diagnostics, leaves: list[torch.Tensor] | None) -> CompiledChain:
+    """A fresh ``torch.compile`` of the chain at this size (with its backward when ``leaves``):
+    compile, warm up, and inspect."""
     before = _dynamo_counters()
     modules_before = inductor.loaded_module_count()
-    frame = own_frame(chain.build_function(CHAIN_NAMESPACE))
+    fn = chain.build_function(CHAIN_NAMESPACE)
+    frame = own_frame(with_loss(fn) if leaves is not None else fn)
     compiled_fn = torch.compile(frame, **_compile_options(mode))
     call = _call_compiled(compiled_fn, mode, device, inputs, n)
+    if leaves is not None:
+        call = GradStep(call, leaves)
     with tool_compile_settings():
         begin = time.perf_counter()
         result = call()
         _sync(device)
         compile_time = time.perf_counter() - begin
-        check_result(result)
+        if leaves is None:
+            check_result(result)
         del result
         graphs, breaks = _counted_since(before)
         entries = cache_entries(frame)
@@ -209,31 +267,39 @@ def _compile(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, 
     return CompiledChain(compiled_fn, frame, info, modules, kernels, fallback is None, fallback, list(diagnostics))
 
 
-def _cache_key(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device) -> tuple:
+def _cache_key(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device, grad: bool) -> tuple:
     if mode == "dynamic":
-        return (chain.text, mode, str(device), tuple((t.dim(), t.dtype) for t in inputs))
-    return (chain.text, mode, n, str(device), tuple((tuple(t.shape), t.dtype) for t in inputs))
+        return (chain.text, mode, grad, str(device), tuple((t.dim(), t.dtype) for t in inputs))
+    return (chain.text, mode, grad, n, str(device), tuple((tuple(t.shape), t.dtype) for t in inputs))
 
 
-def prepare(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device, diagnostics: Diagnostics) -> PreparedCall:
+def prepare(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device, diagnostics: Diagnostics, grad: bool = False) -> PreparedCall:
     """Build the callable for ``mode`` (as a fresh torch.compile at this size would run) and warm it up.
 
-    What torch reports while compiling goes to ``diagnostics``; a compile reused from the cache
-    brings back what its compile reported.
+    With ``grad`` the call is a training-style step: forward, ``.sum()``, ``.backward()``. What
+    torch reports while compiling goes to ``diagnostics``; a compile reused from the cache brings
+    back what its compile reported.
     """
+    leaves = grad_leaves(chain, inputs, n) if grad else None
     if mode == "eager":
         fn = chain.build_function(CHAIN_NAMESPACE)
-        prepared = PreparedCall(call=lambda: fn(*inputs, N=n))
-        check_result(prepared.call())
+        forward = lambda: fn(*inputs, N=n)  # noqa: E731
+        if leaves is None:
+            prepared = PreparedCall(call=forward)
+            check_result(prepared.call())
+        else:
+            step = lambda: loss_of(forward())  # noqa: E731
+            prepared = PreparedCall(call=GradStep(step, leaves), profiled_call=GradStep(step, leaves, labelled=True), grad=True)
+            prepared.call()
         prepared.call()
         _sync(device)
         return prepared
 
-    key = _cache_key(chain, mode, inputs, n, device)
+    key = _cache_key(chain, mode, inputs, n, device, grad)
     compiled = _compiled_cache.get(key)
     cached = compiled is not None
     if compiled is None:
-        compiled = _compile(chain, mode, inputs, n, device, diagnostics)
+        compiled = _compile(chain, mode, inputs, n, device, diagnostics, leaves)
         _compiled_cache[key] = compiled
         while len(_compiled_cache) > COMPILED_CACHE_SIZE:
             _compiled_cache.popitem(last=False)
@@ -242,6 +308,9 @@ def prepare(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, d
             diagnostics.add(line)
     _compiled_cache.move_to_end(key)
     call = _call_compiled(compiled.fn, mode, device, inputs, n)
+    profiled_call = None
+    if leaves is not None:
+        call, profiled_call = GradStep(call, leaves), GradStep(call, leaves, labelled=True)
     info = compiled.info
     if cached:
         entries = cache_entries(compiled.frame)
@@ -261,4 +330,6 @@ def prepare(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, d
         ran_compiled=compiled.ran_compiled,
         fallback_reason=compiled.fallback_reason,
         frame=compiled.frame,
+        profiled_call=profiled_call,
+        grad=leaves is not None,
     )

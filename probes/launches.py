@@ -19,6 +19,7 @@ from probes.trace import OP_LABEL_PREFIX
 
 REP_LABEL = "kernel_tui::rep"
 FLUSH_LABEL = "kernel_tui::flush"
+BACKWARD_LABEL = "kernel_tui::backward"
 COMPILED_REGION = "Torch-Compiled Region"
 """Dynamo's profiler label around each call that runs compiled code."""
 
@@ -33,6 +34,25 @@ class Launch:
     """The traced op that launched it (attribution pass only)."""
     aten_op: str | None
     """The innermost ATen op above it, e.g. aten::mm under a compiled graph's extern call."""
+    pass_: str | None = None
+    """``forward`` or ``backward`` when the profiled call ran both; else None."""
+
+
+class _Windows:
+    """Time ranges of the tool's labels, to place events that no label encloses: the autograd
+    engine runs a CUDA backward on a thread of its own, outside the main thread's labels."""
+
+    def __init__(self, cpu: list[FunctionEvent], rep_events: list[FunctionEvent]) -> None:
+        self.reps = [(e.time_range.start, e.time_range.end, i) for i, e in enumerate(rep_events)]
+        self.backward = [(e.time_range.start, e.time_range.end) for e in cpu if e.name == BACKWARD_LABEL]
+
+    def rep_at(self, when: float) -> int | None:
+        return next((i for start, end, i in self.reps if start <= when <= end), None)
+
+    def pass_at(self, when: float) -> str | None:
+        if not self.backward:
+            return None
+        return "backward" if any(start <= when <= end for start, end in self.backward) else "forward"
 
 
 def _ancestors(event: FunctionEvent) -> list[FunctionEvent]:
@@ -66,7 +86,18 @@ def _is_runtime_call(name: str) -> bool:
     return name.startswith("cuda") or (name.startswith("cu") and name[2:3].isupper())
 
 
-def _cuda_launches(events: list[FunctionEvent], rep_ids: dict[int, int]) -> list[Launch]:
+def _launch(event: FunctionEvent, launcher: FunctionEvent, rep_ids: dict[int, int], windows: _Windows) -> Launch | None:
+    """The launch of ``event`` (a device kernel, or a CPU work op that is its own launcher)."""
+    own, rep, op_index, aten = _context(launcher, rep_ids)
+    if own:
+        return None
+    when = launcher.time_range.start
+    if rep is None:
+        rep = windows.rep_at(when)
+    return Launch(event.name, float(event.time_range.elapsed_us()), rep, op_index, aten, windows.pass_at(when))
+
+
+def _cuda_launches(events: list[FunctionEvent], rep_ids: dict[int, int], windows: _Windows) -> list[Launch]:
     """Device events tied to the CPU call that launched them through the runtime call's
     correlation id; a kernel launched inside the tool's flush range is the tool's own."""
     cpu = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
@@ -80,9 +111,9 @@ def _cuda_launches(events: list[FunctionEvent], rep_ids: dict[int, int]) -> list
         launcher = launchers.get(event.id)
         if launcher is None:
             continue
-        own, rep, op_index, aten = _context(launcher, rep_ids)
-        if not own:
-            launches.append(Launch(event.name, float(event.time_range.elapsed_us()), rep, op_index, aten))
+        launch = _launch(event, launcher, rep_ids, windows)
+        if launch is not None:
+            launches.append(launch)
     return launches
 
 
@@ -100,18 +131,19 @@ def read_profile(prof: profile, device: torch.device) -> ProfiledEvents:
     cpu = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
     rep_events = sorted((e for e in cpu if e.name == REP_LABEL), key=lambda e: e.time_range.start)
     rep_ids = {id(e): i for i, e in enumerate(rep_events)}
-    compiled = {_context(e, rep_ids)[1] for e in cpu if e.name.startswith(COMPILED_REGION)} - {None}
+    windows = _Windows(cpu, rep_events)
+    compiled = {windows.rep_at(e.time_range.start) for e in cpu if e.name.startswith(COMPILED_REGION)} - {None}
     if device.type == "cuda":
-        return ProfiledEvents(_cuda_launches(events, rep_ids), len(compiled))
+        return ProfiledEvents(_cuda_launches(events, rep_ids, windows), len(compiled))
     launches: list[Launch] = []
     roots = [e for e in cpu if is_cpu_work_op(e.name) and not any(is_cpu_work_op(a.name) for a in _ancestors(e))]
     for root in roots:
         for event in _cpu_kernels(root):
-            own, rep, op_index, aten = _context(event, rep_ids)
-            if op_index is None:  # in the attribution pass the op's label can sit just below it
-                op_index = _label_below(event)
-            if not own:
-                launches.append(Launch(event.name, float(event.time_range.elapsed_us()), rep, op_index, aten))
+            launch = _launch(event, event, rep_ids, windows)
+            if launch is not None and launch.op_index is None:  # the op's label can sit just below it
+                launch.op_index = _label_below(event)
+            if launch is not None:
+                launches.append(launch)
     return ProfiledEvents(launches, len(compiled))
 
 

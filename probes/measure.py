@@ -40,6 +40,7 @@ PEAK_EXCEEDED = 1.0
 
 def _row(
     name: str,
+    pass_: str | None,
     times: list[float],
     reps: int,
     aten_op: str | None,
@@ -69,6 +70,7 @@ def _row(
         pct_of_peak=None,
         ops=list(ops),
         device_time_us_iqr=[p25, p75],
+        pass_=pass_,  # type: ignore[arg-type]
     )
 
 
@@ -79,13 +81,18 @@ def build_rows(
     kernel_ops: dict[str, list[str]],
     op_bytes_by_name: dict[str, int],
 ) -> tuple[list[KernelRow], list[KernelRow]]:
-    """(kernel rows by time per call, memcpy/memset rows), one per kernel name, shares filled in."""
-    durations: dict[str, list[float]] = defaultdict(list)
-    aten_of: dict[str, str | None] = {}
+    """(kernel rows by time per call, memcpy/memset rows), one per kernel name (and pass, with
+    grad), shares filled in."""
+    durations: dict[tuple[str, str | None], list[float]] = defaultdict(list)
+    aten_of: dict[tuple[str, str | None], str | None] = {}
     for launch in launches:
-        durations[launch.name].append(launch.duration_us)
-        aten_of.setdefault(launch.name, launch.aten_op)
-    rows = [_row(name, times, reps, aten_of[name], kernel_bytes, kernel_ops, op_bytes_by_name) for name, times in durations.items()]
+        key = (launch.name, launch.pass_)
+        durations[key].append(launch.duration_us)
+        aten_of.setdefault(key, launch.aten_op)
+    rows = [
+        _row(name, pass_, times, reps, aten_of[(name, pass_)], kernel_bytes, kernel_ops, op_bytes_by_name)
+        for (name, pass_), times in durations.items()
+    ]
     kernels = sorted((r for r in rows if r.kind == "kernel"), key=lambda r: -r.time_per_call_us)
     transfers = [r for r in rows if r.kind != "kernel"]
     total = sum(r.time_per_call_us for r in kernels)
@@ -171,13 +178,14 @@ class _Collected:
     load: CpuLoad | None
 
 
-def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, diagnostics: Diagnostics) -> _Collected:
-    prepared = prepare(chain, mode, inputs, n, device, diagnostics)
+def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, diagnostics: Diagnostics, grad: bool) -> _Collected:
+    prepared = prepare(chain, mode, inputs, n, device, diagnostics, grad)
+    profiled = prepared.profiled_call or prepared.call
     load_window = LoadWindow().start()
     timing_reps, profiled_reps = choose_reps(prepared.call, device, reps)
     op_kernels: dict[int, list[str]] = {}
     if mode == "eager":
-        run = profile_run(prepared.call, device, profiled_reps, flush, labelled_call=prepared.call)
+        run = profile_run(profiled, device, profiled_reps, flush, labelled_call=profiled)
         trace = run.trace
         assert trace is not None
         kernel_bytes, kernel_ops, op_kernels = eager_bytes(trace, run.attribution)
@@ -187,7 +195,7 @@ def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs
             with recording_ops() as trace:
                 fn(*inputs, N=n)
         kernel_bytes, kernel_ops = compiled_bytes(prepared)
-        run = profile_run(prepared.call, device, profiled_reps, flush)
+        run = profile_run(profiled, device, profiled_reps, flush)
     wall = measure_wall_time(prepared.call, device, timing_reps, flush)
     return _Collected(prepared, run, trace, kernel_bytes, kernel_ops, op_kernels, wall, timing_reps, profiled_reps, load_window.stop())
 
@@ -204,15 +212,17 @@ def measure(
     reps: int | None = None,
     peak_gbps: float | None = None,
     flush: L2Flusher | None = None,
+    grad: bool = False,
 ) -> Measurement:
     """Measure ``chain`` in ``mode`` at size ``n`` on ``device`` with the given inputs.
 
     ``trace`` is the chain's op trace (e.g. from meta tensors) when the caller already has it.
+    With ``grad``, each call is forward + ``.sum()`` + ``.backward()``; every row has its pass.
     Raises MeasureError (or DevicePoisoned) with a plain-words reason.
     """
     with capturing() as diagnostics:
         try:
-            got = _collect(chain, mode, n, device, inputs, trace, reps, flush or L2Flusher(device), diagnostics)
+            got = _collect(chain, mode, n, device, inputs, trace, reps, flush or L2Flusher(device), diagnostics, grad)
         except MeasureError:
             raise
         except Exception as exc:  # noqa: BLE001 - anything the chain or torch raises becomes a message
@@ -255,6 +265,9 @@ def measure(
         noisy=bool(reasons),
         noise_reasons=reasons,
         diagnostics=list(diagnostics),
+        grad=grad,
+        forward_time_us=sum(k.time_per_call_us for k in kernels if k.pass_ == "forward") if grad else None,
+        backward_time_us=sum(k.time_per_call_us for k in kernels if k.pass_ == "backward") if grad else None,
     )
     apply_peak(measurement, peak_gbps, device)
     return measurement

@@ -58,7 +58,7 @@ def kernels_table(size: int, results: list[Measurement]) -> Table:
         for row in m.kernels + m.transfers:
             name = plain(row.short_name) if row.kind == "kernel" else plain(f"{row.short_name} ({row.kind})", "dim")
             if row.pass_:
-                name.append(f" [{row.pass_[:3]}]", style="cyan")
+                name.append(" bwd" if row.pass_ == "backward" else " fwd", style="cyan")
             table.add_row(
                 name,
                 f"{row.launches_per_call:g}",

@@ -216,7 +216,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                 try:
                     measurement = measure(
                         chain, mode, n, device, request.dtype, inputs,
-                        trace=trace, reps=request.reps, peak_gbps=peak, flush=flush,
+                        trace=trace, reps=request.reps, peak_gbps=peak, flush=flush, grad=request.grad,
                     )
                 except DevicePoisoned:
                     raise
