@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from probes.noise import LoadWindow, iqr_is_wide, quartiles
+from probes.noise import CpuLoad, LoadWindow, iqr_is_wide, quartiles
 from probes.state_files import user_cache_dir, write_private_file
 
 ARRAY_BYTES = {"cuda": (1 << 30,), "cpu": (1 << 20, 1 << 23, 1 << 27)}
@@ -36,11 +36,13 @@ CACHE_VERSION = "v3"
 
 @dataclass
 class Peak:
-    gbps: float
+    """A measured peak rate (GB/s here, TFLOP/s in probes.compute_peak) with its spread."""
+
+    value: float
     iqr: list[float]
     """[p25, p75] of the winning kernel's rate over its repeats."""
     kernel: str
-    """``copy`` or ``triad``, and the array size it was best at."""
+    """What was run, e.g. ``copy, 1024 MiB arrays``."""
     busy: bool
     """Measured while the machine was busy: measure again next time."""
 
@@ -73,6 +75,11 @@ def _array_bytes(device: torch.device) -> tuple[int, ...]:
     return sizes
 
 
+def was_busy(iqr: list[float], median: float, load: CpuLoad | None) -> bool:
+    """A peak taken with a wide spread, or while other processes loaded the CPU, is not trusted."""
+    return iqr_is_wide(iqr[0], median, iqr[1]) or (load is not None and load.busy)
+
+
 def measure_peak(device: torch.device) -> Peak:
     """Copy and triad at each array size; the best sustained (median) rate wins."""
     window = LoadWindow().start()
@@ -94,12 +101,7 @@ def measure_peak(device: torch.device) -> Peak:
     assert best is not None
     load = window.stop()
     gbps, iqr, kernel = best
-    busy = iqr_is_wide(iqr[0], gbps, iqr[1]) or (load is not None and load.busy)
-    return Peak(gbps, iqr, kernel, busy)
-
-
-def _cache_path() -> Path:
-    return user_cache_dir() / "peak_bandwidth.json"
+    return Peak(gbps, iqr, kernel, was_busy(iqr, gbps, load))
 
 
 def _driver() -> str:
@@ -117,27 +119,27 @@ def device_key(device: torch.device) -> str:
     return f"{name}|torch {torch.__version__}|{CACHE_VERSION}"
 
 
-def _read_cache() -> dict:
+def _read_cache(path: Path) -> dict:
     try:
-        cache = json.loads(_cache_path().read_text())
+        cache = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
     return cache if isinstance(cache, dict) else {}
 
 
-def _cached(key: str) -> Peak | None:
-    entry = _read_cache().get(key)
+def _cached(path: Path, key: str) -> Peak | None:
+    entry = _read_cache(path).get(key)
     try:
-        return Peak(float(entry["gbps"]), [float(x) for x in entry["iqr"]], str(entry["kernel"]), bool(entry["busy"]))
+        return Peak(float(entry["value"]), [float(x) for x in entry["iqr"]], str(entry["kernel"]), bool(entry["busy"]))
     except (TypeError, KeyError, ValueError):
         return None
 
 
-def _store(key: str, peak: Peak) -> None:
-    cache = _read_cache()
+def _store(path: Path, key: str, peak: Peak) -> None:
+    cache = _read_cache(path)
     cache[key] = asdict(peak)
     try:
-        write_private_file(_cache_path(), json.dumps(cache, indent=1))
+        write_private_file(path, json.dumps(cache, indent=1))
     except OSError:
         pass
 
@@ -146,21 +148,26 @@ _refreshed: set[str] = set()
 """Keys re-measured in this process because a kernel beat them: once is enough."""
 
 
-def peak(device: torch.device, *, refresh: bool = False) -> Peak:
-    """The cached peak for this device, driver and torch; measured when missing, when it was
-    taken on a busy machine, or when ``refresh`` (a kernel beat it; once per process)."""
-    key = device_key(device)
+def cached_peak(filename: str, key: str, measure: Callable[[], Peak], refresh: bool = False) -> Peak:
+    """The peak cached under ``key`` in the user's cache ``filename``; measured when missing,
+    when it was taken on a busy machine, or when ``refresh`` (once per process and key)."""
+    path = user_cache_dir() / filename
     refresh = refresh and key not in _refreshed
     if refresh:
         _refreshed.add(key)
-    cached = None if refresh else _cached(key)
+    cached = None if refresh else _cached(path, key)
     if cached is not None and not cached.busy:
         return cached
-    measured = measure_peak(device)
-    if cached is not None and cached.busy and measured.busy and cached.gbps > measured.gbps:
+    measured = measure()
+    if cached is not None and cached.busy and measured.busy and cached.value > measured.value:
         measured = cached  # busy both times: keep the better of the two
-    _store(key, measured)
+    _store(path, key, measured)
     return measured
+
+
+def peak(device: torch.device, *, refresh: bool = False) -> Peak:
+    """The device's peak bandwidth (GB/s), cached per device, driver and torch."""
+    return cached_peak("peak_bandwidth.json", device_key(device), lambda: measure_peak(device), refresh)
 
 
 def beaten(peak_gbps: float | None, kernel_gbps: list[float]) -> bool:

@@ -40,7 +40,7 @@ from probes.protocol import (
 )
 from probes.report_tables import plain, print_size, print_sweep
 from probes.safe_text import inert_line
-from probes.summary import format_size, parse_sizes
+from probes.summary import SHORT_DTYPE_NAMES, format_size, parse_sizes
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -82,9 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def chain_text(chain: str, declarations: list[str]) -> str:
-    """The chain as the engine reads it: declarations first, ``;`` and literal ``\\n`` as newlines."""
+    """The chain as the engine reads it: declarations first, ``;`` and literal ``\\n`` as newlines
+    (``x: [N, 64]; x * 2`` reads as two lines, the space after ``;`` is not an indent)."""
     body = chain.replace("\\n", "\n").replace(";", "\n")
-    return "\n".join([*declarations, body])
+    return "\n".join([*declarations, *(line.strip() for line in body.split("\n"))])
 
 
 def _no_cuda_here() -> bool:
@@ -158,6 +159,17 @@ def _failure_line(event: RequestFailed) -> Text:
     return line
 
 
+def compute_peaks(results: list[Measurement]) -> dict[str, float]:
+    """The compute peak each dtype's roofline figures used, as the report records them."""
+    found: dict[str, float] = {}
+    for m in results:
+        counted = {op for row in m.kernels if row.flops for op in row.ops}
+        dtype = next((op.dtype for op in m.ops if op.op in counted), None)
+        if dtype and m.compute_peak_tflops:
+            found.setdefault(SHORT_DTYPE_NAMES.get(dtype, dtype), m.compute_peak_tflops)
+    return found
+
+
 def _is_usage_error(event: RequestFailed) -> bool:
     """The request as a whole was refused for bad input (e.g. a device this machine lacks)."""
     return event.size is None and event.mode is None and event.error.kind in USER_ERROR_KINDS
@@ -210,6 +222,7 @@ class _Run:
             failures=self.failures,
             host=platform.node(),
             peak_gbps=next((m.peak_gbps for m in self.results if m.peak_gbps), None),
+            compute_peaks_tflops=compute_peaks(self.results),
         )
         self.console.file.write(report.to_json() + "\n")
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import torch
 
 from probes.bytes_moved import compiled_bytes, eager_bytes, op_nodes
-from probes.compiling import CHAIN_NAMESPACE, PreparedCall, prepare
+from probes import flops
+from probes.compiling import CHAIN_NAMESPACE, PreparedCall, loss_of, prepare
 from probes.diagnostics import Diagnostics, capturing
 from probes.errors import Cancelled, DevicePoisoned, MeasureError, classify_failure
 from probes.expr import ParsedChain
@@ -54,7 +55,7 @@ def _row(
     per_call = median * launches_per_call
     key = strip_graph_prefix(name)
     nbytes = kernel_bytes.get(key, kernel_bytes.get(name))
-    ops = kernel_ops.get(key) or kernel_ops.get(name) or ([aten_op] if aten_op else [])
+    ops = kernel_ops.get(key) or kernel_ops.get(name) or ([aten_op] if aten_op else []) or ([name] if name.startswith("aten::") else [])
     if nbytes is None and aten_op in op_bytes_by_name:
         nbytes = int(op_bytes_by_name[aten_op] * launches_per_call)
     return KernelRow(
@@ -176,6 +177,7 @@ class _Collected:
     timing_reps: int
     profiled_reps: int
     load: CpuLoad | None
+    flops_by_pass: dict[str | None, dict[str, int]]
 
 
 def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, diagnostics: Diagnostics, grad: bool) -> _Collected:
@@ -197,7 +199,20 @@ def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs
         kernel_bytes, kernel_ops = compiled_bytes(prepared)
         run = profile_run(profiled, device, profiled_reps, flush)
     wall = measure_wall_time(prepared.call, device, timing_reps, flush)
-    return _Collected(prepared, run, trace, kernel_bytes, kernel_ops, op_kernels, wall, timing_reps, profiled_reps, load_window.stop())
+    load = load_window.stop()
+    return _Collected(prepared, run, trace, kernel_bytes, kernel_ops, op_kernels, wall, timing_reps, profiled_reps, load, _flops(chain, inputs, n, grad))
+
+
+def _flops(chain: ParsedChain, inputs: list[torch.Tensor], n: int, grad: bool) -> dict[str | None, dict[str, int]]:
+    """FLOPs by counted op, per pass (None without grad), from one eager call of each."""
+    fn = chain.build_function(CHAIN_NAMESPACE)
+    forward = flops.flops_by_op(lambda: fn(*inputs, N=n))
+    if not forward or not grad:
+        return {None: forward}
+    total = flops.flops_by_op(lambda: loss_of(fn(*inputs, N=n)).backward())
+    for leaf in inputs:
+        leaf.grad = None
+    return {"forward": forward, "backward": {op: count - forward.get(op, 0) for op, count in total.items() if count > forward.get(op, 0)}}
 
 
 def measure(
@@ -232,6 +247,7 @@ def measure(
     for op in got.trace.ops if got.trace else []:
         op_bytes_by_name.setdefault(op.op, op.bytes_in + op.bytes_out)
     kernels, transfers = build_rows(got.run.launches, got.profiled_reps, got.kernel_bytes, got.kernel_ops, op_bytes_by_name)
+    flops.assign(kernels, got.flops_by_pass)
     unknown = [k.short_name for k in kernels if k.bytes is None]
     if unknown and len(unknown) < len(kernels):
         diagnostics.add(f"bytes unknown for {', '.join(unknown)}: no bytes or GB/s for the call as a whole")
@@ -270,4 +286,5 @@ def measure(
         backward_time_us=sum(k.time_per_call_us for k in kernels if k.pass_ == "backward") if grad else None,
     )
     apply_peak(measurement, peak_gbps, device)
+    flops.fill_rates(measurement)
     return measurement

@@ -14,6 +14,8 @@ from typing import Literal
 from probes.protocol import Measurement
 
 ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp64": 8}
+SHORT_DTYPE_NAMES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float64": "fp64"}
+"""torch's dtype names (as op traces write them) -> the short names requests and peaks use."""
 
 _SIZE = re.compile(r"^\s*([+-]?[0-9][0-9_]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)\s*([kmgt]?)\s*$", re.IGNORECASE)
 _SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}

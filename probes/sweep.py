@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 import torch
 
-from probes import bandwidth
+from probes import bandwidth, flops
+from probes.compute_peak import compute_peak
 from probes.diagnostics import capturing
 from probes.errors import Cancelled, DevicePoisoned, MeasureError
 from probes.expr import ChainError, ParsedChain, parse_chain
@@ -69,7 +70,7 @@ def _device_info(device: torch.device, label: str, measure_peak: bool) -> Device
         label=label,
         total_memory=total,
         free_memory=free,
-        peak_gbps=peak.gbps if peak else None,
+        peak_gbps=peak.value if peak else None,
         peak_gbps_iqr=peak.iqr if peak else None,
     )
 
@@ -183,6 +184,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
     step = 0
     peak: float | None = None
     peak_refreshed = False
+    compute_peaks: dict[str, float] = {}
     flush = L2Flusher(device)
     try:
         for n in request.sizes:
@@ -205,7 +207,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                 continue
             if peak is None:
                 emit(Progress(rid, f"measuring {device}'s peak bandwidth (once, cached)", "peak", None, n, step, steps))
-                peak = bandwidth.peak(device).gbps
+                peak = bandwidth.peak(device).value
             stop = False
             for mode in modes:
                 if cancelled():
@@ -231,8 +233,14 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                     break
                 if not peak_refreshed and bandwidth.beaten(peak, [k.gbps for k in measurement.kernels if k.gbps]):
                     emit(Progress(rid, f"a kernel beat {device}'s cached peak bandwidth: measuring it again", "peak", mode, n, step, steps))
-                    peak, peak_refreshed = bandwidth.peak(device, refresh=True).gbps, True
+                    peak, peak_refreshed = bandwidth.peak(device, refresh=True).value, True
                     apply_peak(measurement, peak, device)
+                dtype = flops.flop_dtype(measurement) if any(k.flops for k in measurement.kernels) else None
+                if dtype is not None:
+                    if dtype not in compute_peaks:
+                        emit(Progress(rid, f"measuring {device}'s {dtype} compute peak (once, cached)", "peak", mode, n, step, steps))
+                        compute_peaks[dtype] = compute_peak(device, dtype).value
+                    flops.apply_compute_peak(measurement, compute_peaks[dtype])
                 emit(MeasurementResult(rid, measurement))
             del inputs
             _release(device)

@@ -50,3 +50,21 @@ def test_dynamic_mode_compiles_once_for_the_whole_sweep() -> None:
     assert not first.compile.cached and all(m.compile.cached for m in rest)
     assert all(m.compile.recompiles == 0 and m.ran_compiled for m in results.values())
     assert {k.short_name for m in results.values() for k in m.kernels} == {"cpp_fused_add_relu_0"}
+
+
+def test_a_matmul_reports_exactly_2nkm_flops_with_its_roofline_figures() -> None:
+    n, k, m = 4096, 64, 32
+    results = profile(f"x: [N, {k}]\nw: [{k}, {m}]\nx @ w", [n], ["eager"], reps=3)
+    (row,) = results[(n, "eager")].kernels
+    assert row.flops == 2 * n * k * m
+    assert row.tflops == pytest.approx(row.flops / (row.time_per_call_us * 1e6))
+    assert row.intensity == pytest.approx(row.flops / row.bytes)
+    measured = results[(n, "eager")]
+    assert measured.compute_peak_tflops and measured.compute_peak_tflops > 0
+    assert row.pct_of_compute_peak == pytest.approx(100 * row.tflops / measured.compute_peak_tflops)
+
+
+def test_elementwise_kernels_have_no_flop_count_rather_than_a_guess() -> None:
+    results = profile("(a + b).relu()", [4096], ["eager", "compiled"], reps=3)
+    assert all(k.flops is None and k.tflops is None for m in results.values() for k in m.kernels)
+    assert all(m.compute_peak_tflops is None for m in results.values())
