@@ -6,7 +6,8 @@ context, a crash or a flood of device printf is one line here, never a traceback
 never imports torch.
 
 Exit status: 0 measured; 1 nothing could be measured (the reasons are on stderr, one line each)
-or a ``--fail-on`` threshold was crossed; 2 bad input (one line on stderr); 130 interrupted.
+or a ``--fail-on`` metric regressed against ``--baseline`` beyond its noise; 2 bad input (one
+line on stderr); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -78,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     parser.add_argument("--from", dest="report", type=Path, metavar="REPORT",
                         help="print the tables of a report saved with --json instead of measuring")
+    parser.add_argument("--baseline", type=Path, metavar="REPORT",
+                        help="print the deltas against a report saved with --json (noise-aware)")
+    parser.add_argument("--fail-on", action="append", default=[], metavar="METRIC:PCT",
+                        help="with --baseline: exit 1 when METRIC (kernels, transfers, bytes, device_time, "
+                             "wall_time) regresses by more than PCT beyond its noise, e.g. device_time:5%%")
     return parser
 
 
@@ -122,16 +128,16 @@ def parse_request(args: argparse.Namespace) -> ProfileRequest:
     )
 
 
-def read_report(path: Path) -> tuple[str, ProfileReport]:
+def read_report(path: Path, option: str = "--from") -> tuple[str, ProfileReport]:
     """The report file's text and its parsed form; UsageError in plain words if it is not one."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--from: cannot read {inert_line(str(path))}: {inert_line(str(exc))}") from None
+        raise UsageError(f"{option}: cannot read {inert_line(str(path))}: {inert_line(str(exc))}") from None
     try:
         return text, ProfileReport.from_json(text)
     except ProtocolError as exc:
-        raise UsageError(f"--from: {inert_line(str(path))} is not a kernel-tui report: {inert_line(str(exc))}") from None
+        raise UsageError(f"{option}: {inert_line(str(path))} is not a kernel-tui report: {inert_line(str(exc))}") from None
 
 
 def show_report(args: argparse.Namespace, console: Console) -> int:
@@ -139,7 +145,7 @@ def show_report(args: argparse.Namespace, console: Console) -> int:
     text, report = read_report(args.report)
     if args.json:
         console.file.write(text if text.endswith("\n") else text + "\n")
-        return 0
+        return baseline_verdict(args, report.results, Console(file=sys.stderr))
     console.print(plain(f"{report.device_label} ({report.device}), torch {report.torch}, {report.date}"), highlight=False)
     by_size: dict[int, list[Measurement]] = {}
     for m in report.results:
@@ -148,7 +154,29 @@ def show_report(args: argparse.Namespace, console: Console) -> int:
         print_size(console, by_size[size])
     if len(by_size) > 1:
         print_sweep(console, report.results)
-    return 0
+    return baseline_verdict(args, report.results, Console(file=sys.stderr))
+
+
+def baseline_verdict(args: argparse.Namespace, results: list[Measurement], err: Console) -> int:
+    """Print the deltas against ``--baseline`` (to stderr when stdout carries JSON); 1 when a
+    ``--fail-on`` metric regressed beyond its threshold and its noise."""
+    if args.baseline is None:
+        return 0
+    from probes.baseline import compare, regressions
+
+    _, pinned = read_report(args.baseline, "--baseline")
+    deltas = compare(pinned.results, results)
+    out = err if args.json else Console(file=sys.stdout, soft_wrap=True)
+    out.print(plain(f"against {args.baseline}:", "bold"), highlight=False)
+    for delta in deltas:
+        style = {"worse": "red", "better": "green", "same": "dim"}[delta.verdict]
+        out.print(plain(delta.text(), style), highlight=False)
+    if not deltas:
+        out.print(plain("no size and mode in common with the baseline"), highlight=False)
+    failed = [d for metric, threshold in args.fail_on_parsed for d in regressions(deltas, metric, threshold)]
+    for delta in failed:
+        err.print(plain(f"regression: {delta.text()}", "red"), highlight=False)
+    return EXIT_FAILED if failed else 0
 
 
 def _failure_line(event: RequestFailed) -> Text:
@@ -254,7 +282,21 @@ async def _measure_in_worker(run: _Run) -> None:
         await client.close()
 
 
+def _check_baseline_options(args: argparse.Namespace) -> None:
+    from probes.baseline import parse_fail_on
+
+    if args.fail_on and args.baseline is None:
+        raise UsageError("--fail-on needs --baseline REPORT")
+    try:
+        args.fail_on_parsed = [parse_fail_on(text) for text in args.fail_on]
+    except ValueError as exc:
+        raise UsageError(f"--fail-on: {inert_line(str(exc))}") from None
+    if args.baseline is not None:
+        read_report(args.baseline, "--baseline")
+
+
 def run(args: argparse.Namespace, console: Console, err: Console) -> int:
+    _check_baseline_options(args)
     if args.report is not None:
         return show_report(args, console)
     if args.chain is None:
@@ -273,7 +315,7 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
     code = measured.exit_code()
     if code == EXIT_BAD_INPUT:
         raise UsageError(inert_line(next(f for f in measured.failures if _is_usage_error(f)).error.located()))
-    return code
+    return code or baseline_verdict(args, measured.results, err)
 
 
 def _quiet_broken_pipe() -> int:

@@ -166,3 +166,40 @@ def test_a_repeated_mode_is_measured_once() -> None:
     proc = run_cli("a + b", "--device", "cpu", "--sizes", "64", "--modes", "eager,eager", "--reps", "2", "--json")
     assert proc.returncode == 0, proc.stderr
     assert [r["mode"] for r in json.loads(proc.stdout)["results"]] == ["eager"]
+
+
+def test_baseline_deltas_and_fail_on(tmp_path: Path) -> None:
+    """A report against itself: no change; against a copy made 20% faster: a device_time
+    regression beyond 5% exits 1, and a delta inside the noise is no change."""
+    source = DATA / "h200_add.json"
+    same = run_cli("--from", str(source), "--baseline", str(source), "--fail-on", "device_time:5%")
+    assert same.returncode == 0, same.stderr
+    assert "no change" in same.stdout and "WORSE" not in same.stdout
+    faster = json.loads(source.read_text())
+    for result in faster["results"]:
+        result["device_time_us"] *= 0.8
+    pinned = tmp_path / "faster.json"
+    pinned.write_text(json.dumps(faster))
+    worse = run_cli("--from", str(source), "--baseline", str(pinned), "--fail-on", "device_time:5%")
+    assert worse.returncode == 1
+    assert "regression: device_time" in worse.stderr and "+25.0%" in worse.stderr
+    lenient = run_cli("--from", str(source), "--baseline", str(pinned), "--fail-on", "device_time:30%")
+    assert lenient.returncode == 0
+
+
+def test_baseline_noise_makes_a_small_delta_no_change() -> None:
+    from probes.baseline import compare
+    from probes.protocol import ProfileReport
+
+    (m,) = [r for r in ProfileReport.from_json((DATA / "h200_add.json").read_text()).results][:1]
+    import dataclasses
+
+    noisy = dataclasses.replace(m, device_time_us_iqr=[m.device_time_us * 0.9, m.device_time_us * 1.1])
+    moved = dataclasses.replace(noisy, device_time_us=m.device_time_us * 1.05)
+    (delta,) = [d for d in compare([noisy], [moved]) if d.metric == "device_time"]
+    assert delta.verdict == "same"
+
+
+@pytest.mark.parametrize("argv", [["--fail-on", "speed:5%"], ["--fail-on", "device_time:5%"]])
+def test_bad_baseline_options_are_one_line(argv: list[str]) -> None:
+    one_line_error(run_cli("--from", str(DATA / "h200_add.json"), *argv), "--fail-on")

@@ -125,3 +125,22 @@ async def test_a_long_lived_worker_times_calls_like_the_in_process_engine() -> N
     for key, ours in in_process.items():
         theirs = from_worker[key]
         assert abs(theirs.wall_time_us - ours.wall_time_us) <= max(0.10 * ours.wall_time_us, 3.0), (key, theirs.wall_time_us, ours.wall_time_us)
+
+
+def test_training_step_on_cuda_tags_every_kernel_with_its_pass_and_counts_matmul_flops() -> None:
+    """bf16 F.gelu(x @ w) with grad: cuBLAS forward and backward matmuls, each with its pass
+    (the CUDA backward runs on the autograd thread) and exact FLOPs for the forward one."""
+    n, k = 4096, 1024
+    events: list = []
+    chain = f"x: [N, {k}] bf16\nw: [{k}, {k}] bf16\nF.gelu(x @ w)"
+    run_profile(ProfileRequest(id="g", chain=chain, sizes=[n], modes=["eager", "compiled"], device="cuda", grad=True), events.append)
+    failures = [e for e in events if isinstance(e, RequestFailed)]
+    assert not failures, failures
+    results = {e.measurement.mode: e.measurement for e in events if isinstance(e, MeasurementResult)}
+    for m in results.values():
+        assert m.grad and {k.pass_ for k in m.kernels} == {"forward", "backward"}
+        assert m.forward_time_us + m.backward_time_us == pytest.approx(m.device_time_us)
+    eager = results["eager"]
+    forward_mm = [row for row in eager.kernels if row.pass_ == "forward" and row.flops]
+    assert forward_mm and forward_mm[0].flops == 2 * n * k * k
+    assert eager.compute_peak_tflops and forward_mm[0].pct_of_compute_peak
