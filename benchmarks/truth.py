@@ -143,22 +143,12 @@ def sync(device: Any) -> None:
         torch.cuda.synchronize(device)
 
 
-class CleanFlush:
-    """The engine's flush (zero-fill, then a read pass), for the do_bench-style loop."""
-
-    def __init__(self, device: Any) -> None:
-        from probes.timing import L2Flusher
-
-        self.flush = L2Flusher(device)
-
-    def __call__(self) -> None:
-        self.flush()
-
-
 def bench_loop(call: Any, device: Any, flush: Any, warmup_s: float = 0.025, rep_s: float = 0.1) -> float:
-    """do_bench's loop written out (warm-up, events around each call after a flush, median), with
-    the flush given; on the CPU, perf_counter around each call."""
-    import torch
+    """do_bench's schedule (25 ms warm-up, ~100 ms of reps, median) around the engine's timed loop
+    and clean flush, on the user-written function in this process: what differs from the engine's
+    figure is the process state and the call path, not the loop (do_bench is the independent
+    reference for the loop itself)."""
+    from probes.timing import measure_wall_time
 
     sync(device)
     begin = time.perf_counter()
@@ -169,22 +159,7 @@ def bench_loop(call: Any, device: Any, flush: Any, warmup_s: float = 0.025, rep_
         call()
     sync(device)
     reps = int(min(1000, max(5, rep_s / single)))
-    if device.type != "cuda":
-        times = []
-        for _ in range(reps):
-            begin = time.perf_counter()
-            call()
-            times.append((time.perf_counter() - begin) * 1e6)
-        return statistics.median(times)
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for start, end in zip(starts, ends):
-        flush()
-        start.record()
-        call()
-        end.record()
-    torch.cuda.synchronize(device)
-    return statistics.median(s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends))
+    return statistics.median(measure_wall_time(call, device, reps, flush))
 
 
 def bare_profile(call: Any, device: Any, compiled: bool, reps: int = 10) -> tuple[float | None, dict[str, float]]:
@@ -311,7 +286,9 @@ def chain_cells(chain: Chain, sizes: list[int], device: Any, module: Any, worker
     if worker is not None:
         worker.request(chain, [FOCUS if FOCUS in sizes else sizes[0]], modes, str(device))  # the focus size first
         from_worker, worker_failures = worker.request(chain, sizes, modes, str(device))   # then the sweep
-    flush = CleanFlush(device)
+    from probes.timing import L2Flusher
+
+    flush = L2Flusher(device)
     l2 = torch.cuda.get_device_properties(device).L2_cache_size if device.type == "cuda" else 0
     fn = getattr(module, chain.name)
     cells = []
