@@ -17,6 +17,7 @@ import asyncio
 import datetime
 import os
 import platform
+import re
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -90,8 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
 def chain_text(chain: str, declarations: list[str]) -> str:
     """The chain as the engine reads it: declarations first, ``;`` and literal ``\\n`` as newlines
     (``x: [N, 64]; x * 2`` reads as two lines, the space after ``;`` is not an indent)."""
-    body = chain.replace("\\n", "\n").replace(";", "\n")
-    return "\n".join([*declarations, *(line.strip() for line in body.split("\n"))])
+    body = re.sub(r";[ \t]*", "\n", chain.replace("\\n", "\n"))
+    return "\n".join([*declarations, body])
 
 
 def _no_cuda_here() -> bool:
