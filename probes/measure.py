@@ -15,12 +15,14 @@ profiler session), ``probes.launches`` (events -> launches), ``probes.bytes_move
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
-from probes.bytes_moved import compiled_bytes, eager_bytes, op_nodes
 from probes import flops
+from probes.bytes_moved import compiled_bytes, eager_bytes, op_nodes
 from probes.compiling import CHAIN_NAMESPACE, PreparedCall, loss_of, prepare
 from probes.diagnostics import Diagnostics, capturing
 from probes.errors import Cancelled, DevicePoisoned, MeasureError, classify_failure
@@ -204,14 +206,23 @@ def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs
 
 
 def _flops(chain: ParsedChain, inputs: list[torch.Tensor], n: int, grad: bool) -> dict[str | None, dict[str, int]]:
-    """FLOPs by counted op, per pass (None without grad), from one eager call of each."""
+    """FLOPs by counted op, per pass (None without grad), from one eager call of each; none at
+    all when counting fails (the measurement stands, its kernels' FLOPs are unknown)."""
     fn = chain.build_function(CHAIN_NAMESPACE)
+    try:
+        return _counted_flops(fn, inputs, n, grad)
+    except Exception:  # noqa: BLE001 - the chain already ran; a counting failure only means "unknown"
+        return {None: {}}
+    finally:
+        for leaf in inputs:
+            leaf.grad = None
+
+
+def _counted_flops(fn: Callable[..., Any], inputs: list[torch.Tensor], n: int, grad: bool) -> dict[str | None, dict[str, int]]:
     forward = flops.flops_by_op(lambda: fn(*inputs, N=n))
     if not forward or not grad:
         return {None: forward}
     total = flops.flops_by_op(lambda: loss_of(fn(*inputs, N=n)).backward())
-    for leaf in inputs:
-        leaf.grad = None
     return {"forward": forward, "backward": {op: count - forward.get(op, 0) for op, count in total.items() if count > forward.get(op, 0)}}
 
 

@@ -53,6 +53,7 @@ class L2Flusher:
     def __init__(self, device: torch.device) -> None:
         self.dirty: torch.Tensor | None = None
         self.clean: torch.Tensor | None = None
+        self.sink: torch.Tensor | None = None
         if device.type == "cuda":
             self.dirty = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device=device)
             self.clean = torch.zeros(L2_FLUSH_BYTES // 4, dtype=torch.float32, device=device)
