@@ -161,7 +161,7 @@ def task_wall(args: argparse.Namespace) -> dict:
     import triton.testing
 
     from probes.expr import parse_chain
-    from probes.measure import CHAIN_NAMESPACE
+    from probes.compiling import CHAIN_NAMESPACE
 
     device = _device(args.device)
     out = []
@@ -208,7 +208,7 @@ def task_devtime(args: argparse.Namespace) -> dict:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from probes.measure import L2_FLUSH_BYTES
+    from probes.timing import L2_FLUSH_BYTES
 
     device = _device(args.device)
     measurements, failures = run_engine(CHAIN, args.sizes, ["eager", "compiled"], str(device))

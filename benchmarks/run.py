@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
 import datetime
 import importlib.metadata
 import importlib.util
-import io
 import json
 import os
 import platform
@@ -40,6 +38,7 @@ if str(ROOT) not in sys.path:
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from ncu_csv import parse_ncu_csv  # noqa: E402
 from probes.client import WorkerClient  # noqa: E402
 from probes.protocol import (  # noqa: E402
     Measurement,
@@ -720,32 +719,6 @@ def bench_ncu(b: Bench) -> dict[str, Any]:
     b.log(f"ncu: {', '.join(f'N={fmt_n(int(s))} {fmt_us(v)}' for s, v in us.items())} ({seconds:.0f} s)")
     return {"us": us, "kernels": sorted({name for name, _ in durations}), "seconds": seconds,
             "command": " ".join(command)}
-
-
-def parse_ncu_csv(text: str) -> list[tuple[str, float]]:
-    """(kernel name, duration in µs) per profiled launch from ``ncu --csv --page raw``."""
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"') and "Kernel Name" in line), None)
-    if start is None:
-        return []
-    body = [line for line in lines[start:] if line.startswith('"')]
-    rows = list(csv.reader(io.StringIO("\n".join(body))))
-    header = rows[0]
-    name_col, time_col = header.index("Kernel Name"), header.index("gpu__time_duration.sum")
-    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
-    unit = 1e-3  # --print-units base: nanoseconds
-    found = []
-    for row in rows[1:]:
-        if len(row) <= time_col:
-            continue
-        if not row[0].strip():  # the units row
-            unit = scale.get(row[time_col].strip(), unit)
-            continue
-        try:
-            found.append((row[name_col], float(row[time_col].replace(",", "")) * unit))
-        except ValueError:
-            continue
-    return found
 
 
 def bench_devmem(b: Bench) -> None:

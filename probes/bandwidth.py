@@ -1,6 +1,13 @@
-"""The device's measured peak memory bandwidth: a device-to-device copy, once, cached on disk.
+"""The device's measured peak memory bandwidth, STREAM-like, cached per device + driver + torch.
 
-"% of peak" is only honest against what this device can actually do, not a datasheet figure.
+"% of peak" is only honest against what this device can actually do, not a datasheet figure. As
+STREAM does, the peak is taken from two kernels, copy (``b = a``: one read, one write) and triad
+(``a = b + s * c``: two reads, one write, the mix of most elementwise chains), each repeated; a
+kernel's sustained rate is the median over its repeats, and the peak is the best of those, with
+that kernel's interquartile range as its spread.
+
+A cached value is measured again when it was taken on a busy machine (its spread was wide, or
+other processes loaded the CPU) and when a kernel beats it by more than ``BEATEN_BY``.
 """
 
 from __future__ import annotations
@@ -8,72 +15,161 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
+from probes.noise import CpuLoad, LoadWindow, iqr_is_wide, quartiles
 from probes.state_files import user_cache_dir, write_private_file
 
-COPY_BYTES = {"cuda": (1 << 30,), "cpu": (1 << 20, 1 << 23, 1 << 28)}
-"""Copy sizes per device type. On CUDA one copy far past L2 gives the HBM peak. On the CPU the best
-of several sizes: chains at everyday sizes run from cache, and a peak below what they reach
-would show them at several hundred percent."""
-REPS = 10
+ARRAY_BYTES = {"cuda": (1 << 30,), "cpu": (1 << 20, 1 << 23, 1 << 27)}
+"""Bytes per array by device type. On CUDA one size far past L2 gives the HBM peak. On the CPU
+the best of several sizes: chains at everyday sizes run from cache, and a peak below what they
+reach would show them at several hundred percent."""
+REPS = 15
+WARMUP_REPS = 3
+BEATEN_BY = 1.10
+CACHE_VERSION = "v3"
 
 
-def _cache_path() -> Path:
-    return user_cache_dir() / "peak_bandwidth.json"
+@dataclass
+class Peak:
+    """A measured peak rate (GB/s here, TFLOP/s in probes.compute_peak) with its spread."""
+
+    value: float
+    iqr: list[float]
+    """[p25, p75] of the winning kernel's rate over its repeats."""
+    kernel: str
+    """What was run, e.g. ``copy, 1024 MiB arrays``."""
+    busy: bool
+    """Measured while the machine was busy: measure again next time."""
 
 
-def _device_key(device: torch.device) -> str:
-    if device.type == "cuda":
-        name = torch.cuda.get_device_name(device)
-    else:
-        name = f"cpu-{os.cpu_count()}"
-    return f"{name}|torch {torch.__version__}|v2"
-
-
-def measure_copy_gbps(device: torch.device) -> float:
-    """GB/s of ``dst.copy_(src)``, counting bytes read and written: the best over sizes and reps."""
-    return max(_copy_gbps(device, nbytes) for nbytes in COPY_BYTES.get(device.type, COPY_BYTES["cpu"]))
-
-
-def _copy_gbps(device: torch.device, nbytes: int) -> float:
-    src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).fill_(1.0)
-    dst = torch.empty_like(src)
-    times: list[float] = []
-    for _ in range(REPS + 2):
+def _timed_rates(device: torch.device, op: Callable[[], None], nbytes_moved: int) -> list[float]:
+    """GB/s of each repeat of ``op`` (warm-up repeats dropped)."""
+    rates = []
+    for rep in range(WARMUP_REPS + REPS):
         if device.type == "cuda":
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            dst.copy_(src)
+            op()
             end.record()
             end.synchronize()
-            times.append(start.elapsed_time(end) * 1e-3)
+            seconds = start.elapsed_time(end) * 1e-3
         else:
             begin = time.perf_counter()
-            dst.copy_(src)
-            times.append(time.perf_counter() - begin)
-    del src, dst
-    return 2 * nbytes / min(times[2:]) / 1e9
+            op()
+            seconds = time.perf_counter() - begin
+        if rep >= WARMUP_REPS:
+            rates.append(nbytes_moved / max(seconds, 1e-9) / 1e9)
+    return rates
 
 
-def peak_gbps(device: torch.device) -> float:
-    """The cached peak for this device and torch version, measuring it the first time."""
-    path = _cache_path()
-    key = _device_key(device)
+def _array_bytes(device: torch.device) -> tuple[int, ...]:
+    sizes = ARRAY_BYTES.get(device.type, ARRAY_BYTES["cpu"])
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return tuple(min(size, free // 8) for size in sizes)
+    return sizes
+
+
+def was_busy(iqr: list[float], median: float, load: CpuLoad | None) -> bool:
+    """A peak taken with a wide spread, or while other processes loaded the CPU, is not trusted."""
+    return iqr_is_wide(iqr[0], median, iqr[1]) or (load is not None and load.busy)
+
+
+def measure_peak(device: torch.device) -> Peak:
+    """Copy and triad at each array size; the best sustained (median) rate wins."""
+    window = LoadWindow().start()
+    best: tuple[float, list[float], str] | None = None
+    for nbytes in _array_bytes(device):
+        n = max(1, nbytes // 4)
+        a = torch.ones(n, dtype=torch.float32, device=device)
+        b = torch.empty_like(a)
+        c = torch.ones_like(a)
+        kernels = {
+            "copy": (lambda: b.copy_(a), 2 * n * 4),
+            "triad": (lambda: torch.add(b, c, alpha=3.0, out=a), 3 * n * 4),
+        }
+        for name, (op, moved) in kernels.items():
+            p25, median, p75 = quartiles(_timed_rates(device, op, moved))
+            if best is None or median > best[0]:
+                best = (median, [p25, p75], f"{name}, {nbytes >> 20} MiB arrays")
+        del a, b, c
+    assert best is not None
+    load = window.stop()
+    gbps, iqr, kernel = best
+    return Peak(gbps, iqr, kernel, was_busy(iqr, gbps, load))
+
+
+def _driver() -> str:
+    try:
+        return f"driver {torch._C._cuda_getDriverVersion()}"
+    except (AttributeError, RuntimeError):
+        return "driver ?"
+
+
+def device_key(device: torch.device) -> str:
+    if device.type == "cuda":
+        name = f"{torch.cuda.get_device_name(device)}|{_driver()}"
+    else:
+        name = f"cpu-{os.cpu_count()}"
+    return f"{name}|torch {torch.__version__}|{CACHE_VERSION}"
+
+
+def _read_cache(path: Path) -> dict:
     try:
         cache = json.loads(path.read_text())
     except (OSError, ValueError):
-        cache = {}
-    if not isinstance(cache, dict):
-        cache = {}
-    if isinstance(cache.get(key), (int, float)):
-        return float(cache[key])
-    value = measure_copy_gbps(device)
-    cache[key] = value
+        return {}
+    return cache if isinstance(cache, dict) else {}
+
+
+def _cached(path: Path, key: str) -> Peak | None:
+    entry = _read_cache(path).get(key)
+    try:
+        return Peak(float(entry["value"]), [float(x) for x in entry["iqr"]], str(entry["kernel"]), bool(entry["busy"]))
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def _store(path: Path, key: str, peak: Peak) -> None:
+    cache = _read_cache(path)
+    cache[key] = asdict(peak)
     try:
         write_private_file(path, json.dumps(cache, indent=1))
     except OSError:
         pass
-    return value
+
+
+_refreshed: set[str] = set()
+"""Keys re-measured in this process because a kernel beat them: once is enough."""
+
+
+def cached_peak(filename: str, key: str, measure: Callable[[], Peak], refresh: bool = False) -> Peak:
+    """The peak cached under ``key`` in the user's cache ``filename``; measured when missing,
+    when it was taken on a busy machine, or when ``refresh`` (once per process and key)."""
+    path = user_cache_dir() / filename
+    refresh = refresh and key not in _refreshed
+    if refresh:
+        _refreshed.add(key)
+    cached = None if refresh else _cached(path, key)
+    if cached is not None and not cached.busy:
+        return cached
+    measured = measure()
+    if cached is not None and cached.busy and measured.busy and cached.value > measured.value:
+        measured = cached  # busy both times: keep the better of the two
+    _store(path, key, measured)
+    return measured
+
+
+def peak(device: torch.device, *, refresh: bool = False) -> Peak:
+    """The device's peak bandwidth (GB/s), cached per device, driver and torch."""
+    return cached_peak("peak_bandwidth.json", device_key(device), lambda: measure_peak(device), refresh)
+
+
+def beaten(peak_gbps: float | None, kernel_gbps: list[float]) -> bool:
+    """A kernel went more than BEATEN_BY past the peak: the peak was probably taken badly."""
+    return bool(peak_gbps) and any(g > BEATEN_BY * peak_gbps for g in kernel_gbps)  # type: ignore[operator]

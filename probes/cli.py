@@ -1,99 +1,68 @@
 """``kernel-tui profile EXPR``: the engine's results as rich tables (or JSON), without the TUI.
 
-For scripts, CI and non-interactive SSH. Measures in-process through ``probes.sweep.run_profile``,
-the same call the worker makes, so the figures are the TUI's.
+For scripts, CI and non-interactive SSH. It measures in a worker child through
+``probes.client.WorkerClient``, exactly as the app does: the same figures, and a poisoned CUDA
+context, a crash or a flood of device printf is one line here, never a traceback. This process
+never imports torch.
+
+Exit status: 0 measured; 1 nothing could be measured (the reasons are on stderr, one line each)
+or a ``--fail-on`` metric regressed against ``--baseline`` beyond its noise; 2 bad input (one
+line on stderr); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import asyncio
 import datetime
 import os
 import platform
+import re
 import sys
-import tempfile
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn
 
-from rich import box
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from probes.protocol import (
-    COMPILED_MODES,
     DEFAULT_SIZES,
     DTYPES,
     MODES,
+    ChainErrorInfo,
     Event,
     Measurement,
     MeasurementResult,
     ProfileReport,
     ProfileRequest,
     Progress,
+    ProtocolError,
     RequestFailed,
+    WorkerReady,
 )
+from probes.report_tables import plain, print_size, print_sweep
 from probes.safe_text import inert_line
-from probes.summary import (
-    comparisons,
-    crossover,
-    format_bytes,
-    format_gbps,
-    format_size,
-    format_time_us,
-    format_transfers,
-    headline,
-    mode_label,
-    parse_sizes,
-)
+from probes.summary import SHORT_DTYPE_NAMES, format_size, parse_sizes
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
-
-
-NATIVE_NOISE = ("USDT:", "STAGE:", "INFO:", "Compiled module path:", "_warn_once(", "warnings.warn(")
-
-
-@contextlib.contextmanager
-def library_chatter_captured() -> Iterator[tuple[TextIO, TextIO]]:
-    """Send what libraries print on fds 1 and 2 (Kineto's USDT lines, Inductor's "Compiled module
-    path") to a temp file, so stdout carries only our tables or JSON; yields the real stdout and
-    stderr. Afterwards, captured lines that are not known noise are replayed on stderr."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved_out, saved_err = os.dup(1), os.dup(2)
-    sink = tempfile.TemporaryFile()
-    os.dup2(sink.fileno(), 1)
-    os.dup2(sink.fileno(), 2)
-    real_out = os.fdopen(os.dup(saved_out), "w", buffering=1)
-    real_err = os.fdopen(os.dup(saved_err), "w", buffering=1)
-    try:
-        yield real_out, real_err
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(saved_out, 1)
-        os.dup2(saved_err, 2)
-        os.close(saved_out)
-        os.close(saved_err)
-        sink.seek(0)
-        for line in sink.read().decode("utf-8", "replace").splitlines():
-            if line.strip() and not line.lstrip().startswith(NATIVE_NOISE) and "Profiler clears events" not in line:
-                real_err.write(line + "\n")
-        real_out.close()
-        real_err.close()
-        sink.close()
+EXIT_INTERRUPTED = 130
+USER_ERROR_KINDS = ("syntax", "rejected", "input")
 
 
 class UsageError(Exception):
     """Bad command-line input: reported as one line on stderr, exit 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line (no usage block): a UsageError."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kernel-tui profile",
         description="Measure the kernels an op chain launches, eager vs torch.compile, over tensor sizes.",
     )
@@ -106,16 +75,30 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--input", action="append", default=[], metavar="DECL",
                         help="declare an input, e.g. 'x: [N, 4096] bf16' (repeatable)")
     parser.add_argument("--reps", type=int, default=None, help="timing reps (default: sized to the kernel time)")
+    parser.add_argument("--grad", action="store_true",
+                        help="measure forward + backward: float inputs require grad, the result is reduced with .sum()")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     parser.add_argument("--from", dest="report", type=Path, metavar="REPORT",
                         help="print the tables of a report saved with --json instead of measuring")
+    parser.add_argument("--baseline", type=Path, metavar="REPORT",
+                        help="print the deltas against a report saved with --json (noise-aware)")
+    parser.add_argument("--fail-on", action="append", default=[], metavar="METRIC:PCT",
+                        help="with --baseline: exit 1 when METRIC (kernels, transfers, bytes, device_time, "
+                             "wall_time) regresses by more than PCT beyond its noise, e.g. device_time:5%%")
     return parser
 
 
 def chain_text(chain: str, declarations: list[str]) -> str:
-    """The chain as the engine reads it: declarations first, ``;`` and literal ``\\n`` as newlines."""
-    body = chain.replace("\\n", "\n").replace(";", "\n")
+    """The chain as the engine reads it: declarations first, ``;`` and literal ``\\n`` as newlines
+    (``x: [N, 64]; x * 2`` reads as two lines, the space after ``;`` is not an indent)."""
+    body = re.sub(r";[ \t]*", "\n", chain.replace("\\n", "\n"))
     return "\n".join([*declarations, body])
+
+
+def _no_cuda_here() -> bool:
+    """True when this machine has no NVIDIA driver at all (so ``--device cuda`` cannot work),
+    known without importing torch."""
+    return not (Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists())
 
 
 def parse_request(args: argparse.Namespace) -> ProfileRequest:
@@ -123,116 +106,48 @@ def parse_request(args: argparse.Namespace) -> ProfileRequest:
         sizes = parse_sizes(args.sizes)
     except ValueError as exc:
         raise UsageError(f"--sizes: {exc}") from None
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    modes = list(dict.fromkeys(m.strip() for m in args.modes.split(",") if m.strip()))
     for mode in modes:
         if mode not in MODES:
-            raise UsageError(f"--modes: unknown mode '{mode}': use {', '.join(MODES)}")
+            raise UsageError(f"--modes: unknown mode '{inert_line(mode)}': use {', '.join(MODES)}")
     if not modes:
         raise UsageError("--modes: give at least one mode")
     if args.reps is not None and not 1 <= args.reps <= 10_000:
         raise UsageError("--reps: give a number between 1 and 10000")
+    device = (args.device or "").strip().lower() or None
+    if device is not None and device.startswith("cuda") and _no_cuda_here():
+        raise UsageError(f"--device {inert_line(device)}: this machine has no NVIDIA GPU; use --device cpu")
     return ProfileRequest(
         id="cli",
         chain=chain_text(args.chain, args.input),
         sizes=sizes,
         modes=modes,
-        device=args.device,
+        device=device,
         dtype=args.dtype,
         reps=args.reps,
+        grad=args.grad,
     )
 
 
-def kernels_table(size: int, results: list[Measurement]) -> Table:
-    """Kernel rows of every mode at one size, a section per mode; memcpy/memset rows dimmed."""
-    table = Table(
-        title=f"N = {format_size(size)}  ({size:,} elements)", title_justify="left",
-        box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
-    )
-    table.add_column("kernel", no_wrap=True, overflow="ellipsis", min_width=16, max_width=34)
-    for column in ("n", "µs", "bytes", "GB/s", "%pk"):
-        table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("ops", overflow="fold", min_width=8)
-    for m in results:
-        table.add_row(f"[bold]{mode_label(m)}[/]")
-        for row in m.kernels + m.transfers:
-            table.add_row(
-                row.short_name if row.kind == "kernel" else f"[dim]{row.short_name} ({row.kind})[/]",
-                f"{row.launches_per_call:g}",
-                f"{row.device_time_us:.2f}",
-                format_bytes(row.bytes),
-                format_gbps(row.gbps).removesuffix(" GB/s"),
-                f"{row.pct_of_peak:.0f}%" if row.pct_of_peak is not None else "-",
-                ", ".join(op.removeprefix("aten::") for op in row.ops),
-            )
-        if not m.kernels:
-            table.add_row("[dim](no kernels)[/]")
-        if m.fallback_reason:
-            table.add_row(f"[yellow]{m.fallback_reason}[/]")
-    return table
-
-
-def headline_table(results: list[Measurement]) -> Table:
-    table = Table(box=None, padding=(0, 1))
-    for column in ("mode", "kernels", "bytes/call", "transfers", "device", "wall", "compile"):
-        table.add_column(column, justify="left" if column == "mode" else "right", no_wrap=True)
-    for m in results:
-        table.add_row(
-            mode_label(m),
-            f"{m.kernels_per_call:g}",
-            format_bytes(m.bytes_per_call),
-            format_transfers(m),
-            format_time_us(m.device_time_us),
-            format_time_us(m.wall_time_us),
-            f"{m.compile_time_s:.2f} s" if m.compile_time_s is not None else "-",
-        )
-    return table
-
-
-def sweep_table(results: list[Measurement]) -> Table:
-    """Every size x mode, with compiled/eager speedups by device time and by wall time."""
-    table = Table(title="sweep", title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
-    for column in ("N", "mode", "kernels", "device", "wall", "GB/s", "x device", "x wall"):
-        table.add_column(column, justify="left" if column == "mode" else "right", no_wrap=True)
-    speedups = {(p.size, mode): p for mode in COMPILED_MODES for p in comparisons(results, mode)}
-    for m in sorted(results, key=lambda r: (r.size, MODES.index(r.mode))):
-        pair = speedups.get((m.size, m.mode))
-        device = f"{pair.device_speedup:.2f}x" if pair and pair.device_speedup else ""
-        wall = f"{pair.wall_speedup:.2f}x" if pair and pair.wall_speedup else ""
-        table.add_row(
-            format_size(m.size), mode_label(m), f"{m.kernels_per_call:g}", format_time_us(m.device_time_us),
-            format_time_us(m.wall_time_us), format_gbps(m.gbps).removesuffix(" GB/s"), device, wall,
-        )
-    return table
-
-
-def print_size(console: Console, batch: list[Measurement]) -> None:
-    """One size: its kernel rows, the headline counts, and the eager -> compiled line."""
-    console.print(kernels_table(batch[0].size, batch))
-    console.print(headline_table(batch))
-    eager = next((m for m in batch if m.mode == "eager"), None)
-    compiled = next((m for m in batch if m.mode != "eager"), None)
-    console.print(f"[bold]{headline(eager, compiled)}[/]\n", highlight=False)
-
-
-def print_sweep(console: Console, results: list[Measurement]) -> None:
-    console.print(sweep_table(results))
-    pairs = comparisons(results)
-    size = crossover(pairs)
-    if pairs:
-        console.print(
-            f"compiled is faster per call from N = {format_size(size)} up" if size
-            else "compiled is not faster per call at the largest size measured",
-            highlight=False,
-        )
-
-
-def show_report(path: Path, console: Console) -> int:
-    """The tables of a saved report, exactly as the run that made it would have printed them."""
+def read_report(path: Path, option: str = "--from") -> tuple[str, ProfileReport]:
+    """The report file's text and its parsed form; UsageError in plain words if it is not one."""
     try:
-        report = ProfileReport.from_json(path.read_text())
-    except (OSError, ValueError, TypeError, KeyError) as exc:
-        raise UsageError(f"--from: cannot read {path}: {exc}") from None
-    console.print(f"{report.device_label} ({report.device}), torch {report.torch}, {report.date}", highlight=False)
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{option}: cannot read {inert_line(str(path))}: {inert_line(str(exc))}") from None
+    try:
+        return text, ProfileReport.from_json(text)
+    except ProtocolError as exc:
+        raise UsageError(f"{option}: {inert_line(str(path))} is not a kernel-tui report: {inert_line(str(exc))}") from None
+
+
+def show_report(args: argparse.Namespace, console: Console) -> int:
+    """A saved report: its JSON as it is (``--json``), or its tables as the run printed them."""
+    text, report = read_report(args.report)
+    if args.json:
+        console.file.write(text if text.endswith("\n") else text + "\n")
+        return baseline_verdict(args, report.results, Console(file=sys.stderr))
+    console.print(plain(f"{report.device_label} ({report.device}), torch {report.torch}, {report.date}"), highlight=False)
     by_size: dict[int, list[Measurement]] = {}
     for m in report.results:
         by_size.setdefault(m.size, []).append(m)
@@ -240,20 +155,151 @@ def show_report(path: Path, console: Console) -> int:
         print_size(console, by_size[size])
     if len(by_size) > 1:
         print_sweep(console, report.results)
-    return 0
+    return baseline_verdict(args, report.results, Console(file=sys.stderr))
 
 
-def _device_label(device: str) -> str:
-    import torch
+def baseline_verdict(args: argparse.Namespace, results: list[Measurement], err: Console) -> int:
+    """Print the deltas against ``--baseline`` (to stderr when stdout carries JSON); 1 when a
+    ``--fail-on`` metric regressed beyond its threshold and its noise."""
+    if args.baseline is None:
+        return 0
+    from probes.baseline import compare, regressions
 
-    if device.startswith("cuda"):
-        return torch.cuda.get_device_name(torch.device(device))
-    return f"CPU ({os.cpu_count()} cores, {platform.machine()})"
+    _, pinned = read_report(args.baseline, "--baseline")
+    deltas = compare(pinned.results, results)
+    out = err if args.json else Console(file=sys.stdout, soft_wrap=True)
+    out.print(plain(f"against {args.baseline}:", "bold"), highlight=False)
+    for delta in deltas:
+        style = {"worse": "red", "better": "green", "same": "dim"}[delta.verdict]
+        out.print(plain(delta.text(), style), highlight=False)
+    if not deltas:
+        out.print(plain("no size and mode in common with the baseline"), highlight=False)
+    failed = [d for metric, threshold in args.fail_on_parsed for d in regressions(deltas, metric, threshold)]
+    for delta in failed:
+        err.print(plain(f"regression: {delta.text()}", "red"), highlight=False)
+    return EXIT_FAILED if failed else 0
+
+
+def _failure_line(event: RequestFailed) -> Text:
+    where = " ".join(x for x in (event.mode or "", f"N={event.size:,}" if event.size else "") if x)
+    line = Text("error", style="red")
+    line.append(f" ({where})" if where else "")
+    line.append(": " + inert_line(event.error.located()))
+    return line
+
+
+def compute_peaks(results: list[Measurement]) -> dict[str, float]:
+    """The compute peak each dtype's roofline figures used, as the report records them."""
+    found: dict[str, float] = {}
+    for m in results:
+        counted = {op for row in m.kernels if row.flops for op in row.ops}
+        dtype = next((op.dtype for op in m.ops if op.op in counted), None)
+        if dtype and m.compute_peak_tflops:
+            found.setdefault(SHORT_DTYPE_NAMES.get(dtype, dtype), m.compute_peak_tflops)
+    return found
+
+
+def _is_usage_error(event: RequestFailed) -> bool:
+    """The request as a whole was refused for bad input (e.g. a device this machine lacks)."""
+    return event.size is None and event.mode is None and event.error.kind in USER_ERROR_KINDS
+
+
+class _Run:
+    """The events of one request, printed as they arrive."""
+
+    def __init__(self, request: ProfileRequest, console: Console, err: Console, as_json: bool) -> None:
+        self.request = request
+        self.console = console
+        self.err = err
+        self.as_json = as_json
+        self.results: list[Measurement] = []
+        self.failures: list[RequestFailed] = []
+        self.by_size: dict[int, list[Measurement]] = {}
+        self.ready: WorkerReady | None = None
+        self.status = err.status("starting the worker") if err.is_terminal and not as_json else None
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, Progress) and self.status is not None:
+            self.status.update(Text(f"{inert_line(event.message)} ({event.step}/{event.total})"))
+        elif isinstance(event, MeasurementResult):
+            m = event.measurement
+            self.results.append(m)
+            self.by_size.setdefault(m.size, []).append(m)
+            if not self.as_json and len(self.by_size[m.size]) == len(self.request.modes):
+                print_size(self.console, self.by_size[m.size])
+        elif isinstance(event, RequestFailed):
+            self.failures.append(event)
+            if not _is_usage_error(event):  # that one becomes the usage line, printed once
+                self.err.print(_failure_line(event), highlight=False, soft_wrap=True)
+
+    def finish(self) -> None:
+        if not self.as_json:
+            for size in sorted(self.by_size):
+                if len(self.by_size[size]) != len(self.request.modes):
+                    print_size(self.console, self.by_size[size])
+            if len(self.by_size) > 1:
+                print_sweep(self.console, self.results)
+            return
+        device = self.results[0].device if self.results else (self.request.device or "")
+        label = next((d.label for d in self.ready.devices if d.name == device), "") if self.ready else ""
+        report = ProfileReport(
+            device=device,
+            device_label=label,
+            torch=self.ready.torch_version if self.ready else "",
+            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            results=self.results,
+            failures=self.failures,
+            host=platform.node(),
+            peak_gbps=next((m.peak_gbps for m in self.results if m.peak_gbps), None),
+            compute_peaks_tflops=compute_peaks(self.results),
+        )
+        self.console.file.write(report.to_json() + "\n")
+
+    def exit_code(self) -> int:
+        if self.results:
+            return 0
+        if any(_is_usage_error(f) for f in self.failures):
+            return EXIT_BAD_INPUT
+        return EXIT_FAILED if self.failures else 0
+
+
+async def _measure_in_worker(run: _Run) -> None:
+    from probes.client import WorkerClient
+
+    client = WorkerClient()
+    try:
+        if run.status is not None:
+            run.status.start()
+        try:
+            run.ready = await client.start()
+        except RuntimeError as exc:
+            run.on_event(RequestFailed(run.request.id, ChainErrorInfo("worker", str(exc))))
+            return
+        async for event in client.request(run.request):
+            run.on_event(event)
+    finally:
+        if run.status is not None:
+            run.status.stop()
+        await client.close()
+
+
+def _check_baseline_options(args: argparse.Namespace) -> None:
+    from probes.baseline import parse_fail_on
+
+    if args.fail_on and args.baseline is None:
+        raise UsageError("--fail-on needs --baseline REPORT")
+    try:
+        args.fail_on_parsed = [parse_fail_on(text) for text in args.fail_on]
+    except ValueError as exc:
+        raise UsageError(f"--fail-on: {inert_line(str(exc))}") from None
+    if args.baseline is not None:
+        read_report(args.baseline, "--baseline")
 
 
 def run(args: argparse.Namespace, console: Console, err: Console) -> int:
+    _check_baseline_options(args)
     if args.report is not None:
-        return show_report(args.report, console)
+        return show_report(args, console)
     if args.chain is None:
         raise UsageError("give an op chain, e.g. kernel-tui profile '(a + b).relu()'")
     request = parse_request(args)
@@ -263,81 +309,35 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
     try:
         parse_chain(request.chain)
     except ChainError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(inert_line(str(exc))) from None
+    measured = _Run(request, console, err, args.json)
+    asyncio.run(_measure_in_worker(measured))
+    measured.finish()
+    code = measured.exit_code()
+    if code == EXIT_BAD_INPUT:
+        raise UsageError(inert_line(next(f for f in measured.failures if _is_usage_error(f)).error.located()))
+    return code or baseline_verdict(args, measured.results, err)
 
-    import torch
 
-    from probes.sweep import run_profile
-
-    results: list[Measurement] = []
-    failures: list[RequestFailed] = []
-    by_size: dict[int, list[Measurement]] = {}
-    status = err.status("starting") if err.is_terminal and not args.json else None
-
-    def emit(event: Event) -> None:
-        if isinstance(event, Progress) and status is not None:
-            status.update(f"{event.message} ({event.step}/{event.total})")
-        elif isinstance(event, MeasurementResult):
-            m = event.measurement
-            results.append(m)
-            by_size.setdefault(m.size, []).append(m)
-            if not args.json and len(by_size[m.size]) == len(request.modes):
-                print_size(console, by_size[m.size])
-        elif isinstance(event, RequestFailed):
-            failures.append(event)
-            where = " ".join(x for x in (event.mode or "", f"N={event.size:,}" if event.size else "") if x)
-            # One line, however long, and the message is not markup ("[enforce fail at ...]").
-            message = escape(inert_line(event.error.located()))
-            err.print(f"[red]error[/]{' (' + where + ')' if where else ''}: {message}", highlight=False, soft_wrap=True)
-
-    if status is not None:
-        status.start()
-    try:
-        run_profile(request, emit)
-    finally:
-        if status is not None:
-            status.stop()
-    if not args.json:
-        for size in sorted(by_size):
-            if len(by_size[size]) != len(request.modes):
-                print_size(console, by_size[size])
-    device = results[0].device if results else (request.device or ("cuda:0" if torch.cuda.is_available() else "cpu"))
-    if args.json:
-        report = ProfileReport(
-            device=device,
-            device_label=_device_label(device) if results else "",
-            torch=torch.__version__,
-            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            results=results,
-            failures=failures,
-            host=platform.node(),
-            peak_gbps=results[0].peak_gbps if results else None,
-        )
-        if console.is_terminal:
-            console.print_json(report.to_json())
-        else:
-            console.file.write(report.to_json() + "\n")
-    elif len(by_size) > 1:
-        print_sweep(console, results)
-    if failures and not results:
-        return EXIT_FAILED
-    return 0
+def _quiet_broken_pipe() -> int:
+    """The reader went away (``| head``): no traceback; stdout pointed at /dev/null so that the
+    interpreter's final flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_FAILED
 
 
 def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
-    warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    with library_chatter_captured() as (out, err_stream):
-        console = Console(file=out, soft_wrap=False)
-        err = Console(file=err_stream)
-        try:
-            return run(args, console, err)
-        except UsageError as exc:
-            err_stream.write(f"kernel-tui profile: {inert_line(str(exc))}\n")
-            return EXIT_BAD_INPUT
-        except KeyboardInterrupt:
-            err_stream.write("kernel-tui profile: interrupted\n")
-            return 130
+    console = Console(file=sys.stdout, soft_wrap=False)
+    err = Console(file=sys.stderr)
+    try:
+        args = build_parser().parse_args(argv)
+        return run(args, console, err)
+    except UsageError as exc:
+        sys.stderr.write(f"kernel-tui profile: {exc}\n")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("kernel-tui profile: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _quiet_broken_pipe()

@@ -32,7 +32,7 @@ BOOKKEEPING_OPS = frozenset(
 
 
 def classify_device_event(name: str) -> KernelKind:
-    """memcpy and memset rows are shown apart from kernels (DESIGN: never counted as kernels)."""
+    """memcpy and memset rows are shown apart from kernels and never counted as kernels."""
     lowered = name.lower()
     if lowered.startswith("memcpy") or "memcpy" in lowered.split("(")[0]:
         return "memcpy"

@@ -31,7 +31,7 @@ from torch.utils._pytree import tree_map
 
 from probes.expr import ChainError, ParsedChain
 from probes.inputs import input_specs, meta_inputs
-from probes.measure import MeasureError, classify_failure
+from probes.errors import MeasureError, classify_failure
 from probes.protocol import ChainErrorInfo
 from probes.trace import OpTrace, RecordingMode
 from probes.watchdog import WATCH, ChainStuck, stuck_message

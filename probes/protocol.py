@@ -174,6 +174,9 @@ class Measurement:
     backward_time_us: float | None = None
     compute_peak_tflops: float | None = None
     """The measured compute peak of this dtype on this device that ``pct_of_compute_peak`` uses."""
+    diagnostics: list[str] = field(default_factory=list)
+    """What torch reported while this was measured (warnings, recompile limits, fall-backs), and
+    the tool's own explanations (a kernel above the bandwidth peak), one line each."""
 
     @property
     def compile_time_s(self) -> float | None:

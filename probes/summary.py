@@ -9,11 +9,14 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from probes.protocol import Measurement
 from probes.safe_text import inert_line
 
 ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp64": 8}
+SHORT_DTYPE_NAMES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float64": "fp64"}
+"""torch's dtype names (as op traces write them) -> the short names requests and peaks use."""
 
 _SIZE = re.compile(r"([+-]?+[0-9][0-9_]*+(?:\.[0-9]++)?+(?:e[+-]?+[0-9]++)?+)\s*+([kmgt]?+)", re.IGNORECASE)
 """Possessive quantifiers (``*+``): a long text that does not match fails in linear time."""
@@ -110,6 +113,54 @@ def mode_label(measurement: Measurement) -> str:
     return measurement.mode
 
 
+Verdict = Literal["faster", "slower", "unclear"]
+
+
+def spread(measurement: Measurement, which: Literal["wall", "device"]) -> tuple[float, float, float]:
+    """(p25, median, p75) of the wall or device time per call; a recording without spread is exact."""
+    value = measurement.wall_time_us if which == "wall" else measurement.device_time_us
+    iqr = measurement.wall_time_us_iqr if which == "wall" else measurement.device_time_us_iqr
+    if not iqr or len(iqr) != 2:
+        return value, value, value
+    return min(iqr[0], value), value, max(iqr[1], value)
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """eager / compiled time, with the interval the two spreads allow (low = eager p25 over
+    compiled p75, high = eager p75 over compiled p25)."""
+
+    value: float
+    low: float
+    high: float
+
+    @property
+    def verdict(self) -> Verdict:
+        """A ratio whose interval straddles 1 is not a conclusion."""
+        if self.low > 1.0:
+            return "faster"
+        if self.high < 1.0:
+            return "slower"
+        return "unclear"
+
+    def text(self) -> str:
+        """``1.68x``, with the interval when it is wide enough to matter, ``(within noise)`` when
+        it straddles 1."""
+        if self.verdict == "unclear":
+            return f"{self.value:.2f}x (within noise: {self.low:.2f}-{self.high:.2f}x)"
+        if self.high - self.low > 0.1 * self.value:
+            return f"{self.value:.2f}x ({self.low:.2f}-{self.high:.2f}x)"
+        return f"{self.value:.2f}x"
+
+
+def ratio(eager: Measurement, compiled: Measurement, which: Literal["wall", "device"]) -> Ratio | None:
+    e25, e50, e75 = spread(eager, which)
+    c25, c50, c75 = spread(compiled, which)
+    if c50 <= 0 or c25 <= 0 or c75 <= 0:
+        return None
+    return Ratio(e50 / c50, e25 / c75, e75 / c25)
+
+
 @dataclass(frozen=True)
 class Comparison:
     size: int
@@ -117,16 +168,22 @@ class Comparison:
     compiled: Measurement
 
     @property
+    def device_ratio(self) -> Ratio | None:
+        return ratio(self.eager, self.compiled, "device")
+
+    @property
+    def wall_ratio(self) -> Ratio | None:
+        return ratio(self.eager, self.compiled, "wall")
+
+    @property
     def device_speedup(self) -> float | None:
-        if self.compiled.device_time_us <= 0:
-            return None
-        return self.eager.device_time_us / self.compiled.device_time_us
+        found = self.device_ratio
+        return found.value if found else None
 
     @property
     def wall_speedup(self) -> float | None:
-        if self.compiled.wall_time_us <= 0:
-            return None
-        return self.eager.wall_time_us / self.compiled.wall_time_us
+        found = self.wall_ratio
+        return found.value if found else None
 
 
 def comparisons(results: Iterable[Measurement], compiled_mode: str = "compiled") -> list[Comparison]:
@@ -141,14 +198,26 @@ def comparisons(results: Iterable[Measurement], compiled_mode: str = "compiled")
 
 
 def crossover(pairs: list[Comparison]) -> int | None:
-    """The smallest size from which the compiled chain is faster per call (wall) at every larger size."""
+    """The smallest size from which the compiled chain is clearly faster per call (wall time, its
+    interval above 1) at every larger size; None when it is not, or not clearly."""
     found = None
     for pair in reversed(pairs):
-        speedup = pair.wall_speedup
-        if speedup is None or speedup <= 1.0:
+        wall = pair.wall_ratio
+        if wall is None or wall.verdict != "faster":
             break
         found = pair.size
     return found
+
+
+def sweep_verdict(pairs: list[Comparison]) -> str:
+    """One line on where compiling pays off per call, never calling noise a conclusion."""
+    size = crossover(pairs)
+    if size is not None:
+        return f"compiled is faster per call from N = {format_size(size)} up"
+    largest = pairs[-1].wall_ratio if pairs else None
+    if largest is not None and largest.verdict == "unclear":
+        return "compiled vs eager per call is within noise at the largest size measured"
+    return "compiled is not faster per call at the largest size measured"
 
 
 def headline(eager: Measurement | None, compiled: Measurement | None) -> str:
@@ -160,8 +229,8 @@ def headline(eager: Measurement | None, compiled: Measurement | None) -> str:
         return f"{mode_label(m)} {kernels} / {format_transfers(m)}"
 
     if eager and compiled:
-        ratio = Comparison(eager.size, eager, compiled).device_speedup
-        speed = f", {ratio:.2f}x" if ratio else ""
+        device = Comparison(eager.size, eager, compiled).device_ratio
+        speed = f", {device.text()}" if device else ""
         return f"{part(eager)} -> {part(compiled)}{speed}"
     only = eager or compiled
     return part(only) if only else ""

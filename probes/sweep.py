@@ -12,10 +12,13 @@ from collections.abc import Callable
 
 import torch
 
-from probes.bandwidth import peak_gbps
+from probes import bandwidth, flops
+from probes.compute_peak import compute_peak
+from probes.diagnostics import capturing
+from probes.errors import Cancelled, DevicePoisoned, MeasureError
 from probes.expr import ChainError, parse_chain
 from probes.inputs import input_specs, make_inputs
-from probes.measure import Cancelled, DevicePoisoned, L2Flusher, MeasureError, measure
+from probes.measure import apply_peak, measure
 from probes.memory_guard import check_memory, free_memory
 from probes.protocol import (
     MODES,
@@ -28,36 +31,31 @@ from probes.protocol import (
     RequestDone,
     RequestFailed,
 )
+from probes.timing import L2Flusher
+
 
 def default_device() -> str:
     return "cuda:0" if torch.cuda.is_available() else "cpu"
 
 
+def _device_info(device: torch.device, label: str, measure_peak: bool) -> DeviceInfo:
+    free, total = free_memory(device)
+    peak = bandwidth.peak(device) if measure_peak else None
+    return DeviceInfo(
+        name=str(device),
+        label=label,
+        total_memory=total,
+        free_memory=free,
+        peak_gbps=peak.value if peak else None,
+        peak_gbps_iqr=peak.iqr if peak else None,
+    )
+
+
 def list_devices(measure_peak: bool = False) -> list[DeviceInfo]:
     devices = []
     for index in range(torch.cuda.device_count() if torch.cuda.is_available() else 0):
-        device = torch.device("cuda", index)
-        free, total = free_memory(device)
-        devices.append(
-            DeviceInfo(
-                name=str(device),
-                label=torch.cuda.get_device_name(index),
-                total_memory=total,
-                free_memory=free,
-                peak_gbps=peak_gbps(device) if measure_peak else None,
-            )
-        )
-    cpu = torch.device("cpu")
-    free, total = free_memory(cpu)
-    devices.append(
-        DeviceInfo(
-            name="cpu",
-            label=f"CPU ({os.cpu_count()} cores)",
-            total_memory=total,
-            free_memory=free,
-            peak_gbps=peak_gbps(cpu) if measure_peak else None,
-        )
-    )
+        devices.append(_device_info(torch.device("cuda", index), torch.cuda.get_device_name(index), measure_peak))
+    devices.append(_device_info(torch.device("cpu"), f"CPU ({os.cpu_count()} cores)", measure_peak))
     return devices
 
 
@@ -96,12 +94,26 @@ def run_profile(
 
     A chain error stops the request (it would fail the same way at every size); a memory
     refusal or an out-of-memory skips that size only. DevicePoisoned propagates: the caller
-    (the worker) must exit so that a fresh process gets a fresh CUDA context.
+    (the worker) must exit so that a fresh process gets a fresh CUDA context. What torch reports
+    outside a measurement (sizing the chain on meta tensors) joins each result's diagnostics.
     """
+    with capturing() as outside:
+
+        def emit_with_diagnostics(event: Event) -> None:
+            if isinstance(event, MeasurementResult):
+                known = event.measurement.diagnostics
+                known[:0] = [line for line in outside if line not in known]
+            emit(event)
+
+        _run_profile(request, emit_with_diagnostics, cancelled)
+
+
+def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancelled: Callable[[], bool]) -> None:
     rid = request.id
+    modes = list(dict.fromkeys(request.modes))  # eager,eager measures once
     try:
         chain = parse_chain(request.chain)
-        unknown = [mode for mode in request.modes if mode not in MODES]
+        unknown = [mode for mode in modes if mode not in MODES]
         if unknown:
             raise MeasureError(ChainErrorInfo("input", f"unknown mode '{unknown[0]}': use {', '.join(MODES)}"))
         bad_sizes = [size for size in request.sizes if size <= 0]
@@ -117,9 +129,11 @@ def run_profile(
         emit(RequestDone(rid))
         return
 
-    steps = len(request.sizes) * len(request.modes)
+    steps = len(request.sizes) * len(modes)
     step = 0
     peak: float | None = None
+    peak_refreshed = False
+    compute_peaks: dict[str, float] = {}
     flush = L2Flusher(device)
     try:
         for n in request.sizes:
@@ -133,18 +147,18 @@ def run_profile(
                 break
             except MeasureError as exc:
                 emit(RequestFailed(rid, exc.info, size=n))
-                step += len(request.modes)
+                step += len(modes)
                 continue
             except torch.OutOfMemoryError:
                 emit(RequestFailed(rid, ChainErrorInfo("memory", f"out of memory allocating the inputs at N={n}"), size=n))
-                step += len(request.modes)
+                step += len(modes)
                 _release(device)
                 continue
             if peak is None:
                 emit(Progress(rid, f"measuring {device}'s peak bandwidth (once, cached)", "peak", None, n, step, steps))
-                peak = peak_gbps(device)
+                peak = bandwidth.peak(device).value
             stop = False
-            for mode in request.modes:
+            for mode in modes:
                 if cancelled():
                     raise Cancelled
                 step += 1
@@ -153,7 +167,7 @@ def run_profile(
                 try:
                     measurement = measure(
                         chain, mode, n, device, request.dtype, inputs,
-                        trace=trace, reps=request.reps, peak_gbps=peak, flush=flush,
+                        trace=trace, reps=request.reps, peak_gbps=peak, flush=flush, grad=request.grad,
                     )
                 except DevicePoisoned:
                     raise
@@ -166,6 +180,16 @@ def run_profile(
                         continue
                     stop = True
                     break
+                if not peak_refreshed and bandwidth.beaten(peak, [k.gbps for k in measurement.kernels if k.gbps]):
+                    emit(Progress(rid, f"a kernel beat {device}'s cached peak bandwidth: measuring it again", "peak", mode, n, step, steps))
+                    peak, peak_refreshed = bandwidth.peak(device, refresh=True).value, True
+                    apply_peak(measurement, peak, device)
+                dtype = flops.flop_dtype(measurement) if any(k.flops for k in measurement.kernels) else None
+                if dtype is not None:
+                    if dtype not in compute_peaks:
+                        emit(Progress(rid, f"measuring {device}'s {dtype} compute peak (once, cached)", "peak", mode, n, step, steps))
+                        compute_peaks[dtype] = compute_peak(device, dtype).value
+                    flops.apply_compute_peak(measurement, compute_peaks[dtype])
                 emit(MeasurementResult(rid, measurement))
             del inputs
             _release(device)

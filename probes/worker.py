@@ -288,7 +288,7 @@ class Worker:
         if isinstance(request, WarmupRequest):
             self._warm_up(request)
             return None
-        from probes.measure import DevicePoisoned
+        from probes.errors import DevicePoisoned
         from probes.sweep import run_profile
 
         try:
@@ -313,7 +313,7 @@ class Worker:
         does not pay for it. Imports are never interrupted; the compile is, by any real request."""
         import torch
 
-        from probes.measure import MeasureError
+        from probes.errors import MeasureError
         from probes.sweep import resolve_device
 
         try:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +18,7 @@ JSON_KEYS = {
     "mode", "size", "kernels_per_call", "bytes_per_call", "device_time_us", "wall_time_us",
     "compile_time_s", "ran_compiled", "kernels",
 }
+DATA = Path(__file__).parent / "data"
 KERNEL_KEYS = {"name", "short_name", "launches_per_call", "device_time_us", "bytes", "gbps", "ops"}
 
 
@@ -89,3 +94,112 @@ def test_missing_chain_or_report_is_a_usage_error(capfd: pytest.CaptureFixture[s
     assert main(["--from", "/nonexistent.json"]) == 2
     err = capfd.readouterr().err
     assert "give an op chain" in err and "cannot read" in err
+
+
+def run_cli(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", "profile", *argv], capture_output=True, text=True, timeout=300, input=stdin,
+    )
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], message: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], proc.stderr
+    assert "usage:" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_unknown_dtype_is_one_line_without_the_usage_block() -> None:
+    one_line_error(run_cli("a + b", "--dtype", "int8"), "int8")
+
+
+@pytest.mark.skipif(os.path.exists("/proc/driver/nvidia/version"), reason="this machine has an NVIDIA driver")
+def test_cuda_without_a_gpu_is_refused_at_once() -> None:
+    begin = time.monotonic()
+    proc = run_cli("a + b", "--device", "cuda")
+    one_line_error(proc, "no NVIDIA GPU")
+    assert time.monotonic() - begin < 5, "refused only after starting a worker"
+
+
+@pytest.mark.parametrize("content", ["{}", "[1, 2]", "not json", '{"device": 3}'])
+def test_a_malformed_report_is_one_plain_line(tmp_path: Path, content: str) -> None:
+    report = tmp_path / "report.json"
+    report.write_text(content)
+    proc = run_cli("--from", str(report))
+    one_line_error(proc, "--from")
+    assert "__init__" not in proc.stderr and "positional" not in proc.stderr
+
+
+def test_json_from_a_report_is_the_report_byte_for_byte() -> None:
+    proc = run_cli("--from", str(DATA / "h200_add_relu_sweep.json"), "--json")
+    assert proc.returncode == 0
+    assert proc.stdout == (DATA / "h200_add_relu_sweep.json").read_text().rstrip("\n") + "\n"
+
+
+def test_a_closed_pipe_is_not_a_traceback() -> None:
+    proc = subprocess.run(
+        f"{shlex.quote(sys.executable)} -m tui profile --from {shlex.quote(str(DATA / 'h200_add_relu_sweep.json'))} | head -1",
+        shell=True, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.stdout.startswith("NVIDIA H200")
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+
+
+def test_hostile_report_strings_are_shown_inert_never_as_markup(tmp_path: Path) -> None:
+    data = json.loads((DATA / "h200_add.json").read_text())
+    data["device_label"] = "GPU\x1b]52;c;ZWNobyBoaQ==\x07 [bold]loud[/"
+    kernel = data["results"][0]["kernels"][0]
+    kernel["short_name"] = "[link=file:///etc/passwd]k[/link]\x1b[2J"
+    kernel["ops"] = ["[/]", "\x9b31m"]
+    data["results"][0]["fallback_reason"] = "[red"
+    report = tmp_path / "hostile.json"
+    report.write_text(json.dumps(data))
+    proc = run_cli("--from", str(report))
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x9b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "\\x1b]52;c;ZWNobyBoaQ==\\x07 [bold]loud[/" in proc.stdout
+    assert "[link=file:///etc/passwd]k[/link]" in proc.stdout
+
+
+@pytest.mark.slow
+def test_a_repeated_mode_is_measured_once() -> None:
+    proc = run_cli("a + b", "--device", "cpu", "--sizes", "64", "--modes", "eager,eager", "--reps", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [r["mode"] for r in json.loads(proc.stdout)["results"]] == ["eager"]
+
+
+def test_baseline_deltas_and_fail_on(tmp_path: Path) -> None:
+    """A report against itself: no change; against a copy made 20% faster: a device_time
+    regression beyond 5% exits 1, and a delta inside the noise is no change."""
+    source = DATA / "h200_add.json"
+    same = run_cli("--from", str(source), "--baseline", str(source), "--fail-on", "device_time:5%")
+    assert same.returncode == 0, same.stderr
+    assert "no change" in same.stdout and "WORSE" not in same.stdout
+    faster = json.loads(source.read_text())
+    for result in faster["results"]:
+        result["device_time_us"] *= 0.8
+    pinned = tmp_path / "faster.json"
+    pinned.write_text(json.dumps(faster))
+    worse = run_cli("--from", str(source), "--baseline", str(pinned), "--fail-on", "device_time:5%")
+    assert worse.returncode == 1
+    assert "regression: device_time" in worse.stderr and "+25.0%" in worse.stderr
+    lenient = run_cli("--from", str(source), "--baseline", str(pinned), "--fail-on", "device_time:30%")
+    assert lenient.returncode == 0
+
+
+def test_baseline_noise_makes_a_small_delta_no_change() -> None:
+    from probes.baseline import compare
+    from probes.protocol import ProfileReport
+
+    (m,) = [r for r in ProfileReport.from_json((DATA / "h200_add.json").read_text()).results][:1]
+    import dataclasses
+
+    noisy = dataclasses.replace(m, device_time_us_iqr=[m.device_time_us * 0.9, m.device_time_us * 1.1])
+    moved = dataclasses.replace(noisy, device_time_us=m.device_time_us * 1.05)
+    (delta,) = [d for d in compare([noisy], [moved]) if d.metric == "device_time"]
+    assert delta.verdict == "same"
+
+
+@pytest.mark.parametrize("argv", [["--fail-on", "speed:5%"], ["--fail-on", "device_time:5%"]])
+def test_bad_baseline_options_are_one_line(argv: list[str]) -> None:
+    one_line_error(run_cli("--from", str(DATA / "h200_add.json"), *argv), "--fail-on")

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from probes.expr import ChainError, parse_chain
-from probes.measure import MeasureError
+from probes.errors import MeasureError
 from probes.memory_guard import MAX_PIECES, MAX_TRACED_OPS, check_memory, trace_on_meta
 from probes.watchdog import WATCH, ChainStuck, PlainPythonWatch
 

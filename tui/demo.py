@@ -1,45 +1,54 @@
 """``kernel-tui demo``: a guided walk through the story, one live measurement per step.
 
 space / right: next step · left: back · q: quit. Each step sends one request through the worker
-(the real one, or ``--replay``); its caption is built from what was measured (see
-``tui.demo_steps``). Results are kept per step, so going back shows them at once.
+bridge (the real worker, or ``--replay``); its caption is built from the same kernel rows the
+kernel pane shows (see ``tui.demo_steps``). Results are kept per step, so going back shows them
+at once.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import time
 
 from rich.text import Text
-from textual import work
+from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Static
 
-from probes.client import WorkerClient
-from probes.protocol import (
-    Measurement,
-    MeasurementResult,
-    ProfileRequest,
-    Progress,
-    RequestDone,
-    RequestFailed,
-    WorkerReady,
-)
+from probes.protocol import Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
 from probes.summary import format_size
+from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
-from tui.results import ResultSet, RunKey, normalize, stream_into
-from tui.widgets.kernel_pane import KernelPane, PaneState
-from tui.widgets.sweep_pane import SweepPane
+from tui.session import FocusView, ModeView, Run, SweepResults, SweepView, Target, normalize
+from tui.widgets.cells import plain
+from tui.widgets.kernel_pane import KernelPane
+from tui.widgets.sweep_pane import SweepPane, SweepPaneState
+
+
+def step_view(rs: SweepResults | None, step: DemoStep, size: int) -> FocusView:
+    """What the kernel pane shows for one step: its own rows, fresh (each step is its own run)."""
+    running = rs is not None and not rs.run.done
+    progress = rs.run.progress if rs is not None else None
+    views = []
+    for mode in step.modes:
+        m = rs.at(size, mode) if rs else None
+        failure = next((f for f in rs.run.failures if f.mode in (None, mode)), None) if rs else None
+        activity = ""
+        if m is None and running:
+            measuring = progress is not None and progress.mode == mode
+            activity = ("compiling" if progress.stage == "compiling" else "measuring") if measuring else "waiting"
+        views.append(ModeView(mode, m, m is not None, activity, failure))
+    return FocusView(size, tuple(views), busy=running)
 
 
 class DemoApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "kernel-tui demo"
     DEFAULT_CSS = """
-    #demo-step { height: 1; padding: 0 1; background: $panel; }
+    #demo-step { height: auto; padding: 0 1; background: $panel; }
     #demo-caption { height: auto; min-height: 4; padding: 0 1; border: round $accent; }
-    #demo-status { height: 1; padding: 0 1; color: $text-muted; }
+    #demo-status { height: auto; padding: 0 1; color: $text-muted; }
     DemoApp #kernels { height: auto; max-height: 1fr; }
     DemoApp #sweep { height: 1fr; }
     """
@@ -47,26 +56,23 @@ class DemoApp(App[int]):
         Binding("space,right", "next", "Next"),
         Binding("left", "back", "Back"),
         Binding("q", "quit_demo", "Quit"),
-        Binding("ctrl+q", "quit_demo", "Quit", show=False, priority=True),
+        Binding("ctrl+q,ctrl+c", "quit_demo", "Quit", show=False, priority=True),
     ]
 
     def __init__(self, *, worker_command: list[str] | str | None = None, device: str | None = None,
                  dtype: str = "fp32", reps: int | None = None, frozen: bool = False) -> None:  # fmt: skip
         super().__init__()
-        self.client = WorkerClient(worker_command, on_state=self._worker_state)
+        self.bridge = WorkerBridge(self, worker_command)
         self.device = device
         self.dtype = dtype
         self.reps = reps
         self.frozen = frozen
-        self.ready: WorkerReady | None = None
         self.steps: list[DemoStep] = list(STEPS)
         self.index = 0
-        self.results: dict[int, ResultSet] = {}
-        self.active: ResultSet | None = None
-        self.progress = ""
+        self.results: dict[int, SweepResults] = {}
         self.worker_note = "worker starting: importing torch…"
         self.device_label = ""
-        self._closing = False
+        self._ids = 0
 
     def compose(self) -> ComposeResult:
         yield Static(id="demo-step")
@@ -77,36 +83,44 @@ class DemoApp(App[int]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self._start()
+        self.bridge.start()
         self.refresh_view()
 
     # -- worker ------------------------------------------------------------------------------------
 
-    def _worker_state(self, state: str, detail: str) -> None:
-        if not self._closing:
-            self.worker_note = f"worker {state}" + (f": {detail}" if detail and state != "busy" else "")
-            with contextlib.suppress(Exception):
-                self.refresh_view()
+    @on(WorkerStateChanged)
+    def _worker_state(self, event: WorkerStateChanged) -> None:
+        self.worker_note = f"worker {event.state}" + (f": {event.detail}" if event.detail and event.state != "busy" else "")
+        ready = event.ready
+        if event.state == "ready" and ready is not None:
+            names = [d.name for d in ready.devices]
+            if self.device == "cuda":
+                self.device = next((n for n in names if n.startswith("cuda")), None)
+            if self.device not in names:
+                if self.device is not None:
+                    self.notify(f"device {self.device} is not available here; using {ready.default_device}", severity="warning")
+                self.device = ready.default_device
+            label = next((d.label for d in ready.devices if d.name == self.device), self.device)
+            self.device_label = f"{label} · torch {ready.torch_version}"
+            self.measure()
+        self.refresh_view()
 
-    @work(group="startup", exit_on_error=False)
-    async def _start(self) -> None:
-        try:
-            ready = await self.client.start()
-        except Exception as exc:  # noqa: BLE001 (a message, never a traceback)
-            self.worker_note = f"the worker did not start: {exc}"
-            self.refresh_view()
+    @on(WorkerEvent)
+    def _worker_event(self, message: WorkerEvent) -> None:
+        rs = next((r for r in self.results.values() if r.run.request.id == message.request_id), None)
+        if rs is None:
             return
-        self.ready = ready
-        names = [d.name for d in ready.devices]
-        if self.device == "cuda":
-            self.device = next((n for n in names if n.startswith("cuda")), None)
-        if self.device not in names:
-            if self.device is not None:
-                self.notify(f"device {self.device} is not available here; using {ready.default_device}", severity="warning")
-            self.device = ready.default_device
-        label = next((d.label for d in ready.devices if d.name == self.device), self.device)
-        self.device_label = f"{label} · torch {ready.torch_version}"
-        self.measure()
+        event = message.event
+        if isinstance(event, Progress):
+            rs.run.progress = event
+        elif isinstance(event, MeasurementResult):
+            rs.results[(event.measurement.size, event.measurement.mode)] = event.measurement
+        elif isinstance(event, RequestFailed):
+            rs.run.failures.append(event)
+        elif isinstance(event, RequestDone):
+            rs.run.done = True
+            rs.run.cancelled = rs.run.cancelled or event.cancelled
+        self.refresh_view()
 
     @property
     def step(self) -> DemoStep:
@@ -115,64 +129,37 @@ class DemoApp(App[int]):
     def sizes(self, step: DemoStep | None = None) -> tuple[int, ...]:
         return (step or self.step).sizes_on(self.device)
 
+    def step_done(self) -> bool:
+        rs = self.results.get(self.index)
+        return rs is not None and rs.run.done
+
     def lookup(self, chain: str, size: int, mode: str) -> Measurement | None:
         """The measurement of the step on screen first (its own run), then of any other step."""
         current = self.results.get(self.index)
         for rs in ([current] if current is not None else []) + list(self.results.values()):
-            if rs.key.chain == normalize(chain) and (m := rs.at(size, mode)) is not None:
+            if rs.run.chain == normalize(chain) and (m := rs.at(size, mode)) is not None:
                 return m
         return None
 
     def measure(self) -> None:
-        """Measure the current step unless it already has its results (or is being measured)."""
-        if self.ready is None:
+        """Measure the current step unless it has its results or is being measured; any other
+        step still running is cancelled (its partial results are dropped)."""
+        if self.bridge.ready is None:
             return
+        for i, rs in list(self.results.items()):
+            if i != self.index and not rs.run.done:
+                self.bridge.cancel(rs.run.request.id)
+                del self.results[i]
         rs = self.results.get(self.index)
-        if rs is not None and (not rs.done or (rs.results and not rs.failures)):
-            if rs is self.active or rs.done:
-                self.refresh_view()
-                return
+        if rs is not None and (not rs.run.done or (rs.results and not rs.run.failures)):
+            return
         step = self.step
-        sizes = list(self.sizes(step))
-        key = RunKey.of(step.chain, self.device, self.dtype, list(step.modes), sizes)
-        rid = self.client.new_id()
-        rs = ResultSet(key, step.chain, "sweep" if step.sweep else "focus", rid)
-        self.results[self.index] = rs
-        self._cancel_active()
-        self.active = rs
-        self.progress = "sending…"
-        request = ProfileRequest(id=rid, chain=step.chain, sizes=sizes, modes=list(step.modes), device=self.device,
-                                 dtype=self.dtype, reps=self.reps)  # fmt: skip
-        self._profile(rs, request)
-        self.refresh_view()
-
-    def _cancel_active(self) -> None:
-        old = self.active
-        if old is not None and not old.done:
-            old.done = old.cancelled = True
-            self.results = {i: r for i, r in self.results.items() if r is not old}
-            self.run_worker(self.client.cancel(old.request_id), group="cancel", exit_on_error=False)
-        self.active = None
-
-    @work(exclusive=True, group="profile", exit_on_error=False)
-    async def _profile(self, rs: ResultSet, request: ProfileRequest) -> None:
-        await stream_into(self.client, rs, request, self._event)
-
-    def _event(self, rs: ResultSet, event: object) -> None:
-        if isinstance(event, Progress):
-            step = f" ({event.step}/{event.total})" if event.total else ""
-            self.progress = f"{event.message}{step}"
-        elif isinstance(event, MeasurementResult):
-            rs.add(event.measurement)
-        elif isinstance(event, RequestFailed):
-            rs.failures.append(event)
-        elif isinstance(event, RequestDone):
-            rs.done = True
-            rs.cancelled = rs.cancelled or event.cancelled
-            if self.active is rs:
-                self.active = None
-                self.progress = ""
-        self.refresh_view()
+        self._ids += 1
+        request = ProfileRequest(id=f"d{self._ids}", chain=step.chain, sizes=list(self.sizes(step)),
+                                 modes=list(step.modes), device=self.device, dtype=self.dtype, reps=self.reps)  # fmt: skip
+        run = Run(request, "other", normalize(step.chain), Target(self.device, self.dtype, self.reps), time.monotonic())
+        self.results[self.index] = SweepResults(run)
+        self.bridge.send(request)
 
     # -- view ----------------------------------------------------------------------------------------
 
@@ -181,11 +168,11 @@ class DemoApp(App[int]):
         return step.caption_for(self.lookup, self.device)
 
     def refresh_view(self) -> None:
-        if not self.is_mounted or self._closing:
+        if not self.is_mounted:
             return
         step, rs = self.step, self.results.get(self.index)
-        running = rs is not None and not rs.done
-        head = Text(no_wrap=True, overflow="ellipsis")
+        running = rs is not None and not rs.run.done
+        head = Text()
         head.append(f" Step {self.index + 1}/{len(self.steps)} ", style="bold reverse")
         head.append(f"  {step.title}  ", style="bold")
         sizes = ", ".join(format_size(n) for n in self.sizes())
@@ -194,30 +181,27 @@ class DemoApp(App[int]):
         caption = Text()
         text = self.caption()
         if text:
-            caption.append(text)
+            caption.append_text(plain(text, one_line=False))
         elif running or rs is None:
-            caption.append("measuring… " + self.progress, style="italic cyan")
-        if rs is not None and rs.failures:
-            f = rs.failures[0]
-            caption.append(("\n" if text else "") + f"✗ {f.error.located()}", style="bold red")
+            progress = rs.run.progress.message if rs is not None and rs.run.progress else ""
+            caption.append_text(plain(f"measuring… {progress}", "italic cyan"))
+        if rs is not None and rs.run.failures:
+            caption.append("\n" if text else "")
+            caption.append_text(plain(f"✗ {rs.run.failures[0].error.located()}", "bold red", one_line=False))
         self.query_one("#demo-caption", Static).update(caption)
         kernels, sweep = self.query_one(KernelPane), self.query_one(SweepPane)
         kernels.display = not step.sweep
         sweep.display = step.sweep
-        compact = self.size.width < 120
         if step.sweep:
-            peak = next((d.peak_gbps for d in self.ready.devices if d.name == self.device), None) if self.ready else None
-            sweep.show(rs, stale=False, running=running, compile_mode="compiled", chart="time", compact=compact,
-                       peak_gbps=peak, sizes=list(self.sizes()))  # fmt: skip
+            ready = self.bridge.ready
+            peak = next((d.peak_gbps for d in ready.devices if d.name == self.device), None) if ready else None
+            view = SweepView(rs, self.sizes(), "compiled", None, running)
+            sweep.state = SweepPaneState(view, "time", peak, "measuring the sweep")
         else:
-            state = PaneState(results=rs, modes=list(step.modes), size=step.sizes[0], stale=False, running=running)
-            kernels.show(state, compact=False)
+            kernels.state = step_view(rs, step, step.sizes[0])
         keys = "space/→ next · ← back · q quit"
-        status = " · ".join(x for x in (self.worker_note, self.device_label, self.progress) if x)
-        self.query_one("#demo-status", Static).update(Text(f"{status}   {keys}", no_wrap=True, overflow="ellipsis"))
-
-    def on_resize(self) -> None:
-        self.call_after_refresh(self.refresh_view)
+        status = " · ".join(x for x in (self.worker_note, self.device_label) if x)
+        self.query_one("#demo-status", Static).update(plain(f"{status}   {keys}", one_line=False))
 
     # -- keys ----------------------------------------------------------------------------------------
 
@@ -233,11 +217,9 @@ class DemoApp(App[int]):
             self.measure()
             self.refresh_view()
 
-    def action_quit_demo(self) -> None:
-        self.exit(0)  # the worker is shut down in on_unmount
+    async def action_quit_demo(self) -> None:
+        await self.bridge.close()
+        self.exit(0)
 
     async def on_unmount(self) -> None:
-        if not self._closing:
-            self._closing = True
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.client.close(), 8)
+        await self.bridge.close()

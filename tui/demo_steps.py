@@ -1,7 +1,8 @@
 """The demo's steps, as data: what each one measures and how its caption reads the measurement.
 
 Captions are built from the measured figures (kernel names, counts, transfers, times), never
-hard-coded ones, so the same steps tell the story on an H200 and on the CPU.
+hard-coded ones, so the same steps tell the story on an H200 and on the CPU; the kernels they name
+are the kernel pane's rows, by the same names.
 """
 
 from __future__ import annotations
@@ -34,9 +35,12 @@ def _kernels(m: Measurement) -> str:
 
 
 def _names(m: Measurement) -> str:
-    from tui.widgets.kernel_pane import display_name  # noqa: PLC0415
+    """The kernel rows the kernel pane shows, by the same names; a row that does not run once per
+    call says how often it does (so the names always add up to the count beside them)."""
+    from tui.widgets.cells import display_name  # noqa: PLC0415
 
-    return " + ".join(display_name(k) for k in m.kernels) or "no kernel recorded"
+    names = [display_name(k) + ("" if k.launches_per_call == 1 else f" ×{k.launches_per_call:g}") for k in m.kernels]
+    return " + ".join(names) or "no kernel recorded"
 
 
 def _arrays(m: Measurement) -> str:

@@ -16,6 +16,8 @@ import asyncio
 import sys
 from pathlib import Path
 
+from probes.state_files import write_private_file
+
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -57,22 +59,22 @@ def main(argv: list[str] | None = None) -> int:
                     await pilot.pause(0.2)
                 return True
 
-            ok = await until(lambda: app.shown_focus is not None and app.shown_focus.done and app.active is None)
+            def measured() -> bool:
+                view = app.session.focus_view(loop.time())
+                return not app.session.running() and all(v.fresh or v.failure for v in view.modes)
+
+            ok = await until(measured)
             if ok and args.rerun:
-                first = app.shown_focus
                 app.action_run_now()
-                ok = await until(lambda: app.shown_focus is not first and app.shown_focus.done and app.active is None)
+                ok = await until(measured)
             if ok and args.sweep:
                 await pilot.press("escape", "s")
-                await pilot.pause(0.5)
-                ok = await until(lambda: app.shown_sweep is not None and app.shown_sweep.done and app.active is None)
+                ok = await until(lambda: app.session.sweep is not None and app.session.sweep.run.done)
             for key in filter(None, (k.strip() for k in args.keys.split(","))):
                 await pilot.press(key)
-                await pilot.pause(0.2)
             for _ in range(3):
-                await pilot.pause(0.2)
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            app.save_screenshot(filename=args.out.name, path=str(args.out.parent))
+                await pilot.pause()
+            write_private_file(args.out, app.export_screenshot())
             await app.action_quit()
             print(args.out if ok else f"{args.out} (timed out waiting for results)")
             return 0 if ok else 1
@@ -88,23 +90,18 @@ def _demo(app, args: argparse.Namespace, width: int, height: int) -> int:  # noq
             loop = asyncio.get_running_loop()
             deadline = loop.time() + args.timeout
 
-            def step_done() -> bool:
-                rs = app.results.get(app.index)
-                return rs is not None and rs.done and app.active is None
-
             ok = True
             for step in range(max(1, min(args.demo_step, len(app.steps)))):
                 if step:
                     await pilot.press("space")
-                while not step_done():
+                while not app.step_done():
                     if loop.time() > deadline:
                         ok = False
                         break
                     await pilot.pause(0.2)
             for _ in range(3):
-                await pilot.pause(0.2)
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            app.save_screenshot(filename=args.out.name, path=str(args.out.parent))
+                await pilot.pause()
+            write_private_file(args.out, app.export_screenshot())
             print(app.caption())
             print(args.out if ok else f"{args.out} (timed out waiting for results)")
             await pilot.press("q")

@@ -27,6 +27,8 @@ MODE_CHOICES: tuple[str, ...] = ("both", "eager", "compiled")
 COMPILE_MODES: tuple[str, ...] = COMPILED_MODES
 """``compiled`` (torch.compile's default mode), ``max-autotune``, ``reduce-overhead``."""
 DEFAULT_FOCUS_SIZE = 1_000_000
+CHART_VIEWS: tuple[str, ...] = ("time", "device", "gbps")
+"""What the sweep chart plots: wall time, device time, or achieved GB/s."""
 
 SEED_CHAINS: tuple[tuple[str, str], ...] = (
     ("add_relu", "(a + b).relu()"),
@@ -54,7 +56,7 @@ class Settings:
     reps: int | None = None
     """None: the worker sizes the reps to the kernel time."""
     chart: str = "time"
-    """What the sweep chart plots: ``time`` or ``gbps``."""
+    """What the sweep chart plots: one of ``CHART_VIEWS``."""
 
     def request_modes(self) -> list[str]:
         if self.modes == "eager":
@@ -94,7 +96,7 @@ class Settings:
         if self.reps is not None and (not isinstance(self.reps, int) or not 1 <= self.reps <= 10_000):
             fixed.append("reps")
             self.reps = None
-        if self.chart not in ("time", "gbps"):
+        if self.chart not in CHART_VIEWS:
             self.chart = "time"
         if self.device is not None and not isinstance(self.device, str):
             self.device = None

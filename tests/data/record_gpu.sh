@@ -14,3 +14,9 @@ profile "x: [N, 1024] bf16
 w: [1024, 1024] bf16
 F.gelu(x @ w)" --sizes 1e3,1e5 --modes eager,compiled --json > "$out/h200_matmul_gelu.json"
 profile "torch.nonzero(a > 0)" --sizes 1e6 --modes eager,compiled --json > "$out/h200_nonzero_fallback.json"
+# Issue 13: a training-style step (forward + backward, roofline figures) and one symbolic compile
+# (dynamic) beside static compiles over the same sweep.
+profile "x: [N, 4096] bf16
+w: [4096, 4096] bf16
+F.gelu(x @ w)" --sizes 1e3,8e3 --modes eager,compiled --grad --json > "$out/h200_gelu_matmul_grad.json"
+profile "(a + b).relu()" --sizes 1e4,1e5,1e6,1e7,1e8 --modes compiled,dynamic --json > "$out/h200_add_relu_dynamic.json"

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tui_helpers import SEED_CHAIN, replay_command
+from tui_helpers import SEED_CHAIN, TEST_TIMING, replay_command
 
 
 @pytest.fixture(autouse=True)
-def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Never touch the user's real workspace or caches."""
+def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Never touch the user's real workspace or caches; and no test may leave an internal error
+    in the debug log (the app survives one, so a test would not notice otherwise)."""
     state = tmp_path / "state"
     monkeypatch.setenv("KERNEL_TUI_STATE_DIR", str(state))
     monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(tmp_path / "cache"))
-    return state
+    yield state
+    log = state / "debug.log"
+    if log.exists():
+        assert "internal error" not in log.read_text(), log.read_text()
 
 
 @pytest.fixture
@@ -30,7 +34,7 @@ def make_app(tmp_path: Path) -> Callable[..., object]:
         kwargs.setdefault("highlight", False)
         kwargs.setdefault("export_dir", tmp_path / "exports")
         kwargs.setdefault("workspace_path", tmp_path / "workspace.json")
-        kwargs.setdefault("debounce_s", 0.2)
+        kwargs.setdefault("timing", TEST_TIMING)
         return KernelTuiApp(**kwargs)
 
     return factory

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from test_tui_live import headline
-from tui_helpers import SEED_CHAIN, focus_done, wait_for
+from tui_helpers import SEED_CHAIN, TEST_TIMING, focus_done, settled, wait_for
 
 from probes.summary import parse_size
 from tui.widgets.editor import ChainEditor, ChainErrorLine
@@ -29,43 +29,37 @@ CASES = [
 @pytest.mark.slow
 async def test_every_bad_input_is_a_plain_message_and_the_app_stays_usable(make_app) -> None:
     assert len(CASES) >= 60
-    app = make_app(worker_command=None, device="cpu", modes="eager", focus_size=1000, debounce_s=0.05)
+    app = make_app(worker_command=None, device="cpu", modes="eager", focus_size=1000, timing=TEST_TIMING)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: focus_done(app) and bool(app.shown_focus.results), timeout=180, what="first rows")
+        await wait_for(pilot, lambda: focus_done(app), timeout=180, what="first rows")
         editor = app.query_one(ChainEditor)
         for case in CASES:
             expect = case["expect"]
             app.workspace.settings.focus_size = parse_size(case["sizes"][0])
-            same_text = editor.text == case["chain"]
+            app.settings_changed("N")  # as the size dialog does
             editor.load_text(case["chain"])
-            await pilot.pause()
-            if same_text:  # only the size changed: run now, as the size dialog does
-                app.start_focus_run(force=True)
+            await wait_for(pilot, lambda: app.session.text == case["chain"], what=case["name"])
+            error = app.session.parse_error
             if case["stage"] == "parse" and not case["chain"].strip():
                 # An empty editor shows its placeholder hint rather than an error line.
-                assert app.parse_error is not None and expect["message_contains"] in app.parse_error.message
+                assert error is not None and expect["message_contains"] in error.message
                 shown = expect["message_contains"]
                 assert "(a + b).relu()" in str(editor.placeholder)
             elif case["stage"] == "parse":
-                assert app.parse_error is not None, case["name"]
+                assert error is not None, case["name"]
+                await wait_for(pilot, lambda: app.query_one(ChainErrorLine).has_class("-shown"), what=case["name"])
                 shown = str(app.query_one(ChainErrorLine).render())
             else:
-                await wait_for(
-                    pilot,
-                    lambda: app.pending_focus is not None and app.pending_focus.done and app.active is None,
-                    timeout=120, what=case["name"],
-                )
-                shown = headline(app) + " " + app.query_one(StatusBar).info.message
+                await wait_for(pilot, lambda: settled(app), timeout=120, what=case["name"])
+                note = str(app.query_one("#mode-note-eager").render())
+                shown = headline(app) + " " + note + " " + app.query_one(StatusBar).info.message
             assert expect["message_contains"] in shown, (case["name"], shown)
             assert "Traceback" not in shown, case["name"]
             # The next valid chain works, at a small size.
             app.workspace.settings.focus_size = 1000
             valid = SEED_CHAIN if case["chain"] != SEED_CHAIN else "a + b"
             editor.load_text(valid)
-            await wait_for(
-                pilot,
-                lambda: focus_done(app) and app.shown_focus.text == valid and bool(app.shown_focus.results)
-                and "STALE" not in headline(app),
-                timeout=120, what=f"valid chain after {case['name']}",
-            )
+            app.settings_changed("N")
+            await wait_for(pilot, lambda: app.session.text == valid and focus_done(app) and "STALE" not in headline(app),
+                           timeout=120, what=f"valid chain after {case['name']}")  # fmt: skip
         assert app.is_running

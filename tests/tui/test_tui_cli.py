@@ -67,7 +67,7 @@ def test_chain_and_settings_from_the_command_line(monkeypatch: pytest.MonkeyPatc
     assert app.workspace.chain.text == "x * 2"
     assert (s.device, s.sizes, s.dtype, s.modes, s.focus_size, s.reps) == ("cpu", [1000, 1_000_000], "bf16", "eager", 10_000, 30)
     assert app.workspace_path == tmp_path / "w.json"
-    assert app.client.command == ["ssh", "gpu-box", "python", "-m", "probes.worker"]
+    assert app.bridge.client.command == ["ssh", "gpu-box", "python", "-m", "probes.worker"]
 
 
 def test_replay_option_uses_the_replay_worker(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,7 +75,7 @@ def test_replay_option_uses_the_replay_worker(monkeypatch: pytest.MonkeyPatch) -
 
     seen = captured_app(monkeypatch)
     assert main(["(a + b).relu()", "--replay", str(recording())]) == 0
-    assert seen["app"].client.command[1:3] == ["-m", "probes.replay"]
+    assert seen["app"].bridge.client.command[1:3] == ["-m", "probes.replay"]
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ Compiles with torch.compile (tens of seconds on a small machine): marked slow.
 from __future__ import annotations
 
 import pytest
-from tui_helpers import focus_done, wait_for
+from tui_helpers import focus_done, shown, wait_for
 
 from tui.widgets.editor import ChainEditor, ChainErrorLine
 from tui.widgets.kernel_pane import KernelTable
@@ -32,34 +32,34 @@ async def type_text(pilot, text: str) -> None:  # noqa: ANN001
 
 
 async def test_type_break_and_fix_a_chain_with_the_real_worker(make_app) -> None:
-    app = make_app(chain="", worker_command=None, device="cpu", debounce_s=0.4)
+    app = make_app(chain="", worker_command=None, device="cpu")
     async with app.run_test(size=(160, 50)) as pilot:
         # The screen is up at once; the worker is still importing torch.
         assert app.query_one(StatusBar).info.worker_state in ("starting", "ready")
         editor = app.query_one(ChainEditor)
         editor.focus()
         await type_text(pilot, "(a + b).relu()")
-        await wait_for(pilot, lambda: focus_done(app) and len(app.shown_focus.results) == 2, timeout=STEP_TIMEOUT,
+        await wait_for(pilot, lambda: app.session.text == "(a + b).relu()" and focus_done(app), timeout=STEP_TIMEOUT,
                        what="eager and compiled results")  # fmt: skip
-        assert app.shown_focus.key.device == "cpu"
+        assert shown(app, "eager").device == "cpu"
         assert len(rows(app, "eager")) == 2  # aten::add and aten::clamp_min
         compiled = rows(app, "compiled")
         assert len(compiled) == 1 and "cpp_fused_add_relu" in compiled[0]
         assert "eager 2 kernels / 5N -> compiled 1 kernel / 3N" in headline(app)
-        good = app.shown_focus
+        good = shown(app, "eager")
 
         # Break it: inline error with where, the last good rows kept and marked stale.
         await type_text(pilot, " *")
-        await pilot.pause(0.6)
+        await wait_for(pilot, lambda: app.query_one(ChainErrorLine).has_class("-shown"), what="the error line")
         error = str(app.query_one(ChainErrorLine).render())
         assert "line 1, col" in error and "Traceback" not in error
         assert "STALE" in headline(app)
-        assert app.shown_focus is good and len(rows(app, "eager")) == 2
+        assert shown(app, "eager") is good and len(rows(app, "eager")) == 2
 
         # Fix it: fresh rows for the new chain (three eager kernels, still one compiled kernel).
         await type_text(pilot, " c")
-        await wait_for(pilot, lambda: focus_done(app) and app.shown_focus is not good
-                       and len(app.shown_focus.results) == 2, timeout=STEP_TIMEOUT, what="fresh results")  # fmt: skip
+        await wait_for(pilot, lambda: app.session.text.endswith(" * c") and focus_done(app), timeout=STEP_TIMEOUT,
+                       what="fresh results")  # fmt: skip
         assert "STALE" not in headline(app)
         assert not app.query_one(ChainErrorLine).has_class("-shown")
         assert len(rows(app, "eager")) == 3

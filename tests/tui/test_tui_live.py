@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from tui_helpers import SEED_CHAIN, focus_done, recording, wait_for
+from tui_helpers import SEED_CHAIN, focus_done, focus_view, recording, settled, shown, wait_for
 
 from tui.widgets.editor import ChainEditor, ChainErrorLine
 from tui.widgets.kernel_pane import KernelPane, KernelTable
@@ -26,7 +26,7 @@ async def replace_text(pilot, app, text: str) -> None:  # noqa: ANN001
     editor.select_all()
     await pilot.press("backspace")
     for ch in text:
-        await pilot.press(ch if ch != " " else "space")
+        await pilot.press({" ": "space", "\n": "enter"}.get(ch, ch))
 
 
 async def test_first_frame_before_the_worker_is_ready(make_app) -> None:
@@ -52,7 +52,7 @@ async def test_first_frame_before_the_worker_is_ready(make_app) -> None:
 async def test_seed_chain_profiles_on_start(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_for(pilot, lambda: focus_done(app) and len(app.shown_focus.results) == 2, what="results")
+        await wait_for(pilot, lambda: focus_done(app), what="results")
         line = headline(app)
         assert "eager 2 kernels / 5N -> compiled 1 kernel / 3N" in line
         assert "STALE" not in line
@@ -71,7 +71,7 @@ async def test_broken_chain_shows_inline_error_and_stale_mark_then_fix(make_app)
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        good = app.shown_focus
+        good = shown(app, "eager")
         editor = app.query_one(ChainEditor)
         editor.focus()
         editor.move_cursor((0, len(editor.text)))
@@ -80,7 +80,7 @@ async def test_broken_chain_shows_inline_error_and_stale_mark_then_fix(make_app)
         error = app.query_one(ChainErrorLine)
         assert error.has_class("-shown")
         assert "line 1, col" in str(error.render()) and "never closed" in str(error.render())
-        assert app.shown_focus is good  # the last good result stays...
+        assert shown(app, "eager") is good  # the last good result stays...
         assert "STALE" in headline(app)  # ...marked stale
         assert kernel_names(app, "eager")  # rows still on screen
         await pilot.press(")")
@@ -105,39 +105,49 @@ async def test_unrecorded_chain_fails_in_plain_words_and_keeps_last_result(make_
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        good = app.shown_focus
+        good = shown(app, "eager")
         await replace_text(pilot, app, "a * b")
-        await wait_for(pilot, lambda: app.pending_focus is not good and app.pending_focus is not None
-                       and app.pending_focus.done, what="failed request")  # fmt: skip
-        assert app.shown_focus is good
-        line = headline(app)
-        assert "STALE" in line
-        assert "no recording of this chain" in line
+        await wait_for(pilot, lambda: app.session.text == "a * b" and settled(app), what="failed request")
+        assert shown(app, "eager") is good
+        assert "STALE" in headline(app)
+        assert "no recording of this chain" in str(app.query_one("#mode-note-eager").render())
         assert "no recording" in app.query_one(StatusBar).info.message
 
 
-async def test_typing_is_debounced_and_stale_requests_are_cancelled(make_app) -> None:
-    app = make_app(debounce_s=1.0)  # longer than any gap between two key presses, even on a loaded machine
-    sent: list[str] = []
+async def test_typing_sends_eager_for_the_last_text_and_cancels_the_older_ones(make_app) -> None:
+    """Whitespace changes send nothing; typing ends with eager then compiled for the final text,
+    and a request of an older text still running is cancelled before the next one goes out."""
+    app = make_app()
+    sent: list[tuple[str, str, tuple[str, ...]]] = []
+    cancelled: list[str] = []
+    overlapping: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        original = app.client.request
+        send, cancel = app.bridge.send, app.bridge.cancel
 
-        def spy(request):  # noqa: ANN001, ANN202
-            sent.append(request.chain)
-            return original(request)
+        def spy_send(request, reply_to=None):  # noqa: ANN001, ANN202
+            chain = getattr(request, "chain", "")
+            sent.append((request.id, chain, tuple(getattr(request, "modes", ()))))
+            if chain:  # whatever still runs for another text was cancelled before this one went out
+                others = [r for r in app.session.runs.values() if r.request.id != request.id and r.request.chain != chain]
+                overlapping.extend(r.request.id for r in others if not r.cancelled)
+            return send(request, reply_to)
 
-        app.client.request = spy
-        # The same chain spelled differently: the cached results come back, nothing is sent.
-        await replace_text(pilot, app, "(a+b).relu()")
-        await pilot.pause(1.3)
-        assert sent == []
-        assert "STALE" not in headline(app)
-        # A new chain typed key by key ("a", "a *", ... are valid or not): one request, for the final text.
-        await replace_text(pilot, app, "a * b")
-        await wait_for(pilot, lambda: sent and app.pending_focus.done, what="one request")
-        await pilot.pause(1.3)
-        assert sent == ["a * b"]
+        def spy_cancel(request_id: str) -> None:
+            cancelled.append(request_id)
+            cancel(request_id)
+
+        app.bridge.send, app.bridge.cancel = spy_send, spy_cancel
+        await replace_text(pilot, app, "(a+b).relu()")  # the same chain spelled differently: cached
+        await wait_for(pilot, lambda: app.session.text == "(a+b).relu()" and focus_done(app), what="same chain")
+        assert not any(chain == "(a+b).relu()" for _, chain, _ in sent)
+        final_text = "x: [N]\nx * 2"
+        await replace_text(pilot, app, final_text)  # "x", "x:", ... are broken or other texts, key by key
+        await wait_for(pilot, lambda: app.session.text == final_text and settled(app), what="the last text")
+        final = [(rid, modes) for rid, chain, modes in sent if chain == final_text]
+        assert [modes for _, modes in final] == [("eager",), ("compiled",)]
+        assert overlapping == []
+        assert not any(rid in cancelled for rid, _ in final)
 
 
 async def test_newer_run_cancels_the_running_one(make_app) -> None:
@@ -147,22 +157,22 @@ async def test_newer_run_cancels_the_running_one(make_app) -> None:
     app = make_app(worker_command=replay_command(delay=2.0))  # still streaming when the sweep starts
     cancelled: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        original = app.client.cancel
+        original = app.bridge.client.cancel
 
         async def spy(request_id: str) -> None:
             cancelled.append(request_id)
             await original(request_id)
 
-        app.client.cancel = spy
-        await wait_for(pilot, lambda: app.ready is not None and app.active is not None, what="a running request")
-        first = app.active
+        app.bridge.client.cancel = spy
+        await wait_for(pilot, lambda: app.session.running(), what="a running request")
+        first = next(iter(app.session.runs.values()))
         await pilot.press("escape")
         await pilot.press("s")  # the sweep replaces the running focus run
         await wait_for(pilot, lambda: cancelled, what="a cancel")
-        assert cancelled == [first.request_id]
+        assert cancelled == [first.request.id]
         assert first.cancelled
-        await wait_for(pilot, lambda: app.shown_sweep is not None and len(app.shown_sweep.results) >= 2, timeout=30,
-                       what="sweep rows")  # fmt: skip
+        await wait_for(pilot, lambda: app.session.sweep is not None and len(app.session.sweep.results) >= 2,
+                       timeout=30, what="sweep rows")  # fmt: skip
 
 
 async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app) -> None:
@@ -171,13 +181,15 @@ async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app) -> No
     app = make_app(worker_command=replay_command(delay=1.0))
     async with app.run_test(size=(120, 40)) as pilot:
         # Kill it while a request is in flight (the worker has sent its first progress event).
-        await wait_for(pilot, lambda: app.active is not None and app.progress is not None, what="a running request")
-        pid = app.client.pid
-        await app.client.kill_worker()
-        await wait_for(pilot, lambda: app.pending_focus.done, what="the failure")
-        assert any(f.error.kind == "worker" for f in app.pending_focus.failures), (app.pending_focus, app.messages)
+        await wait_for(pilot, lambda: any(r.progress for r in app.session.runs.values()), what="a running request")
+        client = app.bridge.client
+        pid = client.pid
+        await client.kill_worker()
+        await wait_for(pilot, lambda: settled(app), what="the failure")
+        failures = [v.failure for v in focus_view(app).modes if v.failure]
+        assert failures and all(f.error.kind == "worker" for f in failures), (failures, app.messages)
         assert "restarted" in app.query_one(StatusBar).info.message
-        await wait_for(pilot, lambda: app.client.state == "ready" and app.client.pid not in (None, pid), what="restart")
+        await wait_for(pilot, lambda: client.state == "ready" and client.pid not in (None, pid), what="restart")
         assert app.is_running  # never an exit
         # And it works again.
         await pilot.press("escape", "ctrl+r")
@@ -197,21 +209,19 @@ async def test_quit_closes_the_worker(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        process = app.client._process
+        process = app.bridge.client._process
         assert process is not None and process.returncode is None
         await pilot.press("escape", "q")
-        await pilot.pause(0.5)
-    assert process.returncode is not None
+    assert process.returncode is not None  # quitting waited for the worker to go (briefly)
 
 
 async def test_ctrl_q_quits_from_the_editor(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        process = app.client._process
+        process = app.bridge.client._process
         assert isinstance(app.focused, ChainEditor)
         await pilot.press("ctrl+q")
-        await pilot.pause(0.5)
     assert process.returncode is not None
 
 
@@ -232,17 +242,17 @@ async def test_progress_and_elapsed_time_show_while_running(make_app) -> None:
 
     app = make_app(worker_command=replay_command(delay=3.0), frozen=False)  # a slow "compile"
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.progress is not None and "compiled" in app.progress.message, timeout=20,
-                       what="the compiled step")  # fmt: skip
-        await pilot.pause(0.3)
-        info = app.query_one(StatusBar).info
-        assert "compiled at N=1,000,000 (2/2)" in info.activity
-        assert info.elapsed.endswith("s")
-        first = info.elapsed
-        await pilot.pause(0.3)
-        assert app.query_one(StatusBar).info.elapsed != first  # the clock ticks
+        def compiled_step() -> bool:
+            activity = app.session.activity()
+            return activity is not None and "compiled at N=1,000,000 (2/2)" in activity.text
+
+        await wait_for(pilot, compiled_step, timeout=20, what="the compiled step")
+        await wait_for(pilot, lambda: app.query_one(StatusBar).info.elapsed.endswith("s"), what="the clock")
+        assert "compiled at N=1,000,000 (2/2)" in app.query_one(StatusBar).info.activity
+        first = app.query_one(StatusBar).info.elapsed
+        await wait_for(pilot, lambda: app.query_one(StatusBar).info.elapsed != first, what="the clock ticking")
         note = str(app.query_one("#mode-note-compiled").render())
-        assert "compiling" in note
+        assert "measuring" in note
         assert "profiling" in app.query_one(ChainEditor).border_subtitle
         await wait_for(pilot, lambda: focus_done(app), what="done")
         assert app.query_one(StatusBar).info.activity == ""
@@ -268,7 +278,7 @@ async def test_escape_attempts_and_garbage_are_inline_messages(make_app) -> None
         for text in lines:
             editor.load_text(text)
             await pilot.pause()
-            assert app.parse_error is not None, text
+            assert app.session.parse_error is not None, text
             assert error.has_class("-shown"), text
             rendered = str(error.render())
             assert "Traceback" not in rendered

@@ -14,9 +14,10 @@ SIZES = [(80, 24), (160, 50)]
 
 
 async def settle(pilot) -> None:  # noqa: ANN001
-    """Let the last re-layout and re-render (after the final event) land before the picture."""
+    """Let the last re-layout and re-render (after the final event) land before the picture: each
+    pause waits until every pending message has been handled."""
     for _ in range(3):
-        await pilot.pause(0.1)
+        await pilot.pause()
 
 
 def ids(size: tuple[int, int]) -> str:
@@ -59,7 +60,7 @@ def test_error_and_stale(snap_compare, make_app, size: tuple[int, int]) -> None:
         await pilot.press("end", "backspace")  # "(a + b).relu(": never closed
         await wait_for(
             pilot,
-            lambda: app.parse_error is not None and app.query_one("#chain-error").has_class("-shown")
+            lambda: app.session.parse_error is not None and app.query_one("#chain-error").has_class("-shown")
             and "STALE" in str(app.query_one("#headline").render()),
             what="inline error and stale mark",
         )

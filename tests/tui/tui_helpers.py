@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tui.session import Timing
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 LOCAL_DATA = Path(__file__).resolve().parent / "data"
@@ -27,6 +30,8 @@ RECORDINGS = {
 }
 DEFAULT_REPLAY = tuple(RECORDINGS)
 SEED_CHAIN = "(a + b).relu()"
+TEST_TIMING = Timing(eager_delay_s=0.03, compile_delay_s=0.2, stale_grace_s=0.0)
+"""Compiled rows follow an edit quickly; stale rows are marked at once (tests check the marks)."""
 
 
 def recording(name: str = "sweep") -> Path:
@@ -55,14 +60,31 @@ async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 20.0, 
     await pilot.pause()
 
 
+def focus_view(app):  # noqa: ANN001, ANN201
+    return app.session.focus_view(time.monotonic())
+
+
 def focus_done(app) -> bool:  # noqa: ANN001
-    rs = app.shown_focus
-    return rs is not None and rs.done and app.active is None
+    """Every selected mode has fresh rows for the text and settings now, and nothing runs."""
+    view = focus_view(app)
+    return not app.session.running() and all(v.fresh for v in view.modes)
+
+
+def settled(app) -> bool:  # noqa: ANN001
+    """Nothing runs and nothing is due: every mode has fresh rows or a failure."""
+    view = focus_view(app)
+    return not app.session.running() and all(v.fresh or v.failure is not None for v in view.modes)
 
 
 def sweep_done(app) -> bool:  # noqa: ANN001
-    rs = app.shown_sweep
-    return rs is not None and rs.done and app.active is None
+    sweep = app.session.sweep
+    return sweep is not None and sweep.run.done and not app.session.running()
+
+
+def shown(app, mode: str):  # noqa: ANN001, ANN201
+    """The measurement the kernel pane shows for ``mode``."""
+    view = focus_view(app).mode(mode)
+    return view.measurement if view else None
 
 
 def recorded(name: str = "sweep"):  # noqa: ANN201

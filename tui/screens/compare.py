@@ -18,9 +18,11 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from probes.protocol import Measurement, RequestFailed
+from probes.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
+from probes.safe_text import inert_line
 from probes.summary import format_bytes, format_size, format_time_us, format_transfers, mode_label
-from tui.widgets.kernel_pane import display_name
+from tui.bridge import WorkerEvent
+from tui.widgets.cells import display_name, plain
 
 
 @dataclass
@@ -94,7 +96,7 @@ def compare_table(left: Side, right: Side) -> Table:
                 m = side.measurement
                 return Text(f"{m.kernels_per_call:g} kernels · {format_transfers(m)} · device {format_time_us(m.device_time_us)}")
             if side.failure is not None:
-                return Text(f"✗ {side.failure.error.located()}", style="bold red")
+                return plain(f"✗ {side.failure.error.located()}", "bold red", one_line=False)
             return Text("measuring…" if side.pending else "no result", style="italic cyan" if side.pending else "dim italic")
 
         table.add_row("", state(left), state(right), "")
@@ -112,7 +114,31 @@ class CompareScreen(ModalScreen[None]):
         super().__init__()
         self.left = left
         self.right = right
-        self.title_text = title
+        self.title_text = inert_line(title)
+        self._expected: dict[str, tuple[ProfileRequest, list[tuple[str, str]], dict[str, Measurement],
+                                        list[RequestFailed]]] = {}  # fmt: skip
+
+    def expect(self, request: ProfileRequest, pairs: list[tuple[str, str]]) -> None:
+        """``request`` (sent with this screen as the reply target) fills the sides in ``pairs``: (mode, side)."""
+        self._expected[request.id] = (request, pairs, {}, [])
+
+    def on_worker_event(self, message: WorkerEvent) -> None:
+        """Events of the requests this screen expects (they bubble on to the app, which caches them)."""
+        found = self._expected.get(message.request_id)
+        if found is None:
+            return
+        request, pairs, results, failures = found
+        event = message.event
+        if isinstance(event, MeasurementResult):
+            results[event.measurement.mode] = event.measurement
+        elif isinstance(event, RequestFailed):
+            failures.append(event)
+        elif isinstance(event, RequestDone):
+            del self._expected[message.request_id]
+            for mode, which in pairs:
+                m = results.get(mode)
+                failure = None if m is not None else next((f for f in failures if f.mode in (None, mode)), None)
+                self.update_side(which, Side(side_label(request.chain, m, mode), m, failure, pending=False))
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail", id="compare"):
@@ -149,13 +175,16 @@ class CompareScreen(ModalScreen[None]):
     def refresh_table(self) -> None:
         if not getattr(self, "_ready", False):
             return
-        width = max(40, (self.query_one("#compare").content_size.width or 112) - 2)
+        width = self.query_one("#compare").content_size.width
+        if not width:
+            return  # not laid out yet: on_mount draws again after the first refresh
+        width = max(40, width - 2)
         self.query_one("#compare-table", Static).update(self.table_text(width))
         m = self.left.measurement or self.right.measurement
-        where = f"N={format_size(m.size)} · {m.dtype} · {m.device}" if m else ""
+        where = f"N={format_size(m.size)} · {m.dtype} · {inert_line(m.device)}" if m else ""
         self.query_one("#compare-where", Static).update(where)
 
 
 def side_label(chain: str, m: Measurement | None, mode: str) -> str:
     first = next((line.strip() for line in chain.splitlines() if line.strip()), chain)
-    return f"{first} · {mode_label(m) if m else mode}"
+    return f"{inert_line(first)} · {mode_label(m) if m else mode}"

@@ -14,7 +14,8 @@ from textual.widgets import Static
 from probes.kernel_names import strip_graph_prefix
 from probes.protocol import KernelRow, Measurement
 from probes.summary import format_bytes, format_gbps, format_size, mode_label
-from tui.widgets.kernel_pane import display_name
+from probes.safe_text import inert, inert_line
+from tui.widgets.cells import display_name, plain
 
 
 def generated_source(m: Measurement, row: KernelRow) -> tuple[str, str] | None:
@@ -42,7 +43,7 @@ class KernelDetail(ModalScreen[None]):
         self.source = generated_source(measurement, row)
 
     def full_name_text(self) -> str:
-        return self.row.name
+        return inert_line(self.row.name)
 
     def compose(self) -> ComposeResult:
         m, row = self.measurement, self.row
@@ -51,21 +52,21 @@ class KernelDetail(ModalScreen[None]):
             facts = Table.grid(padding=(0, 2))
             facts.add_column(style="dim", no_wrap=True)
             facts.add_column()
-            facts.add_row("full name", Text(row.name))
+            facts.add_row("full name", plain(row.name))
             facts.add_row("kind", row.kind)
-            facts.add_row("mode", f"{mode_label(m)} at N={format_size(m.size)} ({m.dtype}, {m.device})")
+            facts.add_row("mode", plain(f"{mode_label(m)} at N={format_size(m.size)} ({m.dtype}, {m.device})"))
             facts.add_row("launches/call", f"{row.launches_per_call:g}")
-            facts.add_row("µs/launch", f"{row.device_time_us:.3f} (median over {m.reps} reps)")
+            facts.add_row("µs/launch", f"{row.device_time_us:.3f} (median of the profiled launches)")
             facts.add_row("share", f"{row.share:.1%} of the call's device time")
             facts.add_row("bytes/call", format_bytes(row.bytes))
             facts.add_row("bandwidth", f"{format_gbps(row.gbps)}" + (f" ({row.pct_of_peak:.0f}% of peak)" if row.pct_of_peak is not None else ""))
-            facts.add_row("ops", ", ".join(row.ops) or "-")
+            facts.add_row("ops", plain(", ".join(row.ops) or "-"))
             yield Static(facts, classes="detail-facts")
             source = self.source
             with VerticalScroll(classes="detail-source"):
                 if source is not None:
                     text, lexer = source
-                    yield Static(Syntax(text, lexer, theme="monokai", line_numbers=True, word_wrap=False))
+                    yield Static(Syntax(inert(text), lexer, theme="monokai", line_numbers=True, word_wrap=False))
                 elif m.mode != "eager":
                     yield Static(Text("no generated source was recorded for this kernel", style="dim italic"))
                 else:

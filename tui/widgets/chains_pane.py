@@ -1,42 +1,65 @@
-"""The workspace's op chains: pick one to edit and profile; add, rename, delete, duplicate."""
+"""The workspace's op chains: pick one to edit and profile; add, rename, delete, duplicate.
+
+Its keys are its own (no global command uses them): a key pressed here means the same as anywhere
+else outside the editor, or it acts on the chains.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
-from textual.binding import Binding
+from textual import on
+from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from tui.workspace import Chain
+from tui.commands import bindings
+from tui.widgets.cells import plain
 
 
-class ChainsPane(OptionList):
-    """A list of chains; Enter (or a click) opens the highlighted one in the editor."""
-
-    BINDINGS = [
-        Binding("n", "app.new_chain", "New", tooltip="Add an empty chain"),
-        Binding("r", "app.rename_chain", "Rename", tooltip="Rename the current chain"),
-        Binding("y", "app.duplicate_chain", "Duplicate", tooltip="Duplicate the current chain"),
-        Binding("x,delete", "app.delete_chain", "Delete", tooltip="Delete the current chain"),
-        Binding("space", "app.mark_compare", "Mark", tooltip="Mark the highlighted chain to compare with (o)"),
-    ]
-
+@dataclass(frozen=True)
+class ChainsState:
+    chains: tuple[tuple[str, str], ...]
+    """(name, text) of every chain."""
+    current: int
     marked: int | None = None
     """The chain marked for compare (space), shown with a ◆."""
 
-    def show_chains(self, chains: list[Chain], current: int) -> None:
+
+class ChainsPane(OptionList):
+    """A list of chains; Enter (or a click) posts ``Chosen``."""
+
+    BINDINGS = bindings("chains pane")
+
+    state: reactive[ChainsState | None] = reactive(None)
+
+    class Chosen(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def watch_state(self, state: ChainsState | None) -> None:
+        if state is None:
+            return
         self.clear_options()
         options = []
-        for i, chain in enumerate(chains):
+        for i, (name, text) in enumerate(state.chains):
             label = Text(no_wrap=True, overflow="ellipsis")
-            label.append(chain.name, style="bold" if i == current else "")
-            if i == self.marked:
+            label.append_text(plain(name, "bold" if i == state.current else ""))
+            if i == state.marked:
                 label.append(" ◆", style="bold magenta")
-            first = next((line.strip() for line in chain.text.splitlines() if line.strip()), "(empty)")
+            first = next((line.strip() for line in text.splitlines() if line.strip()), "(empty)")
             label.append("\n")
-            label.append(first, style="dim")
+            label.append_text(plain(first, "dim"))
             options.append(Option(label, id=f"chain-{i}"))
         self.add_options(options)
-        if chains:
-            self.highlighted = max(0, min(current, len(chains) - 1))
-        self.border_title = f"chains ({len(chains)})"
+        if state.chains:
+            self.highlighted = max(0, min(state.current, len(state.chains) - 1))
+        self.border_title = f"chains ({len(state.chains)})"
+
+    @on(OptionList.OptionSelected)
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(self.Chosen(event.option_index))

@@ -1,17 +1,29 @@
 """The op-chain editor: a TextArea with Python highlighting, and the inline error line under it.
 
+Every key is applied in the order it was typed, however fast keys arrive (over SSH or from tmux
+they come in bursts). Textual resolves a key binding (backspace, ctrl+e, escape...) only once the
+key event has bubbled up to the app, while printable keys are inserted at once: in a burst,
+``relu()`` + 6 backspaces + ``sigmoid()`` would apply the backspaces last. So the editor runs its
+bindings itself, as each key arrives; and once a key has moved the focus away (escape, tab), the
+keys still queued behind it go where the focus now is.
+
 Highlighting needs tree-sitter and its Python grammar (``textual[syntax]``); without them the
-editor works the same, uncoloured. Escape leaves the editor for the result panes, where the
-single-letter keys work.
+editor works the same, uncoloured. A paste is one edit; the cursor starts at the end of the text.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
-from textual.binding import Binding
+from textual import events, on
+from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import Static, TextArea
 
 from probes.protocol import ChainErrorInfo
+from tui.commands import bindings
+from tui.widgets.cells import plain
 
 
 def python_highlighting_available() -> bool:
@@ -23,14 +35,28 @@ def python_highlighting_available() -> bool:
         return False
 
 
-class ChainEditor(TextArea):
-    """Where the chain is typed. Posts TextArea.Changed on every edit (the app debounces)."""
+@dataclass(frozen=True)
+class EditorStatus:
+    name: str
+    """The chain's name (from the workspace: outside text)."""
+    status: str
+    """``✓``, ``profiling…``, ``edited``, ``✗ error``, ``empty``."""
 
-    BINDINGS = [
-        Binding("escape", "app.leave_editor", "Results", tooltip="Leave the editor for the result panes"),
-        Binding("ctrl+r", "app.run_now", "Run now", tooltip="Profile the chain now, without waiting"),
-        Binding("f1", "app.help", "Help", tooltip="Every key binding"),
-    ]
+
+class ChainEditor(TextArea):
+    """Where the chain is typed. Posts ``Edited`` on every change of the text."""
+
+    BINDINGS = bindings("editor")
+
+    status: reactive[EditorStatus | None] = reactive(None)
+
+    class Edited(Message):
+        """The chain's text changed; ``loaded`` when the app replaced it (another chain opened)."""
+
+        def __init__(self, text: str, loaded: bool) -> None:
+            super().__init__()
+            self.text = text
+            self.loaded = loaded
 
     def __init__(self, text: str = "", *, highlight: bool | None = None, id: str | None = None) -> None:
         super().__init__(
@@ -43,10 +69,12 @@ class ChainEditor(TextArea):
             placeholder="type an op chain, e.g. (a + b).relu()",
         )
         self._highlight = highlight
+        self._loading: str | None = None
         self.highlighted = False
         self.border_title = "chain"
 
     def on_mount(self) -> None:
+        self.move_to_end()
         if self._highlight is not False:
             # Loading the grammar takes tens of ms: after the first frame, not before it.
             self.call_after_refresh(self._start_highlighting)
@@ -57,20 +85,53 @@ class ChainEditor(TextArea):
             self.theme = "monokai"
             self.highlighted = True
 
-    def set_text(self, text: str) -> None:
-        """Replace the text (switching chains) keeping undo sane and the cursor at the end."""
-        self.load_text(text)
+    def move_to_end(self) -> None:
         last = self.document.line_count - 1
         self.move_cursor((last, len(self.document.get_line(last))))
 
+    def set_text(self, text: str) -> None:
+        """Replace the text (another chain opened), the cursor at the end."""
+        self._loading = text
+        self.load_text(text)
+        self.move_to_end()
+
+    def watch_status(self, status: EditorStatus | None) -> None:
+        if status is not None:
+            self.border_title = f"chain · {plain(status.name).plain}"
+            self.border_subtitle = status.status
+
+    @on(TextArea.Changed)
+    def _changed(self, event: TextArea.Changed) -> None:
+        event.stop()
+        loaded = self._loading is not None and self.text == self._loading
+        self._loading = None
+        self.post_message(self.Edited(self.text, loaded))
+
+    async def _on_key(self, event: events.Key) -> None:
+        """Apply this key now, in order: see the module doc."""
+        screen = self.app.screen
+        if screen is not self.screen or screen.focused is not self:
+            # An earlier key of the same burst moved the focus (or opened a dialog): this one goes there.
+            event.stop()
+            event.prevent_default()
+            (screen.focused or screen).post_message(events.Key(event.key, event.character))
+            return
+        if event.is_printable or event.key == "enter":
+            return  # TextArea inserts it
+        active = self.app.active_bindings.get(event.key)
+        if active is None or not active.enabled or active.binding.priority:
+            return
+        event.stop()
+        event.prevent_default()
+        await self.app.run_action(active.binding.action, active.node)
+
 
 class ChainErrorLine(Static):
-    """One line under the editor: the parse/validation error, in plain words, with where."""
+    """Under the editor: the parse/validation error in plain words, with where (wrapped, never cut)."""
 
     DEFAULT_CSS = """
     ChainErrorLine {
         height: auto;
-        max-height: 2;
         padding: 0 1;
         color: $text-error;
         background: $error 15%;
@@ -79,13 +140,14 @@ class ChainErrorLine(Static):
     ChainErrorLine.-shown { display: block; }
     """
 
-    def show_error(self, info: ChainErrorInfo | None, where: str = "") -> None:
+    error: reactive[ChainErrorInfo | None] = reactive(None)
+
+    def watch_error(self, info: ChainErrorInfo | None) -> None:
+        self.set_class(info is not None, "-shown")
         if info is None:
-            self.remove_class("-shown")
             self.update("")
             return
         text = Text()
         text.append("✗ ", style="bold")
-        text.append(f"{where}{info.located()}")
+        text.append_text(plain(info.located(), one_line=False))
         self.update(text)
-        self.add_class("-shown")

@@ -2,78 +2,53 @@
 
 Each row is one kernel of one call: readable name, launches per call, device time per launch,
 share of the call, bytes, GB/s and % of the device's measured peak, and the op(s) it ran.
-memcpy/memset rows come last, dimmed, and are never counted as kernels. Enter on a row asks the
-app to show the full name and, for compiled kernels, the generated source.
+memcpy/memset rows come last, dimmed, and are never counted as kernels. Enter on a row posts
+``KernelChosen`` (the app shows the full name and, for compiled kernels, the generated source).
+
+The pane renders its ``state`` (a ``tui.session.FocusView``) at its own width: tables side by side
+when each gets room, kernel names given whatever width the other columns leave.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from probes.protocol import MODES, KernelRow, Measurement, RequestFailed
-from probes.summary import (
-    format_bytes,
-    format_size,
-    format_time_us,
-    format_transfers,
-    headline,
-    mode_label,
+from probes.protocol import MODES, KernelRow, Measurement
+from probes.summary import format_bytes, format_size, format_time_us, format_transfers, headline, mode_label
+from tui.commands import bindings
+from tui.session import FocusView, ModeView
+from tui.widgets.cells import (
+    CELL_PADDING,
+    display_name,
+    fit,
+    fit_kernel,
+    flex_width,
+    gbps_cell,
+    pct,
+    plain,
+    share_width,
 )
-from tui.results import ResultSet
+from tui.widgets.pane import Pane
 from tui.widgets.tables import fill_table
 
+SIDE_BY_SIDE_MIN = 72
+"""Narrower than this per table, the mode tables are stacked."""
+OPS_MIN = 100
+"""A table gets its ops column from this width."""
+NAME_MIN = 14
 
-def fit(text: str, width: int) -> str:
-    """Shorten ``text`` to ``width`` cells keeping its head and its (more telling) tail."""
-    if len(text) <= width:
-        return text
-    head = max(4, width // 3)
-    return text[:head] + "…" + text[-(width - head - 1) :]
-
-
-def fit_kernel(name: str, width: int) -> str:
-    """Shorten a kernel name keeping what tells kernels apart: the template detail.
-
-    ``vectorized_elementwise_kernel<CUDAFunctor_add<float>>`` at 26 cells becomes
-    ``v…<CUDAFunctor_add<float>>``; names without a template keep head and tail.
-    """
-    if len(name) <= width:
-        return name
-    base, sep, detail = name.partition("<")
-    if sep and detail.endswith(">"):
-        inner = detail[:-1]
-        room = width - len(inner) - 3
-        if room >= 1:
-            return base[:room] + "…<" + inner + ">"
-        return fit("<" + inner + ">", width)
-    return fit(name, width)
-
-
-def display_name(row: KernelRow) -> str:
-    """The row's readable name; never empty (older recordings may lack a short name)."""
-    if row.short_name:
-        return row.short_name
-    from probes.kernel_names import short_name  # noqa: PLC0415
-
-    return short_name(row.name) or row.name[:60] or "(unnamed kernel)"
-
-
-def pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0f}%"
-
-
-def gbps_cell(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.0f}" if value >= 10 else f"{value:.2f}"
+ACTIVITY_NOTES = {
+    "waiting": ("waiting…", "dim italic"),
+    "measuring": ("measuring…", "italic cyan"),
+    "compiling": ("compiling and measuring… (a first torch.compile takes a while)", "italic cyan"),
+    "after a pause": ("compiles when you pause typing", "dim italic"),
+    "held": ("not measured: ctrl+r measures", "dim italic"),
+}
 
 
 def measurement_summary(m: Measurement) -> Text:
@@ -94,28 +69,67 @@ def measurement_summary(m: Measurement) -> Text:
     return t
 
 
-@dataclass
-class PaneState:
-    """Everything the pane renders, computed by the app."""
+def kernel_cells(row: KernelRow, *, stale: bool) -> list[Text]:
+    """Every cell of one kernel row but its name, in column order (ops last)."""
+    transfer = row.kind != "kernel"
+    style = "dim italic" if transfer else ("dim" if stale else "")
+    ops = ", ".join(op.removeprefix("aten::") for op in row.ops)
+    return [
+        Text(f"{row.launches_per_call:g}", style=style, justify="right"),
+        Text(f"{row.device_time_us:.2f}", style=style, justify="right"),
+        Text("-" if transfer else f"{row.share:.0%}", style=style, justify="right"),
+        Text(format_bytes(row.bytes), style=style, justify="right"),
+        Text(gbps_cell(row.gbps), style=style, justify="right"),
+        Text(pct(row.pct_of_peak), style=style, justify="right"),
+        plain(fit(ops, 24), style or "dim"),
+    ]
 
-    results: ResultSet | None
-    modes: list[str]
-    size: int
-    stale: bool
-    running: bool
-    current_mode: str | None = None
-    """The mode the worker is measuring now (from Progress), if known."""
-    progress: str = ""
-    errors: list[RequestFailed] = field(default_factory=list)
-    """Failures of the newest request while it has no results (the shown ones are then stale)."""
+
+COLUMNS = ("launch", "µs/launch", "share", "bytes", "GB/s", "%peak", "ops")
+SHORT_COLUMNS = ("n", "µs", "share", "bytes", "GB/s", "%pk")
+"""Headers of a table without its ops column (narrow): as ``kernel-tui profile`` prints them."""
+
+
+def _layout(m: Measurement, with_ops: bool, stale: bool) -> tuple[list[Text], list[list[Text]], list[int], list[str]]:
+    rows = m.kernels + m.transfers
+    labels = [Text(label, justify="right") for label in (COLUMNS[:6] if with_ops else SHORT_COLUMNS)]
+    labels += [Text("ops")] if with_ops else []
+    cells = [kernel_cells(row, stale=stale)[: len(labels)] for row in rows]
+    widths = [max([label.cell_len, *(c[i].cell_len for c in cells)]) for i, label in enumerate(labels)]
+    names = [display_name(row) + (f" ({row.kind})" if row.kind != "kernel" else "") for row in rows]
+    return labels, cells, widths, names
+
+
+def needed_width(m: Measurement | None, with_ops: bool) -> int:
+    """The cells ``m``'s table takes with every kernel name whole."""
+    if m is None:
+        return 40
+    _, _, widths, names = _layout(m, with_ops, False)
+    return sum(widths) + max([len("kernel"), *map(len, names)]) + CELL_PADDING * (len(widths) + 1)
+
+
+def kernel_table(m: Measurement, width: int, *, stale: bool) -> tuple[list[Text], list[list[Text]], list[KernelRow]]:
+    """Columns, rows and the rows' kernels of ``m`` laid out in ``width`` cells: the ops column
+    only when there is room for it, kernel names elided only when there is no room for them."""
+    rows = m.kernels + m.transfers
+    labels, cells, widths, names = _layout(m, width >= OPS_MIN, stale)
+    longest = max([len("kernel"), *map(len, names)])
+    room = min(longest, flex_width(widths, width, NAME_MIN))
+    table_rows = []
+    for row, name, rest in zip(rows, names, cells):
+        style = "dim italic" if row.kind != "kernel" else ("dim" if stale else "")
+        table_rows.append([Text(fit_kernel(name, room), style=style), *rest])
+    if not rows:
+        table_rows.append([Text("(no kernels recorded)", style="dim italic")])
+    return [Text("kernel"), *labels], table_rows, rows
 
 
 class KernelTable(DataTable):
-    BINDINGS = [Binding("enter", "select_cursor", "Details", tooltip="Full name and generated source")]
+    BINDINGS = bindings("kernel table")
 
 
 class ModeBlock(Vertical):
-    """One mode: a title line with its totals, then its kernel table."""
+    """One mode: a title line with its totals, a note when there is one, then its kernel table."""
 
     def __init__(self, mode: str) -> None:
         super().__init__(id=f"mode-{mode}", classes="mode-block")
@@ -127,65 +141,32 @@ class ModeBlock(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id=f"mode-title-{self.mode}", classes="mode-title")
         yield Static(id=f"mode-note-{self.mode}", classes="mode-note")
-        table = KernelTable(id=f"table-{self.mode}", cursor_type="row", zebra_stripes=False, show_cursor=True)
-        table.can_focus = True
-        yield table
+        yield KernelTable(id=f"table-{self.mode}", cursor_type="row", zebra_stripes=False)
 
-    @staticmethod
-    def _columns(compact: bool) -> list[Text]:
-        """``compact`` here means: no ops column (narrow tables)."""
-        labels = [Text("kernel")] + [
-            Text(label, justify="right") for label in ("launch", "µs/launch", "share", "bytes", "GB/s", "%peak")
-        ]
-        return labels if compact else [*labels, Text("ops")]
-
-    def show(self, m: Measurement | None, note: Text | None, *, stale: bool, compact: bool, name_width: int) -> None:
-        title = self.query_one(".mode-title", Static)
-        note_widget = self.query_one(".mode-note", Static)
-        table = self.query_one(KernelTable)
-        width = max(20, self.content_size.width or 76)
-        self.note_lines = -(-note.cell_len // width) if note else 0
+    def show(self, view: ModeView, note: Text | None, *, dim: bool, width: int) -> None:
+        m = view.measurement
         self.measurement = m
-        label = Text(no_wrap=True, overflow="ellipsis")
+        label = Text()
         if m is None:
             label.append(self.mode, style="bold")
         else:
-            fell_back = m.mode != "eager" and not m.ran_compiled
-            label.append(mode_label(m), style="bold red" if fell_back else "bold")
+            label.append(mode_label(m), style="bold red" if m.mode != "eager" and not m.ran_compiled else "bold")
             label.append("  ")
             label.append_text(measurement_summary(m))
-        if stale:
+        if dim:
             label.stylize("dim")
-        title.update(label)
+        self.note_lines = lines_of(label, width) - 1 + (lines_of(note, width) if note else 0)
+        self.query_one(".mode-title", Static).update(label)
+        note_widget = self.query_one(".mode-note", Static)
         note_widget.update(note or "")
         note_widget.display = bool(note)
-        self.rows = []
+        table = self.query_one(KernelTable)
+        table.display = m is not None
         if m is None:
-            table.display = False
+            self.rows = []
             return
-        table.display = True
-        row_style = "dim" if stale else ""
-        rows = []
-        for row in m.kernels + m.transfers:
-            self.rows.append(row)
-            transfer = row.kind != "kernel"
-            style = "dim italic" if transfer else row_style
-            name = fit_kernel(display_name(row), name_width) + (f" ({row.kind})" if transfer else "")
-            cells = [
-                Text(name, style=style),
-                Text(f"{row.launches_per_call:g}", style=style, justify="right"),
-                Text(f"{row.device_time_us:.2f}", style=style, justify="right"),
-                Text("-" if transfer else f"{row.share:.0%}", style=style, justify="right"),
-                Text(format_bytes(row.bytes), style=style, justify="right"),
-                Text(gbps_cell(row.gbps), style=style, justify="right"),
-                Text(pct(row.pct_of_peak), style=style, justify="right"),
-            ]
-            if not compact:
-                cells.append(Text(fit(", ".join(op.removeprefix("aten::") for op in row.ops), 18), style=style or "dim"))
-            rows.append(cells)
-        if not m.kernels and not m.transfers:
-            rows.append([Text("(no kernels recorded)", style="dim italic")])
-        fill_table(table, self._columns(compact), rows)
+        columns, rows, self.rows = kernel_table(m, width, stale=dim)
+        fill_table(table, columns, rows)
 
     @on(DataTable.RowSelected)
     def _chosen(self, event: DataTable.RowSelected) -> None:
@@ -194,8 +175,74 @@ class ModeBlock(Vertical):
             self.post_message(KernelPane.KernelChosen(self.measurement, self.rows[event.cursor_row]))
 
 
-class KernelPane(Vertical, can_focus=True):
+def lines_of(text: Text, width: int) -> int:
+    """Rows ``text`` takes wrapped at ``width`` cells."""
+    return sum(max(1, -(-line.cell_len // max(1, width))) for line in text.split("\n"))
+
+
+def mode_note(view: ModeView) -> Text | None:
+    """What a mode's block says besides its rows: a failure, a fallback, graph breaks, or what runs."""
+    failure = view.failure
+    if failure is not None and (failure.size is not None or failure.mode is not None):
+        return plain(f"✗ {failure.error.located()}", "bold red", one_line=False)
+    m = view.measurement
+    if m is not None and view.fresh:
+        if m.mode != "eager" and not m.ran_compiled:
+            return plain(f"⚠ ran eager, not compiled: {m.fallback_reason or 'no reason given'}", "bold red")
+        if m.compile is not None and m.compile.break_reasons:
+            return plain("graph breaks: " + "; ".join(m.compile.break_reasons[:3]), "yellow", one_line=False)
+        return None
+    note = ACTIVITY_NOTES.get(view.activity)
+    return Text(note[0], style=note[1]) if note else None
+
+
+def headline_text(state: FocusView) -> Text:
+    """The comparison line (from fresh rows only, unless nothing is fresh), and the state marks."""
+    eager = state.mode("eager")
+    others = [v for v in state.modes if v.mode != "eager" and v.measurement is not None]
+    any_fresh = any(v.fresh for v in state.modes if v.measurement is not None)
+
+    def usable(view: ModeView | None) -> Measurement | None:
+        if view is None or view.measurement is None or (any_fresh and not view.fresh):
+            return None
+        return view.measurement
+
+    e = usable(eager)
+    c = next((m for v in others if (m := usable(v)) is not None), None)
+    head = Text()
+    line = headline(e, c)
+    if line:
+        head.append(line, style="bold")
+        if e and c and c.device_time_us > 0:
+            head.append(" device", style="bold")
+        if e and c and c.wall_time_us > 0:
+            wall = e.wall_time_us / c.wall_time_us
+            head.append(" · ")
+            head.append(f"{wall:.2f}x wall", style="green" if wall > 1 else "yellow")
+    elif state.busy:
+        head.append("measuring…", style="italic")
+    elif state.held:
+        head.append(state.held, style="dim italic")
+    else:
+        head.append("no results yet", style="dim italic")
+    if state.stale:
+        head.stylize("dim")
+        head.append("  ")
+        head.append(" STALE ", style="bold reverse yellow")
+        head.append(f" {state.stale}", style="yellow")
+    elif state.updating:
+        head.append("  ⟳ updating", style="cyan")
+    if state.errors:
+        head.append("\n")
+        head.append_text(plain(f"✗ {state.errors[0].error.located()}", "bold red", one_line=False))
+    return head
+
+
+class KernelPane(Pane, can_focus=True):
     """Headline + one ModeBlock per selected mode (focusable itself while it has no rows)."""
+
+    TITLE = "kernels"
+
 
     class KernelChosen(Message):
         def __init__(self, measurement: Measurement, row: KernelRow) -> None:
@@ -209,101 +256,51 @@ class KernelPane(Vertical, can_focus=True):
             for mode in MODES:
                 yield ModeBlock(mode)
 
-    def on_mount(self) -> None:
-        self.border_title = "kernels"
-
-    def show(self, state: PaneState, *, compact: bool) -> None:
-        rs = state.results
-        by_mode = {mode: rs.at(state.size, mode) if rs else None for mode in MODES}
-        eager = by_mode.get("eager")
-        compiled = next((by_mode[m] for m in state.modes if m != "eager" and by_mode.get(m)), None)
-        head = Text()
-        line = headline(eager if "eager" in state.modes else None, compiled)
-        if line:
-            head.append(line, style="bold")
-            if eager and compiled and compiled.device_time_us > 0:
-                head.append(" device", style="bold")
-            if eager and compiled and compiled.wall_time_us > 0:
-                wall = eager.wall_time_us / compiled.wall_time_us
-                head.append(" · ")
-                head.append(f"{wall:.2f}x wall", style="green" if wall > 1 else "yellow")
-        elif state.running:
-            head.append("measuring…", style="italic")
-        elif rs is None:
-            head.append("no results yet", style="dim italic")
-        if state.stale and rs is not None:
-            head.stylize("dim")
-            head.append("  ")
-            head.append(" STALE ", style="bold reverse yellow")
-        errors = list(state.errors) + (rs.general_failures() if rs else [])
-        if errors:
-            head.append("\n")
-            head.append(f"✗ {errors[0].error.located()}", style="bold red")
+    def draw(self, state: FocusView) -> None:
+        head = headline_text(state)
+        self.head_lines = lines_of(head, self.content_size.width)
         self.query_one("#headline", Static).update(head)
+        shown = next((v.measurement for v in state.modes if v.measurement is not None), None)
         where = f"N={format_size(state.size)}"
-        if rs is not None:
-            any_m = next(iter(rs.results.values()), None)
-            if any_m is not None:
-                where = f"N={format_size(state.size)} · {any_m.dtype} · {any_m.device}"
+        if shown is not None:
+            where += f" · {shown.dtype} · {plain(shown.device).plain}"
         self.border_title = f"kernels · {where}"
-        self.border_subtitle = "STALE: results are for an earlier text" if state.stale and rs else ""
-        shown = len(state.modes)
-        width = self.content_size.width or 156
-        # Side by side when each table gets room for its columns; stacked otherwise.
-        stacked = compact or (shown > 1 and (width - 2 * (shown - 1)) // shown < 72)
+        self.border_subtitle = f"STALE: {state.stale}" if state.stale else ""
+        width = self.content_size.width
+        count = len(state.modes)
+        total = width - 2 * (count - 1)
+        stacked = count > 1 and total // count < SIDE_BY_SIDE_MIN
         self.stacked = stacked
-        self.query_one("#mode-blocks").set_class(stacked and not compact, "-stacked")
-        per = width if stacked or shown == 1 else (width - 2 * (shown - 1)) // shown
-        with_ops = per >= 100
-        name_width = max(16, min(56, per - (64 if with_ops else 52)))
-        for mode in MODES:
-            block = self.query_one(f"#mode-{mode}", ModeBlock)
-            block.display = mode in state.modes
-            if mode not in state.modes:
-                continue
-            m = by_mode.get(mode)
-            note = self._note(state, mode, m)
-            block.show(m, note, stale=state.stale, compact=not with_ops, name_width=name_width)
+        self.query_one("#mode-blocks").set_class(stacked, "-stacked")
+        if stacked or count == 1:
+            widths = [width] * count
+        else:
+            widths = share_width(total, [needed_width(v.measurement, total // count >= OPS_MIN) for v in state.modes])
+        per_mode = {v.mode: (v, w) for v, w in zip(state.modes, widths)}
+        for block in self.query(ModeBlock):
+            view, block_width = per_mode.get(block.mode, (None, 0))
+            block.display = view is not None
+            if view is not None:
+                block.styles.width = None if stacked or count == 1 else block_width
+                dim = not view.fresh and state.stale is not None
+                block.show(view, mode_note(view), dim=dim, width=block_width)
 
-    def _note(self, state: PaneState, mode: str, m: Measurement | None) -> Text | None:
-        rs = state.results
-        failure = rs.failure_for(state.size, mode) if rs else None
-        if failure is not None and (failure.size is not None or failure.mode is not None):
-            return Text(f"✗ {failure.error.located()}", style="bold red")
-        if m is not None:
-            if m.mode != "eager" and not m.ran_compiled:
-                reason = m.fallback_reason or "no reason given"
-                return Text(f"⚠ ran eager, not compiled: {reason}", style="bold red")
-            if m.compile is not None and m.compile.break_reasons:
-                return Text("graph breaks: " + "; ".join(m.compile.break_reasons[:3]), style="yellow")
-            return None
-        if state.running:
-            if state.current_mode == mode and mode != "eager":
-                return Text("compiling and measuring… (a first torch.compile takes a while)", style="italic cyan")
-            if state.current_mode == mode:
-                return Text("measuring…", style="italic cyan")
-            return Text("waiting…", style="dim italic")
-        if rs is not None and not rs.done:
-            return Text("waiting…", style="dim italic")
-        return Text("no result", style="dim italic") if rs is not None else None
-
-    def desired_height(self, compact: bool) -> int:
-        """Rows this pane needs to show everything (the app sizes the grid row with it)."""
-        headline = self.query_one("#headline", Static)
-        head = 1 + str(headline.render()).count("\n") + (0 if compact else 1)
-        blocks = [b for b in self.query(ModeBlock) if b.display]
+    def desired_height(self) -> int:
+        """Rows this pane needs to show everything (the main grid sizes its row with it)."""
+        head = 1 + getattr(self, "head_lines", 1)
         heights = []
-        for block in blocks:
-            table = block.query_one(KernelTable)
-            rows = min(table.row_count + 1, 10) if table.display else 0
-            heights.append(1 + block.note_lines + rows)
-        stacked = compact or getattr(self, "stacked", False)
+        for block in self.query(ModeBlock):
+            if block.display:
+                table = block.query_one(KernelTable)
+                heights.append(1 + block.note_lines + (min(table.row_count + 1, 10) if table.display else 0))
+        stacked = getattr(self, "stacked", False)
         body = sum(h + 1 for h in heights) - 1 if stacked and heights else max(heights, default=1)
         return head + body + 2
 
     def focus_table(self) -> None:
+        """Focus the first table on screen now (not after the queued keys: see ``ChainEditor``)."""
         for table in self.query(KernelTable):
             if table.display and table.parent is not None and table.parent.display:
-                table.focus()
+                self.screen.set_focus(table)
                 return
-        self.focus()
+        self.screen.set_focus(self)

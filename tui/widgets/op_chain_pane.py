@@ -5,25 +5,30 @@ One row per op: its output shape, dtype and bytes (an intermediate between two o
 joins the ops that one compiled kernel fused, and a fused intermediate is marked as never
 written to memory. Under the table: what torch.compile did (graphs, breaks and their reasons,
 recompiles, compile time) and, prominently, when a "compiled" run actually ran eager.
+
+Kernels are named exactly as the kernel pane names them: an op is tied to the kernel rows that
+list it (the rows the kernel pane shows), so the two panes never disagree.
 """
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from probes.protocol import Measurement, OpNode
 from probes.summary import format_bytes, format_size
-from tui.widgets.kernel_pane import fit_kernel
+from tui.session import FocusView
+from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share_width
+from tui.widgets.pane import Pane
 from tui.widgets.tables import fill_table
-
 
 SHORT_DTYPES = {
     "float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float64": "fp64", "int64": "i64",
     "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
 }  # fmt: skip
+SHAPE_MIN_WIDTH = 72
+"""The shape column shows from this pane width."""
 
 
 def short_dtype(dtype: str) -> str:
@@ -36,7 +41,33 @@ def format_dim(d: int) -> str:
     return format_size(d) if d >= 10_000 and "e" in format_size(d) else str(d)
 
 
-def _fusion_marks(compiled: list[str | None]) -> list[str]:
+def op_name(op: str) -> str:
+    """``aten::_softmax`` and ``softmax`` are the same op for matching kernels to ops."""
+    return op.removeprefix("aten::").lstrip("_")
+
+
+def kernels_per_op(ops: list[OpNode], m: Measurement | None) -> list[list[str]]:
+    """For each op, the names of the kernel rows of ``m`` that ran it, as the kernel pane names them.
+
+    An op that names its own kernels (and they are rows of ``m``) keeps them: two adds in one chain
+    each keep their own kernel. Otherwise the op gets the rows that list it among their ops,
+    matched in order (so a fused kernel covers every op it lists).
+    """
+    if m is None:
+        return [[] for _ in ops]
+    rows = [(display_name(r), {op_name(o) for o in r.ops}, r.name, r.short_name) for r in m.kernels]
+    by_raw = {raw: name for name, _, raw, _ in rows} | {short: name for name, _, _, short in rows if short}
+    found = []
+    for op in ops:
+        own = [by_raw[k] for k in ([*op.eager_kernels, op.compiled_kernel] if m.mode == "eager" else
+                                   [op.compiled_kernel]) if k and k in by_raw]  # fmt: skip
+        if not own:
+            own = [name for name, listed, _, _ in rows if op_name(op.op) in listed]
+        found.append(list(dict.fromkeys(own)))
+    return found
+
+
+def fusion_marks(compiled: list[str | None]) -> list[str]:
     """Bracket characters joining consecutive ops that ran in the same compiled kernel."""
     marks = []
     for i, name in enumerate(compiled):
@@ -49,108 +80,109 @@ def _fusion_marks(compiled: list[str | None]) -> list[str]:
     return marks
 
 
-class OpChainPane(Vertical):
+def compile_text(compiled: Measurement | None, ops: list[OpNode], names: list[str | None]) -> Text:
+    text = Text()
+    if compiled is None:
+        return text
+    if not compiled.ran_compiled:
+        text.append("⚠ the compiled run ran eager: ", style="bold red")
+        text.append_text(plain(compiled.fallback_reason or "no reason given", "red"))
+        text.append("\n")
+    c = compiled.compile
+    if c is not None:
+        text.append(f"{compiled.mode}: ", style="bold")
+        fused = {n for n in names if n}
+        if fused:
+            text.append(f"{len(ops)} ops → {len(fused)} kernel{'s' if len(fused) != 1 else ''}", style="bold green")
+            text.append(" · ")
+        text.append(f"{c.graphs} graph{'s' if c.graphs != 1 else ''} · ")
+        text.append(f"{c.graph_breaks} graph break{'s' if c.graph_breaks != 1 else ''}",
+                    style="bold yellow" if c.graph_breaks else "")  # fmt: skip
+        text.append(f" · {c.recompiles} recompile{'s' if c.recompiles != 1 else ''}")
+        text.append(f" · compile {c.compile_time_s:.2f} s")
+        for reason in c.break_reasons[:4]:
+            text.append("\n  break: ", style="yellow")
+            text.append_text(plain(reason, "yellow"))
+    return text
+
+
+class OpChainPane(Pane):
+    """Renders its ``state`` (the focus view): the eager and the first compiled mode shown."""
+
+    TITLE = "op chain"
+
+
     def compose(self) -> ComposeResult:
-        table = DataTable(id="ops-table", cursor_type="row", zebra_stripes=False)
-        yield table
+        yield DataTable(id="ops-table", cursor_type="row", zebra_stripes=False)
         yield Static(id="compile-info")
 
-    def on_mount(self) -> None:
-        self.border_title = "op chain"
-
-    @staticmethod
-    def _columns(with_shape: bool) -> list[Text]:
-        shape = [Text("shape")] if with_shape else []
-        return [Text("op"), *shape, Text("out", justify="right"), Text("eager kernel"), Text("compiled kernel")]
-
-    def show(self, eager: Measurement | None, compiled: Measurement | None, *, stale: bool) -> None:
-        table = self.query_one("#ops-table", DataTable)
-        width = self.content_size.width or 86
-        wide = width >= 72  # room for the shape column
-        if width >= 86:
-            eager_width, compiled_width = 22, 40
-        elif wide:
-            eager_width, compiled_width = 14, 22
-        else:
-            eager_width, compiled_width = max(12, (width - 26) // 2), max(14, (width - 22) // 2)
-        rows = []
-        info = self.query_one("#compile-info", Static)
+    def draw(self, state: FocusView) -> None:
+        eager_view = state.mode("eager")
+        eager = eager_view.measurement if eager_view else None
+        compiled = next((v.measurement for v in state.modes if v.mode != "eager" and v.measurement is not None), None)
+        stale = state.stale is not None
+        width = self.content_size.width
         source = eager or compiled
         ops: list[OpNode] = list(source.ops) if source else []
-        compiled_ops = list(compiled.ops) if compiled and compiled.ran_compiled else []
-        aligned = len(compiled_ops) == len(ops) and all(a.op == b.op for a, b in zip(ops, compiled_ops))
-        compiled_names: list[str | None] = [c.compiled_kernel for c in compiled_ops] if aligned else [None] * len(ops)
-        if compiled is not None and compiled.ran_compiled and not any(compiled_names):
-            compiled_names = self._names_from_rows(compiled, ops)
-        marks = _fusion_marks(compiled_names)
+        eager_names = kernels_per_op(ops, eager)
+        compiled_names: list[str | None] = [None] * len(ops)
+        if compiled is not None and compiled.ran_compiled:
+            compiled_names = [names[0] if names else None for names in kernels_per_op(ops, compiled)]
+        marks = fusion_marks(compiled_names)
         base = "dim" if stale else ""
+        with_shape = width >= SHAPE_MIN_WIDTH and self._names_fit(ops, eager_names, compiled_names, width)
+        rows = []
         for i, op in enumerate(ops):
-            last = i == len(ops) - 1
-            fused_away = (
-                not last and compiled_names[i] is not None and i + 1 < len(ops) and compiled_names[i + 1] == compiled_names[i]
-            )
+            fused_away = i + 1 < len(ops) and compiled_names[i] is not None and compiled_names[i + 1] == compiled_names[i]
             out = Text(format_bytes(op.bytes_out), style=base, justify="right")
-            if not last:
-                out.append(" tmp", style="dim" if not fused_away else "green")
+            if i < len(ops) - 1:
+                out.append(" tmp", style="green" if fused_away else "dim")
             shape = "×".join(format_dim(d) for d in op.shape) or "scalar"
-            unique = list(dict.fromkeys(op.eager_kernels))
-            eager_kernels = ", ".join(fit_kernel(k, eager_width) for k in unique) if unique else ("-" if eager else "")
-            compiled_cell = Text(style=base)
-            if compiled_names[i]:
-                compiled_cell.append(marks[i] + " ", style="cyan")
-                compiled_cell.append(fit_kernel(compiled_names[i] or "", compiled_width))
-            elif compiled is not None:
-                compiled_cell.append("-" if compiled.ran_compiled else "(ran eager)", style="dim")
-            cells = [Text(op.op.removeprefix("aten::"), style=base or "bold")]
-            if wide:
+            cells = [plain(op.op.removeprefix("aten::"), base or "bold")]
+            if with_shape:
                 cells.append(Text(f"[{shape}] {short_dtype(op.dtype)}", style=base))
-            cells += [out, Text(eager_kernels, style=base), compiled_cell]
+            cells += [out, eager_names[i], compiled_names[i]]
             rows.append(cells)
-        if not ops:
-            rows.append([Text("no ops recorded yet", style="dim italic")])
-        fill_table(table, self._columns(wide), rows)
-        info.update(self._compile_text(compiled, ops, compiled_names))
+        columns = [Text("op"), *([Text("shape")] if with_shape else []), Text("out", justify="right"),
+                   Text("eager kernel"), Text("compiled kernel")]  # fmt: skip
+        fitted = self._fit(rows, width, eager is not None, compiled, marks, base)
+        fill_table(self.query_one("#ops-table", DataTable), columns, fitted)
+        self.query_one("#compile-info", Static).update(compile_text(compiled, ops, compiled_names))
         self.border_subtitle = "STALE" if stale and ops else ""
 
     @staticmethod
-    def _names_from_rows(compiled: Measurement, ops: list[OpNode]) -> list[str | None]:
-        """When the ops carry no kernel, map them through the kernel rows' op lists, in order."""
-        names: list[str | None] = []
-        rows = [(row.short_name, [o.removeprefix("aten::") for o in row.ops]) for row in compiled.kernels]
-        start = 0
-        for op in ops:
-            short = op.op.removeprefix("aten::")
-            found = None
-            for j in range(start, len(rows)):
-                if short in rows[j][1]:
-                    found, start = rows[j][0], j
-                    break
-            names.append(found)
-        return names
+    def _names_fit(ops: list[OpNode], eager: list[list[str]], compiled: list[str | None], width: int) -> bool:
+        """Whether the kernel names stay whole with the shape column shown (else it gives way)."""
+        shape = max([len("shape"), *(len(f"[{'×'.join(format_dim(d) for d in op.shape) or 'scalar'}] fp32") for op in ops)])
+        names = max([len("eager kernel"), *(len(", ".join(n)) for n in eager)])
+        names += max([len("compiled kernel"), *(len(n or "") + 2 for n in compiled)])
+        fixed = [len("relu"), shape, len("4.00 MB tmp")]
+        return flex_width(fixed, width, 0) - 2 * 2 >= names
 
     @staticmethod
-    def _compile_text(compiled: Measurement | None, ops: list[OpNode], names: list[str | None]) -> Text:
-        text = Text()
-        if compiled is None:
-            return text
-        if not compiled.ran_compiled:
-            text.append("⚠ the compiled run ran eager: ", style="bold red")
-            text.append(compiled.fallback_reason or "no reason given", style="red")
-            text.append("\n")
-        c = compiled.compile
-        if c is not None:
-            text.append(f"{compiled.mode}: ", style="bold")
-            fused = {n for n in names if n}
-            if fused:
-                text.append(f"{len(ops)} ops → {len(fused)} kernel{'s' if len(fused) != 1 else ''}", style="bold green")
-                text.append(" · ")
-            text.append(f"{c.graphs} graph{'s' if c.graphs != 1 else ''} · ")
-            text.append(
-                f"{c.graph_breaks} graph break{'s' if c.graph_breaks != 1 else ''}",
-                style="bold yellow" if c.graph_breaks else "",
-            )
-            text.append(f" · {c.recompiles} recompile{'s' if c.recompiles != 1 else ''}")
-            text.append(f" · compile {c.compile_time_s:.2f} s")
-            for reason in c.break_reasons[:4]:
-                text.append(f"\n  break: {reason}", style="yellow")
-        return text
+    def _fit(rows: list[list], width: int, has_eager: bool, compiled: Measurement | None, marks: list[str],
+             base: str) -> list[list[Text]]:  # fmt: skip
+        """Give the two kernel-name columns the width the other columns leave, split between them."""
+        if not rows:
+            return [[Text("no ops recorded yet", style="dim italic")]]
+        fixed = [max(len("op"), *(r[0].cell_len for r in rows))]
+        fixed += [max(len("shape"), *(r[1].cell_len for r in rows))] if len(rows[0]) == 5 else []
+        fixed += [max(len("out"), *(r[-3].cell_len for r in rows))]
+        room = flex_width(fixed, width, 24) - 2 * 2  # two flexible columns, one more padding
+        eager_len = max(len("eager kernel"), *(len(", ".join(r[-2])) for r in rows))
+        compiled_len = max(len("compiled kernel"), *(len(r[-1] or "") + 2 for r in rows))
+        eager_room, compiled_room = share_width(room, [eager_len, compiled_len])
+        fitted = []
+        for i, row in enumerate(rows):
+            cell = Text(style=base)
+            name = row[-1]
+            if name:
+                cell.append(marks[i] + " ", style="cyan")
+                cell.append(fit_kernel(name, compiled_room - 2))
+            elif compiled is not None:
+                cell.append("-" if compiled.ran_compiled else "(ran eager)", style="dim")
+            names = row[-2]
+            each = max(6, (eager_room - 2 * (len(names) - 1)) // max(1, len(names)))
+            eager = ", ".join(fit_kernel(n, each) for n in names) if names else ("-" if has_eager else "")
+            fitted.append([*row[:-2], Text(eager, style=base), cell])
+        return fitted

@@ -14,6 +14,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from tui.widgets.cells import plain
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 STATE_STYLES = {
     "starting": "yellow",
@@ -67,18 +69,18 @@ class StatusBar(Widget):
             state = f"{state}: {info.worker_detail}"
         left.append(state, style=f"bold {style}")
         if info.device:
-            left.append(f"  {info.device}")
+            left.append_text(plain(f"  {info.device}"))
         if info.torch:
             left.append(f" · torch {info.torch}", style="dim")
         middle = Text(f"  │ {info.settings}", style="") if info.settings else Text()
         right = Text()
         if info.activity:
             right.append(f"{SPINNER[info.spin % len(SPINNER)]} ", style="cyan")
-            right.append(info.activity, style="cyan")
+            right.append_text(plain(info.activity, "cyan"))
             if info.elapsed:
                 right.append(f" {info.elapsed}", style="bold cyan")
         elif info.message:
-            right.append(info.message, style=info.message_style)
+            right.append_text(plain(info.message, info.message_style))
         right.append(" ")
         # Drop the least important parts first when there is no room.
         parts = [left, middle, right]

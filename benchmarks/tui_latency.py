@@ -1,0 +1,336 @@
+"""What a user feels, measured in a real terminal: the real app in tmux, typed into at a human rate.
+
+    python benchmarks/tui_latency.py [--device cpu|cuda] [--n 1e4] [--edits 5] [--out FILE]
+                                     [--only frame,edit,cold,sweep,quit]
+
+Each figure is timed from the user's side of the screen (tmux capture-pane, polled every 10 ms)
+and printed with its spread, beside what it is compared with, measured in the same run:
+- frame: launch -> first frame, and launch -> first eager rows (5 launches);
+- edit: last key -> new eager rows and -> new compiled rows, for chains never compiled before and
+  for chains compiled earlier in the session (compile-cache hits), typing at 30 ms a key; compared
+  with a bare torch.compile + first call of a fresh chain in a warm process;
+- cold: launch with empty Inductor/Triton caches -> first compiled rows, against a bare first
+  compile in a fresh process with empty caches;
+- sweep: s -> the whole sweep on screen, in a freshly started app (warm disk caches);
+- quit: q -> the program gone (and no worker left) when idle, mid-compile and mid-sweep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from terminal import Terminal, TerminalError, alive  # noqa: E402
+
+KEY_INTERVAL_S = 0.030
+OPS = ("tanh", "sigmoid", "exp", "sin", "cos", "neg", "sqrt", "abs", "log1p", "expm1")
+"""Each gives its own eager kernel and fused kernel name, so new rows can be told from old ones."""
+TEMPLATE = "(a + b).{op}()"
+INPROC = ROOT / "benchmarks" / "inproc.py"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the screen
+# ---------------------------------------------------------------------------------------------
+
+
+def pane_lines(screen: str, title: str) -> list[str]:
+    """The lines of the bordered pane whose top border carries ``title`` (e.g. "kernels")."""
+    lines = screen.splitlines()
+    for index, line in enumerate(lines):
+        match = re.search(rf"╭─ {re.escape(title)}\b", line)
+        if match is None:
+            continue
+        left = match.start()
+        right = line.find("╮", left)
+        body = []
+        for below in lines[index + 1 :]:
+            cell = below[left : right + 1] if right > left else below[left:]
+            if cell.startswith("╰"):
+                break
+            body.append(cell)
+        return body
+    return []
+
+
+def mode_block(screen: str, mode: str) -> str:
+    """The kernel pane's lines for ``mode`` (from its title line to the next mode's title)."""
+    block, inside = [], False
+    for line in pane_lines(screen, "kernels"):
+        text = line.strip("│ ")
+        title = re.match(r"(eager|compiled|max-autotune|reduce-overhead|dynamic)\b\s+\d", text)
+        if title:
+            inside = title.group(1) == mode
+            continue
+        if inside:
+            block.append(text)
+    return "\n".join(block)
+
+
+def rows_show(op: str, mode: str) -> Callable[[str], bool]:
+    """The screen shows fresh ``mode`` rows of the chain with ``op``."""
+
+    def check(screen: str) -> bool:
+        kernels = "\n".join(pane_lines(screen, "kernels"))
+        if "STALE" in kernels or not kernels:
+            return False
+        block = mode_block(screen, mode)
+        if mode == "eager":
+            return re.search(rf"(aten::{op}\b|{op}_kernel|<{op}\b|\b{op}\b)", block, re.IGNORECASE) is not None
+        return re.search(rf"fused\w*?_{op}(?:_\d+)?\b", block) is not None
+
+    return check
+
+
+# ---------------------------------------------------------------------------------------------
+# The app in a terminal
+# ---------------------------------------------------------------------------------------------
+
+
+class Session:
+    """The app started fresh, with its own state dir (and caches, when asked)."""
+
+    def __init__(self, args: argparse.Namespace, chain: str, *, env: dict[str, str] | None = None,
+                 width: int = 120, height: int = 40) -> None:  # fmt: skip
+        self.state = Path(tempfile.mkdtemp(prefix="kt-latency-"))
+        environment = {"KERNEL_TUI_STATE_DIR": str(self.state / "state"), **(env or {})}
+        command = [sys.executable, "-m", "tui", chain, "--device", args.device, "--n", str(args.n)]
+        self.term = Terminal(command, width=width, height=height, env=environment, cwd=ROOT)
+
+    def since_start(self) -> float:
+        return time.monotonic() - self.term.started_at
+
+    def close(self) -> None:
+        self.term.close()
+        shutil.rmtree(self.state, ignore_errors=True)
+
+
+def change_op(term: Terminal, old: str, new: str) -> float:
+    """Turn ``(a + b).OLD()`` into ``(a + b).NEW()`` at a human rate; returns the last key's time."""
+    term.press("End")
+    for _ in range(len(old) + 2):
+        time.sleep(KEY_INTERVAL_S)
+        term.press("BSpace")
+    time.sleep(KEY_INTERVAL_S)
+    return term.type_slowly(f"{new}()", KEY_INTERVAL_S)
+
+
+def spread(values: list[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"n": 0, "median": None}
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+    q = statistics.quantiles(ordered, n=4) if len(ordered) >= 2 else [ordered[0]] * 3
+    return {"n": len(values), "median": statistics.median(values), "p25": q[0], "p75": q[2], "p90": p90,
+            "min": ordered[0], "max": ordered[-1]}  # fmt: skip
+
+
+def ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1e3:.0f} ms"
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections
+# ---------------------------------------------------------------------------------------------
+
+
+def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    frames, rows = [], []
+    for i in range(args.launches + 1):  # the first is a warm-up (.pyc, disk caches)
+        session = Session(args, TEMPLATE.format(op="relu"))
+        try:
+            session.term.wait_for("(a + b).relu()", timeout=30, what="the first frame")
+            frame = session.since_start()
+            session.term.wait_for(rows_show("relu", "eager"), timeout=120, what="the first eager rows")
+            eager = session.since_start()
+        finally:
+            session.close()
+        if i:
+            frames.append(frame)
+            rows.append(eager)
+    report["frame"] = {"first_frame_s": spread(frames), "first_eager_rows_s": spread(rows)}
+
+
+def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    ops = OPS[: args.edits]
+    session = Session(args, TEMPLATE.format(op="relu"))
+    results: dict[str, list[float]] = {"new_eager": [], "new_compiled": [], "hit_eager": [], "hit_compiled": []}
+    try:
+        term = session.term
+        term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
+        current = "relu"
+        for round_name in ("new", "hit"):
+            for op in ops:
+                last_key = change_op(term, current, op)
+                current = op
+                term.wait_for(rows_show(op, "eager"), timeout=120, what=f"eager rows of {op}")
+                results[f"{round_name}_eager"].append(time.monotonic() - last_key)
+                term.wait_for(rows_show(op, "compiled"), timeout=300, what=f"compiled rows of {op}")
+                results[f"{round_name}_compiled"].append(time.monotonic() - last_key)
+    finally:
+        session.close()
+    bare = bare_compile(args, fresh_cache=False)
+    report["edit"] = {key: spread(values) for key, values in results.items()}
+    report["edit"]["bare_compile_warm_process_s"] = bare.get("warm_s")
+
+
+def bare_compile(args: argparse.Namespace, *, fresh_cache: bool) -> dict[str, Any]:
+    """torch.compile + first call of fresh chains in a fresh process: the first is a fresh process's,
+    the second a warm process's."""
+    env = dict(os.environ)
+    cache = None
+    if fresh_cache:
+        cache = tempfile.mkdtemp(prefix="kt-cold-")
+        env.update(TORCHINDUCTOR_CACHE_DIR=f"{cache}/inductor", TRITON_CACHE_DIR=f"{cache}/triton")
+    out = Path(tempfile.mkstemp(suffix=".json")[1])
+    constants = [f"{time.time_ns() % 997 + 1}.{i}5" for i in range(2)]
+    command = [sys.executable, str(INPROC), "bare-compile", "--out", str(out), "--device", args.device,
+               "--size", str(args.n), "--constants", *constants]  # fmt: skip
+    begin = time.monotonic()
+    subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, timeout=600)
+    process_s = time.monotonic() - begin
+    runs = json.loads(out.read_text())["runs"]
+    out.unlink()
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
+    return {"fresh_process_s": process_s, "first_s": runs[0]["seconds"], "warm_s": runs[1]["seconds"]}
+
+
+def bench_cold(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    cache = tempfile.mkdtemp(prefix="kt-cold-app-")
+    env = {"TORCHINDUCTOR_CACHE_DIR": f"{cache}/inductor", "TRITON_CACHE_DIR": f"{cache}/triton"}
+    session = Session(args, TEMPLATE.format(op="relu"), env=env)
+    try:
+        session.term.wait_for(rows_show("relu", "compiled"), timeout=600, what="the first compiled rows")
+        app_s = session.since_start()
+    finally:
+        session.close()
+        shutil.rmtree(cache, ignore_errors=True)
+    bare = bare_compile(args, fresh_cache=True)
+    report["cold"] = {"launch_to_first_compiled_rows_s": app_s, "bare_fresh_process_s": bare["fresh_process_s"],
+                      "bare_first_compile_s": bare["first_s"]}  # fmt: skip
+
+
+def bench_sweep(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    session = Session(args, TEMPLATE.format(op="relu"), width=160, height=50)
+    try:
+        term = session.term
+        term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
+        term.press("Escape")
+        begin = time.monotonic()
+        term.press("s")
+        term.wait_for(lambda s: re.search(r"faster per call|not faster per call", s) is not None, timeout=300,
+                      what="the sweep's conclusion")  # fmt: skip
+        report["sweep"] = {"s_to_whole_sweep_s": time.monotonic() - begin}
+    finally:
+        session.close()
+
+
+def bench_quit(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    found = {}
+    for state in ("idle", "mid-compile", "mid-sweep"):
+        session = Session(args, TEMPLATE.format(op="relu"))
+        term = session.term
+        try:
+            term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
+            if state == "mid-compile":  # a constant no cache has seen: a real compile starts
+                term.press("End")
+                term.type_slowly(f" * {time.time_ns() % 9973 + 2}.5", KEY_INTERVAL_S)
+                term.wait_for(lambda s: "compil" in "\n".join(pane_lines(s, "kernels")).lower(), timeout=60,
+                              what="the compile in progress")  # fmt: skip
+            workers = term.descendants()
+            term.press("Escape")
+            if state == "mid-sweep":
+                term.press("s")
+                term.wait_for(lambda s: re.search(r"measuring \d+/\d+", s) is not None, timeout=60, what="the sweep")
+            begin = time.monotonic()
+            term.press("q")
+            gone = term.wait_until_exited(timeout=30)
+            left = [pid for pid in workers if alive(pid)]
+            found[state] = {"q_to_exit_s": gone, "workers_left": len(left), "exit_status": term.exit_status(),
+                            "waited_s": time.monotonic() - begin}  # fmt: skip
+        except TerminalError as exc:
+            found[state] = {"error": str(exc).splitlines()[0]}
+        finally:
+            session.close()
+    report["quit"] = found
+
+
+SECTIONS = {"frame": bench_frame, "edit": bench_edit, "cold": bench_cold, "sweep": bench_sweep, "quit": bench_quit}
+
+
+def summary(report: dict[str, Any]) -> list[str]:
+    lines = [f"{name}: {section['error'].splitlines()[0]}" for name, section in report.items()
+             if isinstance(section, dict) and "error" in section]  # fmt: skip
+    report = {name: section for name, section in report.items() if not (isinstance(section, dict) and "error" in section)}
+    if "frame" in report:
+        f = report["frame"]
+        lines.append(f"launch -> first frame        median {ms(f['first_frame_s']['median'])} "
+                     f"(p25-p75 {ms(f['first_frame_s'].get('p25'))}-{ms(f['first_frame_s'].get('p75'))})")
+        lines.append(f"launch -> first eager rows   median {ms(f['first_eager_rows_s']['median'])}")
+    if "edit" in report:
+        e = report["edit"]
+        for key in ("new_eager", "new_compiled", "hit_eager", "hit_compiled"):
+            s = e[key]
+            lines.append(f"last key -> {key:<13} median {ms(s['median'])}  p90 {ms(s.get('p90'))}  (n={s['n']})")
+        lines.append(f"bare torch.compile + first call, warm process: {ms(e['bare_compile_warm_process_s'])}")
+    if "cold" in report:
+        c = report["cold"]
+        lines.append(f"cold: launch -> first compiled rows {c['launch_to_first_compiled_rows_s']:.2f} s; bare fresh "
+                     f"process {c['bare_fresh_process_s']:.2f} s (compile + first call {c['bare_first_compile_s']:.2f} s)")
+    if "sweep" in report:
+        lines.append(f"s -> whole sweep on screen (fresh app) {report['sweep']['s_to_whole_sweep_s']:.2f} s")
+    for state, q in report.get("quit", {}).items():
+        lines.append(f"quit {state:<12} " + (q["error"] if "error" in q else
+                     f"{ms(q['q_to_exit_s'])}, workers left {q['workers_left']}, exit {q['exit_status']}"))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda" if shutil.which("nvidia-smi") else "cpu")
+    parser.add_argument("--n", default=None, help="the size N profiled on every edit (default 1e6 CUDA, 1e4 CPU)")
+    parser.add_argument("--edits", type=int, default=5, help="chains per round (each round: new, then cache hits)")
+    parser.add_argument("--launches", type=int, default=5)
+    parser.add_argument("--only", default=",".join(SECTIONS))
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    args.n = args.n or ("1e6" if args.device.startswith("cuda") else "1e4")
+    report: dict[str, Any] = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(), "cpus": os.cpu_count(), "device": args.device, "n": args.n,
+        "key_interval_s": KEY_INTERVAL_S, "load_at_start": os.getloadavg(),
+    }  # fmt: skip
+    for name in args.only.split(","):
+        begin = time.monotonic()
+        try:
+            SECTIONS[name](args, report)
+        except (TerminalError, subprocess.SubprocessError, OSError) as exc:
+            report[name] = {"error": str(exc)}
+        print(f"[{name} {time.monotonic() - begin:.0f} s]", file=sys.stderr, flush=True)
+    report["load_at_end"] = os.getloadavg()
+    for line in summary(report):
+        print(line)
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

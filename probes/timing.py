@@ -1,0 +1,182 @@
+"""Timing one call: the L2 flush, warm-up, rep counts, the profiled reps and the wall-time reps.
+
+Nothing of the tool may land in a figure:
+
+- **The flush leaves nothing behind.** Zero-filling a buffer larger than L2 (what ``do_bench``
+  does) leaves L2 full of *dirty* lines; the measured kernel then pays for writing them back
+  (+11..20% on reductions at 1e8 on an H200). Here the zero-fill is followed by a read pass over a
+  second buffer, which evicts those lines inside the flush and leaves only clean ones.
+- **No idle GPU, no idle clocks.** The flush is not synchronised: the host queues flush, start
+  event, call, end event, as ``do_bench`` does, so the GPU never waits on a sleeping host between
+  them. Warm-up runs the call back to back for at least ``WARMUP_MIN_S`` (do_bench's 25 ms) so a
+  GPU and CPU that idled while the user typed are at full clocks before the first rep.
+- **No garbage collection inside a rep**: the collector is paused during the reps.
+- **Nothing left installed**: the profiler session and the op-recording mode end with their block.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.profiler import ProfilerActivity, profile, record_function
+
+from probes.launches import FLUSH_LABEL, REP_LABEL, Launch, read_profile
+from probes.trace import OpTrace, recording_ops
+
+L2_FLUSH_BYTES = 256 * 1024 * 1024
+"""Larger than any current GPU's L2 (H200: 60 MB), like do_bench's cache buffer."""
+
+TARGET_TIMING_S = 0.05
+"""Wall-time reps are sized to take about this long: enough for a stable median, short enough
+that an edit re-profiles in well under a second."""
+MIN_REPS, MAX_REPS = 5, 100
+MIN_PROFILE_REPS, MAX_PROFILE_REPS = 3, 10
+WARMUP_MIN_S = 0.025
+WARMUP_MAX_CALLS = 2000
+SETTLE_BUDGET_S = 0.5
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+class L2Flusher:
+    """Leaves L2 holding only clean lines of the tool's own buffers before each timed rep."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.dirty: torch.Tensor | None = None
+        self.clean: torch.Tensor | None = None
+        self.sink: torch.Tensor | None = None
+        if device.type == "cuda":
+            self.dirty = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device=device)
+            self.clean = torch.zeros(L2_FLUSH_BYTES // 4, dtype=torch.float32, device=device)
+            self.sink = torch.empty((), dtype=torch.float32, device=device)
+
+    def __call__(self) -> None:
+        if self.dirty is None or self.clean is None:
+            return
+        with record_function(FLUSH_LABEL):
+            self.dirty.zero_()
+            torch.sum(self.clean, dim=0, out=self.sink)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block (reference counting still frees at once)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _settled_call_time(call: Callable[[], Any], device: torch.device) -> float:
+    """Seconds per call, once two consecutive synchronised calls agree within 25%: a fresh
+    process's first calls pay for page faults and thread-pool start-up."""
+    times: list[float] = []
+    spent = 0.0
+    while spent < SETTLE_BUDGET_S and len(times) < 20:
+        sync(device)
+        begin = time.perf_counter()
+        call()
+        sync(device)
+        times.append(max(time.perf_counter() - begin, 1e-7))
+        spent += times[-1]
+        if len(times) >= 2 and abs(times[-1] - times[-2]) <= 0.25 * times[-2]:
+            break
+    return min(times[-2:])
+
+
+def warm_up(call: Callable[[], Any], device: torch.device, single_s: float) -> None:
+    """Back-to-back calls for at least WARMUP_MIN_S, so clocks are up when the reps start."""
+    calls = int(min(WARMUP_MAX_CALLS, max(1, WARMUP_MIN_S / single_s)))
+    for _ in range(calls):
+        call()
+    sync(device)
+
+
+def choose_reps(call: Callable[[], Any], device: torch.device, reps: int | None) -> tuple[int, int]:
+    """(timing reps, profiled reps), sized so timing takes about TARGET_TIMING_S unless given;
+    the call is warmed up on the way."""
+    single = _settled_call_time(call, device)
+    warm_up(call, device, single)
+    if reps is not None:
+        return reps, max(1, min(reps, MAX_PROFILE_REPS))
+    timing = int(min(MAX_REPS, max(MIN_REPS, TARGET_TIMING_S / single)))
+    profiled = int(min(MAX_PROFILE_REPS, max(MIN_PROFILE_REPS, TARGET_TIMING_S / single)))
+    return timing, profiled
+
+
+def measure_wall_time(call: Callable[[], Any], device: torch.device, reps: int, flush: L2Flusher) -> list[float]:
+    """Per-call wall times in µs: CUDA events around each call (L2 flushed first), or perf_counter."""
+    with gc_paused():
+        if device.type == "cuda":
+            starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+            ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+            for start, end in zip(starts, ends):
+                flush()
+                start.record()
+                call()
+                end.record()
+            torch.cuda.synchronize(device)
+            return [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)]
+        times = []
+        for _ in range(reps):
+            begin = time.perf_counter()
+            call()
+            times.append((time.perf_counter() - begin) * 1e6)
+        return times
+
+
+def _activities(device: torch.device) -> list[ProfilerActivity]:
+    return [ProfilerActivity.CPU, ProfilerActivity.CUDA] if device.type == "cuda" else [ProfilerActivity.CPU]
+
+
+@dataclass
+class ProfiledRun:
+    launches: list[Launch]
+    """Launches inside the timed reps."""
+    attribution: list[Launch]
+    """Launches of the labelled eager call (empty when there was none)."""
+    trace: OpTrace | None
+    compiled_reps: int
+    """How many of the reps ran Dynamo's compiled code."""
+
+
+def profile_run(
+    call: Callable[[], Any],
+    device: torch.device,
+    reps: int,
+    flush: L2Flusher,
+    labelled_call: Callable[[], Any] | None = None,
+) -> ProfiledRun:
+    """One profiler session (starting one costs tens of ms): first, optionally, one eager call with
+    every op labelled, which ties each kernel to the op that launched it; then ``reps`` reps."""
+    trace = None
+    with profile(activities=_activities(device)) as prof:
+        if labelled_call is not None:
+            with recording_ops(label_ops=True) as trace:
+                labelled_call()
+            sync(device)
+        with gc_paused():
+            for _ in range(reps):
+                flush()
+                with record_function(REP_LABEL):
+                    call()
+            sync(device)
+    events = read_profile(prof, device)
+    return ProfiledRun(
+        launches=[launch for launch in events.launches if launch.rep is not None],
+        attribution=[launch for launch in events.launches if launch.rep is None],
+        trace=trace,
+        compiled_reps=events.compiled_reps,
+    )

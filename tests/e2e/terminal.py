@@ -1,0 +1,187 @@
+"""Drive the real program in a real terminal: tmux, as a person (or an SSH link) would.
+
+A ``Terminal`` runs one command in its own tmux server (its own socket, so tests never touch a
+user's tmux or each other), types into it (one ``send-keys`` call is one burst, as a fast SSH
+link delivers keys), reads the screen with ``capture-pane`` and waits for conditions on it. The
+pane stays after the program exits (``remain-on-exit``), so a test can read its exit status.
+Shared by the end-to-end tests, the packaging smoke test and ``benchmarks/tui_latency.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+_SESSIONS = itertools.count(1)
+POLL_S = 0.01
+
+
+class TerminalError(AssertionError):
+    """A condition on the screen did not come true in time; carries what the screen showed."""
+
+
+def tmux_available() -> bool:
+    return shutil.which("tmux") is not None
+
+
+class Terminal:
+    """One program running in a ``width`` x ``height`` tmux pane."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        width: int = 120,
+        height: int = 40,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | str | None = None,
+    ) -> None:
+        self.socket = f"kt-{os.getpid()}-{next(_SESSIONS)}"
+        self.target = "app"
+        self.started_at = 0.0
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
+        environment.update({"TERM": "xterm-256color", "COLORTERM": "truecolor", **(env or {})})
+        self._tmux(
+            "new-session", "-d", "-s", self.target, "-x", str(width), "-y", str(height),
+            "-c", str(cwd or os.getcwd()),
+            # the pane keeps its exit status; the window keeps the size asked for
+            ";", "set-option", "-t", self.target, "remain-on-exit", "on",
+            ";", "set-option", "-t", self.target, "window-size", "manual",
+            ";", "respawn-pane", "-k", "-t", self.target, shlex.join(command),
+            env=environment,
+        )  # fmt: skip
+        self.started_at = time.monotonic()
+
+    # -- tmux ----------------------------------------------------------------------------------
+
+    def _tmux(self, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> str:
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            capture_output=True, text=True, timeout=30, env=env,
+        )  # fmt: skip
+        if check and done.returncode != 0:
+            raise RuntimeError(f"tmux {' '.join(args[:3])}: {done.stderr.strip()}")
+        return done.stdout
+
+    def _pane(self, fmt: str) -> str:
+        return self._tmux("display-message", "-p", "-t", self.target, fmt).strip()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def screen(self) -> str:
+        """The visible screen, one string, lines joined by newlines (trailing spaces trimmed)."""
+        return self._tmux("capture-pane", "-p", "-t", self.target)
+
+    def lines(self) -> list[str]:
+        return self.screen().splitlines()
+
+    @property
+    def pid(self) -> int:
+        return int(self._pane("#{pane_pid}"))
+
+    def exited(self) -> bool:
+        return self._pane("#{pane_dead}") == "1"
+
+    def exit_status(self) -> int | None:
+        """The exit status once the program has exited (minus the signal number if a signal
+        ended it); None while it runs. tmux fills these in just after the pane dies."""
+        deadline = time.monotonic() + 5
+        while self.exited() and time.monotonic() < deadline:
+            status, _, signal = self._pane("#{pane_dead_status}|#{pane_dead_signal}").partition("|")
+            if status:
+                return int(status)
+            if signal:
+                return -int(signal)
+            time.sleep(POLL_S)
+        return None
+
+    def wait_for(self, condition: str | Callable[[str], bool], timeout: float = 30.0, what: str = "") -> str:
+        """Poll the screen until ``condition`` (a substring, or a predicate on the screen) holds."""
+        check = (lambda screen: condition in screen) if isinstance(condition, str) else condition
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if check(screen):
+                return screen
+            time.sleep(POLL_S)
+        label = what or (repr(condition) if isinstance(condition, str) else "condition")
+        raise TerminalError(f"timed out after {timeout:.0f} s waiting for {label}; the screen:\n{screen}")
+
+    def wait_until_exited(self, timeout: float = 10.0) -> float:
+        """Seconds from now until the program has exited (TerminalError if it has not)."""
+        begin = time.monotonic()
+        deadline = begin + timeout
+        while time.monotonic() < deadline:
+            if self.exited():
+                return time.monotonic() - begin
+            time.sleep(POLL_S)
+        raise TerminalError(f"the program did not exit within {timeout:.0f} s; the screen:\n{self.screen()}")
+
+    # -- typing --------------------------------------------------------------------------------
+
+    def type(self, text: str) -> None:
+        """Send ``text`` literally, in one burst (all its bytes in one write to the terminal)."""
+        self._tmux("send-keys", "-t", self.target, "-l", text)
+
+    def press(self, *keys: str) -> None:
+        """Send tmux key names (``Escape``, ``C-q``, ``BSpace``...), all in one burst."""
+        self._tmux("send-keys", "-t", self.target, *keys)
+
+    def type_slowly(self, text: str, interval_s: float) -> float:
+        """Type one character every ``interval_s``, as a person would; returns when the last key
+        was sent (``time.monotonic()``)."""
+        sent = time.monotonic()
+        for index, char in enumerate(text):
+            target = sent + index * interval_s
+            while time.monotonic() < target:
+                time.sleep(0.001)
+            self.type(char)
+        return time.monotonic()
+
+    def paste(self, text: str) -> None:
+        """A bracketed paste of ``text``, as a terminal sends it when the user pastes."""
+        self._tmux("set-buffer", "-b", "kt", text)
+        self._tmux("paste-buffer", "-p", "-b", "kt", "-t", self.target)
+
+    def resize(self, width: int, height: int) -> None:
+        self._tmux("resize-window", "-t", self.target, "-x", str(width), "-y", str(height))
+
+    # -- ending --------------------------------------------------------------------------------
+
+    def descendants(self) -> list[int]:
+        """Pids of every process below the program (its worker among them)."""
+        children: dict[int, list[int]] = {}
+        for line in subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout.splitlines():
+            pid, ppid = (int(x) for x in line.split())
+            children.setdefault(ppid, []).append(pid)
+        found, stack = [], [self.pid]
+        while stack:
+            for child in children.get(stack.pop(), []):
+                found.append(child)
+                stack.append(child)
+        return found
+
+    def close(self) -> None:
+        self._tmux("kill-server", check=False)
+
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for its parent counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -1,0 +1,70 @@
+"""Beyond the anchors, on the CPU: forward + backward with each row's pass, the dynamic mode's
+one symbolic compile, FLOPs where they can be known."""
+
+from __future__ import annotations
+
+import pytest
+
+from probes.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
+from probes.sweep import run_profile
+
+pytestmark = pytest.mark.slow
+
+
+def profile(chain: str, sizes: list[int], modes: list[str], **kwargs: object) -> dict[tuple[int, str], Measurement]:
+    events: list = []
+    run_profile(ProfileRequest(id="p2", chain=chain, sizes=sizes, modes=modes, device="cpu", **kwargs), events.append)
+    assert isinstance(events[-1], RequestDone)
+    failures = [e for e in events if isinstance(e, RequestFailed)]
+    assert not failures, failures
+    return {(e.measurement.size, e.measurement.mode): e.measurement for e in events if isinstance(e, MeasurementResult)}
+
+
+def test_grad_add_relu_runs_threshold_backward_eager_and_a_fused_backward_compiled() -> None:
+    n = 100_000
+    results = profile("(a + b).relu()", [n], ["eager", "compiled"], grad=True, reps=3)
+    eager, compiled = results[(n, "eager")], results[(n, "compiled")]
+    for m in (eager, compiled):
+        assert m.grad and all(k.pass_ in ("forward", "backward") for k in m.kernels)
+        assert m.forward_time_us + m.backward_time_us == pytest.approx(m.device_time_us)
+        assert m.forward_time_us > 0 and m.backward_time_us > 0
+    backward = [k for k in eager.kernels if k.pass_ == "backward"]
+    assert "aten::threshold_backward" in [k.name for k in backward]
+    assert {k.name for k in eager.kernels if k.pass_ == "forward"} >= {"aten::add", "aten::clamp_min"}
+    fused = [k for k in compiled.kernels if k.pass_ == "backward" and k.short_name.startswith("cpp_fused")]
+    assert fused and any("threshold_backward" in k.short_name for k in fused), [k.short_name for k in compiled.kernels]
+    assert compiled.ran_compiled
+
+
+def test_grad_without_a_float_input_is_refused_in_plain_words() -> None:
+    events: list = []
+    run_profile(ProfileRequest("g", "i: [N] int64\ni * 2", sizes=[64], modes=["eager"], device="cpu", grad=True), events.append)
+    (failure,) = [e for e in events if isinstance(e, RequestFailed)]
+    assert "float" in failure.error.message
+
+
+def test_dynamic_mode_compiles_once_for_the_whole_sweep() -> None:
+    sizes = [1000, 3000, 7000]
+    results = profile("(a + b).relu()", sizes, ["dynamic"], reps=3)
+    first, *rest = (results[(n, "dynamic")] for n in sizes)
+    assert not first.compile.cached and all(m.compile.cached for m in rest)
+    assert all(m.compile.recompiles == 0 and m.ran_compiled for m in results.values())
+    assert {k.short_name for m in results.values() for k in m.kernels} == {"cpp_fused_add_relu_0"}
+
+
+def test_a_matmul_reports_exactly_2nkm_flops_with_its_roofline_figures() -> None:
+    n, k, m = 4096, 64, 32
+    results = profile(f"x: [N, {k}]\nw: [{k}, {m}]\nx @ w", [n], ["eager"], reps=3)
+    (row,) = results[(n, "eager")].kernels
+    assert row.flops == 2 * n * k * m
+    assert row.tflops == pytest.approx(row.flops / (row.time_per_call_us * 1e6))
+    assert row.intensity == pytest.approx(row.flops / row.bytes)
+    measured = results[(n, "eager")]
+    assert measured.compute_peak_tflops and measured.compute_peak_tflops > 0
+    assert row.pct_of_compute_peak == pytest.approx(100 * row.tflops / measured.compute_peak_tflops)
+
+
+def test_elementwise_kernels_have_no_flop_count_rather_than_a_guess() -> None:
+    results = profile("(a + b).relu()", [4096], ["eager", "compiled"], reps=3)
+    assert all(k.flops is None and k.tflops is None for m in results.values() for k in m.kernels)
+    assert all(m.compute_peak_tflops is None for m in results.values())

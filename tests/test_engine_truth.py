@@ -1,0 +1,136 @@
+"""The figures can be trusted: spread on every time, rows that add up to the total, noise said
+out loud, every size of a sweep really compiled, and the caller's torch left as it was."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+from probes.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
+from probes.sweep import run_profile
+
+
+def profile(chain: str, sizes: list[int], modes: list[str], **kwargs: object) -> tuple[list[Measurement], list[RequestFailed]]:
+    events: list = []
+    run_profile(ProfileRequest(id="t", chain=chain, sizes=sizes, modes=modes, device="cpu", **kwargs), events.append)
+    assert isinstance(events[-1], RequestDone)
+    return [e.measurement for e in events if isinstance(e, MeasurementResult)], [e for e in events if isinstance(e, RequestFailed)]
+
+
+@pytest.mark.slow
+def test_every_time_has_its_spread_and_rows_add_up_to_the_total() -> None:
+    results, failures = profile("(a * b + c).tanh()", [20_000], ["eager", "compiled"], reps=12)
+    assert not failures, failures
+    for m in results:
+        low, high = m.wall_time_us_iqr
+        assert low <= m.wall_time_us <= high
+        assert m.device_time_us == pytest.approx(sum(k.launches_per_call * k.device_time_us for k in m.kernels))
+        assert m.device_time_us == pytest.approx(sum(k.time_per_call_us for k in m.kernels))
+        low, high = m.device_time_us_iqr
+        assert low <= m.device_time_us <= high
+        for k in m.kernels:
+            assert k.device_time_us_iqr[0] <= k.device_time_us <= k.device_time_us_iqr[1]
+        assert m.noisy == bool(m.noise_reasons)
+
+
+@contextlib.contextmanager
+def busy_cores(count: int) -> Iterator[None]:
+    """``count`` processes spinning on the CPU for the duration of the block."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+        for burner in burners:
+            burner.wait()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="CPU load is read from /proc/stat")
+def test_a_measurement_under_cpu_load_says_it_is_noisy() -> None:
+    with busy_cores(os.cpu_count() or 1):
+        (m,), failures = profile("(a + b).relu()", [200_000], ["eager"], reps=30)
+    assert not failures
+    assert m.noisy
+    assert any("machine busy" in reason for reason in m.noise_reasons), m.noise_reasons
+
+
+@pytest.mark.slow
+def test_a_12_size_compiled_sweep_is_compiled_at_every_size_in_both_orders() -> None:
+    """Each size is its own fresh compile on a code object of its own: with Dynamo's recompile
+    limit at 1, a shared code object would run the second size eager."""
+    import torch
+
+    from probes import compiling
+
+    sizes = [16 + 8 * i for i in range(12)]
+    runs = {}
+    with torch._dynamo.config.patch(recompile_limit=1, accumulated_recompile_limit=1):
+        for order in (sizes, sizes[::-1]):
+            compiling._compiled_cache.clear()
+            results, failures = profile("(a * b + c).sigmoid()", order, ["compiled"], reps=3)
+            assert not failures, failures
+            runs[tuple(order)] = {m.size: m for m in results}
+    for by_size in runs.values():
+        assert sorted(by_size) == sizes
+        for m in by_size.values():
+            assert m.ran_compiled and m.fallback_reason is None, (m.size, m.fallback_reason)
+            assert m.compile is not None and not m.compile.cached and m.compile.graphs == 1
+            assert [k.short_name for k in m.kernels] == ["cpp_fused_add_mul_sigmoid_0"]
+            assert not any("recompile" in line for line in m.diagnostics)
+    forward, backward = runs.values()
+    assert {n: m.kernels_per_call for n, m in forward.items()} == {n: m.kernels_per_call for n, m in backward.items()}
+
+
+@pytest.mark.slow
+def test_the_callers_torch_is_untouched_by_import_and_measurement() -> None:
+    script = textwrap.dedent(
+        """
+        import logging, warnings
+        import torch, torch._inductor.config as config
+        def state():
+            loggers = {n: list(logging.getLogger(n).handlers) for n in ("torch", "torch._dynamo", "torch._inductor")}
+            return (config.cpp.enable_kernel_profile, config.benchmark_kernel, loggers,
+                    logging.getLogger("torch._subclasses.fake_tensor").level, list(warnings.filters))
+        before = state()
+        import probes.measure, probes.sweep
+        assert state() == before, "import changed torch"
+        from probes.protocol import ProfileRequest
+        probes.sweep.run_profile(ProfileRequest("t", "F.softmax(a) + 1", sizes=[64], modes=["compiled"], device="cpu", reps=2), lambda e: None)
+        assert state() == before, "a measurement changed torch"
+        print("untouched")
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=os.getcwd())
+    assert proc.returncode == 0 and "untouched" in proc.stdout, proc.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_torch_warnings_go_into_the_result_not_the_terminal() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui", "profile", "F.softmax(a) + 1", "--sizes", "256", "--modes", "eager", "--device", "cpu", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "softmax" not in proc.stderr.lower()
+    (result,) = json.loads(proc.stdout)["results"]
+    assert any("softmax" in line.lower() for line in result["diagnostics"]), result["diagnostics"]
+
+
+def test_bytes_per_call_is_never_a_partial_sum() -> None:
+    from probes.launches import Launch
+    from probes.measure import build_rows, bytes_per_call
+
+    launches = [Launch("k1", 2.0, 0, None, None), Launch("k2", 3.0, 0, None, None)]
+    kernels, _ = build_rows(launches, 1, {"k1": 100}, {}, {})
+    assert {k.name: k.bytes for k in kernels} == {"k1": 100, "k2": None}
+    assert bytes_per_call(kernels) is None
+    kernels, _ = build_rows(launches, 1, {"k1": 100, "k2": 50}, {}, {})
+    assert bytes_per_call(kernels) == 150

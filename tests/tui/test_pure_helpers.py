@@ -1,0 +1,163 @@
+"""The pure helpers behind the panes: chart, name fitting, column widths, fusion marks, tables, sweeps."""
+
+from __future__ import annotations
+
+import pytest
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.widgets import DataTable
+from tui_helpers import recorded
+
+from probes.protocol import KernelRow, OpNode, ProfileRequest
+from tui.commands import COMMANDS, LETTER_ACTIONS, bindings, commands
+from tui.session import Run, SweepResults, Target
+from tui.widgets.cells import display_name, fit, fit_kernel, flex_width, plain, share_width, speedup_cell
+from tui.widgets.chart import HLine, LogChart, Series, gbps_label, size_label, time_label
+from tui.widgets.kernel_pane import kernel_table, needed_width
+from tui.widgets.op_chain_pane import fusion_marks, kernels_per_op, op_name
+from tui.widgets.tables import fill_table
+
+
+def row(name: str, ops: list[str], short: str | None = None, launches: float = 1.0) -> KernelRow:
+    return KernelRow(name, short if short is not None else name, "kernel", launches, 1.0, 1.0, 0.5, 100, 1.0, 1.0, ops)
+
+
+@pytest.mark.parametrize(
+    ("name", "width", "expected"),
+    [
+        ("triton_poi_fused_add_relu_0", 40, "triton_poi_fused_add_relu_0"),
+        ("vectorized_elementwise_kernel<CUDAFunctor_add<float>>", 26, "v…<CUDAFunctor_add<float>>"),
+        ("vectorized_elementwise_kernel<clamp_scalar>", 30, "vectorized_elem…<clamp_scalar>"),
+        ("triton_poi_fused_add_relu_0", 20, "trito…sed_add_relu_0"),
+    ],
+)
+def test_fit_kernel_keeps_what_tells_kernels_apart(name: str, width: int, expected: str) -> None:
+    fitted = fit_kernel(name, width)
+    assert fitted == expected and len(fitted) <= width
+
+
+@pytest.mark.parametrize("width", range(1, 45))
+def test_fit_kernel_never_exceeds_the_width(width: int) -> None:
+    for name in ("vectorized_elementwise_kernel<clamp_scalar>", "triton_per_fused__softmax_0", "x<>", "a" * 60):
+        assert len(fit_kernel(name, width)) <= width
+        assert len(fit(name, width)) <= width
+
+
+def test_widths_are_shared_by_need() -> None:
+    assert share_width(100, [30, 40]) == [45, 55]  # both fit: the spare is spread
+    assert share_width(60, [20, 80]) == [20, 40]  # the short one stays whole
+    assert share_width(50, [40, 40]) == [25, 25]
+    assert sum(share_width(77, [10, 50, 90])) == 77
+    assert flex_width([5, 5], 40, 8) == 40 - 10 - 3 * 2
+
+
+def test_kernel_table_names_take_the_free_width() -> None:
+    rows = [row("vectorized_elementwise_kernel<clamp_scalar>", ["aten::relu"])]
+    from probes.protocol import Measurement
+
+    m = Measurement("a", "eager", 1, "cuda:0", "fp32", rows, [], 1, 100, 1.0, 1.0, 1, False)
+    _, cells, _ = kernel_table(m, needed_width(m, False), stale=False)
+    assert str(cells[0][0]) == "vectorized_elementwise_kernel<clamp_scalar>"
+    _, cells, _ = kernel_table(m, needed_width(m, False) - 10, stale=False)
+    assert str(cells[0][0]).endswith("<clamp_scalar>") and "…" in str(cells[0][0])
+
+
+def test_outside_text_is_inert_and_never_markup() -> None:
+    text = plain("\x1b]52;c;aGk=\x07 [bold]x[/bold]")
+    assert "\x1b" not in text.plain and "\\x1b" in text.plain and "[bold]" in text.plain
+    assert display_name(row("k\x1b[31m", [], short="")) == "k\\x1b[31m"
+    assert speedup_cell(0.14) == "0.14x" and speedup_cell(None) == ""
+
+
+def test_ops_are_tied_to_the_kernel_rows_that_list_them() -> None:
+    """CPU eager: relu names itself but runs as clamp_min; compiled softmax lists `softmax`."""
+    from probes.protocol import Measurement
+
+    ops = [OpNode("aten::add", [8], "fp32", 32, 64, ["aten::add"]), OpNode("aten::relu", [8], "fp32", 32, 32, ["aten::relu"])]
+    eager_rows = [row("aten::add", ["aten::add"]), row("aten::clamp_min", ["aten::relu"])]
+    eager = Measurement("c", "eager", 8, "cpu", "fp32", eager_rows, [], 2, 160, 1.0, 1.0, 1, False)
+    assert kernels_per_op(ops, eager) == [["aten::add"], ["aten::clamp_min"]]
+    softmax = [OpNode("aten::_softmax", [8], "fp32", 32, 32)]
+    compiled = Measurement("s", "compiled", 8, "cpu", "fp32", [row("graph_0_cpp_fused__softmax_0", ["aten::softmax"],
+                           short="cpp_fused__softmax_0")], [], 1, 64, 1.0, 1.0, 1, True)  # fmt: skip
+    assert kernels_per_op(softmax, compiled) == [["cpp_fused__softmax_0"]]
+    assert op_name("aten::_softmax") == op_name("softmax") == "softmax"
+    # Two adds in one chain keep their own kernels (recorded on the H200).
+    m = next(m for m in recorded("modes").results if m.mode == "eager")
+    assert kernels_per_op(m.ops, m) == [[display_name(m.kernels[0])], [display_name(m.kernels[1])]]
+
+
+def test_fusion_marks_bracket_the_ops_of_one_kernel() -> None:
+    assert fusion_marks(["k0", "k0", "k0", None, "k1"]) == ["┐", "│", "┘", " ", "─"]
+    assert fusion_marks([None, None]) == [" ", " "]
+    assert fusion_marks(["a", "b", "b"]) == ["─", "┐", "┘"]
+
+
+def test_sweep_results_cover_fewer_sizes_not_other_settings() -> None:
+    target = Target("cuda:0", "fp32", None)
+    request = ProfileRequest("r1", "(a + b).relu()", sizes=[100, 10_000], modes=["eager", "compiled"])
+    sweep = SweepResults(Run(request, "sweep", "(a+b).relu()", target, 0.0))
+    modes = ("eager", "compiled")
+    assert sweep.covers("(a+b).relu()", target, modes, (100,))
+    assert not sweep.covers("(a+b).relu()", target, modes, (100, 10**6))
+    assert not sweep.covers("(a+b).relu()", target, ("eager",), (100,))
+    assert not sweep.covers("(a+b).relu()", Target("cuda:0", "bf16", None), modes, (100,))
+    assert not sweep.covers("a+b", target, modes, (100,))
+
+
+def test_chart_draws_series_reference_lines_and_axes() -> None:
+    chart = LogChart()
+    results = [m for m in recorded().results if m.mode == "eager"]
+    chart.set_data([Series("eager", "red", [(m.size, m.wall_time_us) for m in results])],
+                   hlines=[HLine(1000.0, "peak", "red")], vmark=(10**7, "crossover 1e7"))  # fmt: skip
+    assert chart._ranges() == (2, 8, 0, 4)  # 1e2..1e8; 1 µs..10 ms: the 1 ms reference line fits, with a margin
+    assert [time_label(v) for v in (0.1, 1.0, 1000.0, 2e6)] == ["100ns", "1µs", "1ms", "2s"]
+    assert gbps_label(4300) == "4.3TB/s" and gbps_label(0.5) == "500MB/s" and size_label(1e6) == "1e6"
+    chart.set_data([])
+    assert chart._ranges() is None
+
+
+async def test_chart_renders_in_its_size() -> None:
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield LogChart(id="chart")
+
+    app = Host()
+    async with app.run_test(size=(60, 16)) as pilot:
+        chart = app.query_one(LogChart)
+        chart.set_data([Series("eager", "red", [(100, 2.0), (10**6, 20.0)])], vmark=(10**4, "x 1e4"))
+        await pilot.pause()
+        lines = str(chart.render()).split("\n")
+        assert len(lines) == chart.size.height and all(len(line) <= chart.size.width for line in lines)
+        assert "●" in "".join(lines) and "1e2" in lines[-1] and "1e6" in lines[-1]
+        chart.set_data([], empty_message="nothing to plot")
+        assert str(chart.render()) == "nothing to plot"
+
+
+async def test_fill_table_sizes_columns_and_leaves_an_unchanged_table_alone() -> None:
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield DataTable(id="t")
+
+    app = Host()
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(DataTable)
+        columns, rows = [Text("kernel"), Text("n")], [[Text("triton_poi_fused_add_relu_0"), Text("1")]]
+        assert fill_table(table, columns, rows) is True
+        assert [c.width for c in table.columns.values()] == [27, 1]
+        table.move_cursor(row=0)
+        assert fill_table(table, columns, rows) is False  # same content: untouched
+        assert fill_table(table, columns, [*rows, [Text("short")]]) is True  # a short row is padded
+        assert table.row_count == 2 and table.cursor_row == 0
+        await pilot.pause()
+
+
+def test_the_command_table_makes_one_binding_per_key_and_place() -> None:
+    seen = set()
+    for c in COMMANDS:
+        for key in filter(None, c.keys.split(",")):
+            assert (key, c.where) not in seen, (key, c.where)
+            seen.add((key, c.where))
+    assert "sweep" in LETTER_ACTIONS and "help" not in LETTER_ACTIONS and "quit" not in LETTER_ACTIONS
+    assert [b.action for b in bindings("chains pane")] == [f"app.{c.action}" for c in commands("chains pane")]
+    assert bindings("kernel table")[0].action == "select_cursor"

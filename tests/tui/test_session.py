@@ -1,0 +1,227 @@
+"""The live loop without an app: events in, effects and views out, in milliseconds."""
+
+from __future__ import annotations
+
+import pytest
+
+from probes.protocol import (
+    ChainErrorInfo,
+    DeviceInfo,
+    Measurement,
+    MeasurementResult,
+    ProfileRequest,
+    Progress,
+    RequestDone,
+    RequestFailed,
+    WarmupRequest,
+    WorkerReady,
+)
+from tui.session import Cancel, LiveSession, Notice, Send, Timing, WakeAt
+from tui.workspace import Settings
+
+TIMING = Timing(eager_delay_s=0.03, compile_delay_s=0.5, stale_grace_s=0.35)
+
+
+def ready(protocol: int = 2) -> WorkerReady:
+    return WorkerReady(1, "2.x", [DeviceInfo("cuda:0", "H200", 0, 0, 4000.0), DeviceInfo("cpu", "CPU", 0, 0)],
+                       "cuda:0", protocol=protocol)  # fmt: skip
+
+
+def measurement(chain: str, mode: str, size: int = 1_000_000, kernels: float = 1) -> Measurement:
+    return Measurement(chain, mode, size, "cuda:0", "fp32", [], [], kernels, 12 * size, 5.0, 9.0, 100,
+                       mode != "eager")  # fmt: skip
+
+
+def sends(effects: list) -> list[ProfileRequest]:
+    return [e.request for e in effects if isinstance(e, Send) and isinstance(e.request, ProfileRequest)]
+
+
+def answer(session: LiveSession, request: ProfileRequest, now: float, *, done: bool = True) -> list:
+    effects = []
+    for size in request.sizes:
+        for mode in request.modes:
+            m = measurement(request.chain, mode, size)
+            effects += session.on_event(MeasurementResult(request.id, m), now)
+    if done:
+        effects += session.on_event(RequestDone(request.id), now)
+    return effects
+
+
+def started(text: str = "(a + b).relu()", **settings: object) -> tuple[LiveSession, ProfileRequest]:
+    session = LiveSession(Settings(**settings), text, timing=TIMING)
+    [request] = sends(session.worker_ready(ready(), 0.0))
+    return session, request
+
+
+def test_a_loaded_chain_runs_every_mode_at_once_when_the_worker_is_ready() -> None:
+    session = LiveSession(Settings(), "(a + b).relu()", timing=TIMING)
+    assert session.tick(0.0) == []  # nothing before the worker is ready
+    [request] = sends(session.worker_ready(ready(), 0.0))
+    assert request.modes == ["eager", "compiled"] and request.sizes == [1_000_000]
+    assert request.chain == "(a + b).relu()"
+    view = session.focus_view(0.0)
+    assert [v.activity for v in view.modes] == ["waiting", "waiting"] and view.busy
+    effects = answer(session, request, 0.1)
+    assert any(isinstance(e, Notice) and e.text == "profile done" for e in effects)
+    view = session.focus_view(0.1)
+    assert all(v.fresh for v in view.modes) and view.stale is None and not view.busy
+
+
+def test_an_edit_runs_eager_at_once_and_compiled_after_a_pause() -> None:
+    session, first = started()
+    answer(session, first, 0.1)
+    effects = session.edit("(a + b).sigmoid()", 1.0)
+    assert sends(effects) == [] and WakeAt(1.0 + TIMING.eager_delay_s) in effects
+    [eager] = sends(session.tick(1.03))
+    assert eager.modes == ["eager"] and eager.chain == "(a + b).sigmoid()"
+    answer(session, eager, 1.08)
+    view = session.focus_view(1.08)
+    assert view.mode("eager").fresh and not view.mode("compiled").fresh
+    assert view.mode("compiled").activity == "after a pause"
+    assert view.updating and view.stale is None  # within the grace period: no dimming yet
+    assert sends(session.tick(1.2)) == []
+    [compiled] = sends(session.tick(1.5))
+    assert compiled.modes == ["compiled"]
+    answer(session, compiled, 1.9)
+    assert all(v.fresh for v in session.focus_view(1.9).modes)
+
+
+def test_a_burst_of_keys_sends_one_request_for_the_last_text() -> None:
+    session, first = started()
+    answer(session, first, 0.1)
+    for i, text in enumerate(["(a + b).s", "(a + b).si", "(a + b).sig()"]):
+        assert sends(session.edit(text, 1.0 + i * 0.001)) == []
+    [request] = sends(session.tick(1.05))
+    assert request.chain == "(a + b).sig()" and request.modes == ["eager"]
+
+
+def test_typing_cancels_the_run_of_the_older_text_and_keeps_its_late_rows() -> None:
+    session, first = started()
+    answer(session, first, 0.1)
+    session.edit("a * b", 1.0)
+    [old] = sends(session.tick(1.1))
+    effects = session.edit("a * c", 1.2)
+    assert Cancel(old.id) in effects
+    # The cancelled run still delivers a row: it is cached, so going back shows it at once.
+    answer(session, old, 1.25)
+    session.edit("a * b", 1.3)
+    assert session.focus_view(1.3).mode("eager").fresh
+
+
+def test_stale_rows_are_marked_after_the_grace_period_or_at_once_on_an_error() -> None:
+    session, first = started()
+    answer(session, first, 0.1)
+    session.edit("a * b", 1.0)
+    assert session.focus_view(1.1).updating and session.focus_view(1.1).stale is None
+    assert session.focus_view(1.01 + TIMING.stale_grace_s).stale == "the chain was edited"
+    session.edit("a * ", 2.0)
+    view = session.focus_view(2.0)
+    assert view.stale == "the chain has an error" and not view.updating
+    assert view.mode("eager").measurement is not None  # the last good rows stay on screen
+    assert sends(session.tick(5.0)) == []
+
+
+def test_a_settings_change_re_measures_every_mode_at_once() -> None:
+    session, first = started()
+    answer(session, first, 0.1)
+    session.settings.reps = 50
+    effects = session.settings_changed("reps", 5.0)
+    [request] = sends(effects)
+    assert request.reps == 50 and request.modes == ["eager", "compiled"]
+    assert session.focus_view(5.01 + TIMING.stale_grace_s).stale == "reps changed"
+    session.settings.reps = None  # back: the cached rows are fresh again, nothing is sent
+    effects = session.settings_changed("reps", 6.0)
+    assert Cancel(request.id) in effects and sends(effects) == []
+    assert all(v.fresh for v in session.focus_view(6.0).modes)
+
+
+def test_a_failure_shows_for_its_mode_and_the_older_rows_go_stale_at_once() -> None:
+    session, first = started()
+    answer(session, first, 0.1)
+    session.edit("a.nope()", 1.0)
+    [request] = sends(session.tick(1.1))
+    error = ChainErrorInfo("runtime", "'Tensor' object has no attribute 'nope'")
+    effects = session.on_event(RequestFailed(request.id, error, size=1_000_000, mode="eager"), 1.12)
+    assert Notice("eager N=1e6: 'Tensor' object has no attribute 'nope'", "bold red") in effects
+    session.on_event(RequestDone(request.id), 1.12)
+    view = session.focus_view(1.12)
+    assert view.mode("eager").failure is not None and view.stale == "the chain was edited"
+    assert sends(session.tick(1.2)) == []  # a failed key is not retried on its own
+
+
+def test_a_sweep_streams_rows_that_also_feed_the_focus_size() -> None:
+    session, first = started(sizes=[100, 1_000_000])
+    answer(session, first, 0.1)
+    session.edit("a + b", 1.0)
+    effects = session.start_sweep(1.01)
+    [sweep] = sends(effects)
+    assert sweep.sizes == [100, 1_000_000] and sweep.modes == ["eager", "compiled"]
+    assert sends(session.tick(2.0)) == []  # the sweep covers the focus size: no separate run
+    answer(session, sweep, 2.5, done=False)
+    view = session.sweep_view()
+    assert view.running and len(view.results.results) == 4 and view.stale is None
+    assert all(v.fresh for v in session.focus_view(2.5).modes)
+    session.on_event(RequestDone(sweep.id), 2.6)
+    assert not session.sweep_view().running
+    session.edit("a - b", 3.0)
+    assert session.sweep_view().stale == "sweep of an earlier text"
+
+
+def test_stop_cancels_and_holds_until_the_next_change() -> None:
+    session, first = started()
+    effects = session.stop()
+    assert Cancel(first.id) in effects and Notice("cancelled", "yellow") in effects
+    assert sends(session.tick(10.0)) == []
+    assert session.focus_view(10.0).mode("eager").activity == "held"
+    assert session.stop() == [Notice("nothing is running")]
+    [again] = sends(session.run_now(11.0))
+    assert again.modes == ["eager", "compiled"]
+
+
+def test_a_held_chain_waits_for_run_now() -> None:
+    session = LiveSession(Settings(), "(a + b).relu()", timing=TIMING)
+    session.hold("from the workspace file: ctrl+r runs it")
+    assert sends(session.worker_ready(ready(), 0.0)) == []
+    assert session.focus_view(0.0).held.startswith("from the workspace file")
+    assert len(sends(session.run_now(1.0))) == 1
+
+
+def test_warm_up_after_the_first_eager_rows_and_preempted_by_a_real_run() -> None:
+    session, first = started(modes="eager")
+    effects = answer(session, first, 0.1)
+    [warm] = [e.request for e in effects if isinstance(e, Send)]
+    assert isinstance(warm, WarmupRequest)
+    session.edit("a * b", 1.0)
+    effects = session.tick(1.1)
+    assert effects[0] == Cancel(warm.id) and sends(effects)[0].chain == "a * b"
+    answer(session, sends(effects)[0], 1.2)
+    assert not any(isinstance(e, Send) for e in session.tick(2.0))  # once per worker
+
+
+def test_no_warm_up_from_an_old_worker() -> None:
+    session = LiveSession(Settings(modes="eager"), "a + b", timing=TIMING)
+    [request] = sends(session.worker_ready(ready(protocol=1), 0.0))
+    assert not any(isinstance(e, Send) for e in answer(session, request, 0.1))
+
+
+def test_progress_says_which_mode_compiles() -> None:
+    session, first = started()
+    session.on_event(Progress(first.id, "compiling compiled at N=1,000,000", "compiling", "compiled", 1_000_000, 2, 2), 0.5)
+    view = session.focus_view(0.5)
+    assert view.mode("compiled").activity == "compiling" and view.mode("eager").activity == "waiting"
+    assert session.activity().text == "compiling compiled at N=1,000,000 (2/2)"
+
+
+def test_an_unavailable_device_falls_back_with_a_notice() -> None:
+    session = LiveSession(Settings(device="cuda:3"), "a + b", timing=TIMING)
+    effects = session.worker_ready(ready(), 0.0)
+    assert Notice("device cuda:3 is not available here; using cuda:0", "yellow") in effects
+    assert session.device == "cuda:0" and sends(effects)[0].device is None
+
+
+@pytest.mark.parametrize("text", ["", "(a +", "a.__class__"])
+def test_nothing_runs_for_a_text_that_does_not_parse(text: str) -> None:
+    session = LiveSession(Settings(), text, timing=TIMING)
+    assert sends(session.worker_ready(ready(), 0.0)) == []
+    assert session.parse_error is not None
+    assert "fix the chain first" in session.start_sweep(0.0)[0].text

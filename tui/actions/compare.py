@@ -1,0 +1,73 @@
+"""Compare actions: this chain vs the marked one, or eager vs the compile mode, side by side.
+
+Sides already measured (the session's cache) show at once; the others are measured through the
+bridge, and the compare screen receives their events itself.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from probes.expr import ChainError, parse_chain
+from probes.protocol import COMPILED_MODES, MODES, ProfileRequest, RequestFailed
+
+if TYPE_CHECKING:
+    from tui.app import KernelTuiApp as _App
+    from tui.screens.compare import CompareScreen
+else:
+    _App = object
+
+
+class CompareActions(_App):
+    def action_compare(self) -> None:
+        marked = self.marked
+        if marked is not None and marked != self.workspace.current and marked < len(self.workspace.chains):
+            self.compare_chains(marked)
+        else:
+            self.compare_modes()
+
+    def compare_modes(self) -> CompareScreen | None:
+        """The current chain, eager (left) vs the compile mode (right)."""
+        s = self.workspace.settings
+        compiled = s.compile_mode if s.compile_mode in COMPILED_MODES else "compiled"
+        text = self.session.text
+        return self._open_compare([(text, "eager", "left"), (text, compiled, "right")], f"compare · eager vs {compiled}")
+
+    def compare_chains(self, other: int) -> CompareScreen | None:
+        """The current chain (left) vs chain ``other`` (right), in the last selected mode."""
+        mode = self.workspace.settings.request_modes()[-1]
+        chain = self.workspace.chains[other]
+        return self._open_compare([(self.session.text, mode, "left"), (chain.text, mode, "right")],
+                                  f"compare · {self.workspace.chain.name} vs {chain.name} ({mode})")  # fmt: skip
+
+    def _open_compare(self, sides: list[tuple[str, str, str]], title: str) -> CompareScreen | None:
+        from tui.screens.compare import CompareScreen, Side, side_label  # noqa: PLC0415 (off start-up)
+
+        if self.session.ready is None:
+            self.message("the worker is still starting; try again in a moment", "yellow")
+            return None
+        made: dict[str, Side] = {}
+        wanted: dict[str, list[tuple[str, str]]] = {}
+        for text, mode, which in sides:
+            m = self.session.cached(text, mode)
+            made[which] = Side(side_label(text, m, mode), m, pending=m is None)
+            if m is None:
+                wanted.setdefault(text, []).append((mode, which))
+        screen = CompareScreen(made["left"], made["right"], title)
+        self.push_screen(screen)
+        s = self.workspace.settings
+        for text, pairs in wanted.items():
+            try:
+                parse_chain(text)
+            except ChainError as exc:
+                for mode, which in pairs:
+                    screen.update_side(which, Side(side_label(text, None, mode), None, RequestFailed("", exc.info), pending=False))
+                continue
+            modes = [m for m in MODES if m in {mode for mode, _ in pairs}]
+            request = ProfileRequest(id=self.session.new_id(), chain=text, sizes=[s.focus_size], modes=modes,
+                                     device=s.device, dtype=s.dtype, reps=s.reps)  # fmt: skip
+            self.session.track(request, time.monotonic())
+            screen.expect(request, pairs)
+            self.bridge.send(request, reply_to=screen)
+        return screen

@@ -1,0 +1,64 @@
+"""Export actions: the results on screen as JSON (replayable), CSV, a Chrome trace, or the screen as SVG.
+
+Every file is written 0600, atomically (``probes.state_files.write_private_file``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tui import export
+from tui.debug_log import log_error
+
+if TYPE_CHECKING:
+    from tui.app import KernelTuiApp as _App
+else:
+    _App = object
+
+
+class ExportActions(_App):
+    def _export_target(self, suffix: str) -> Path:
+        return export.export_path(self.export_dir, self.workspace.chain.name, suffix)
+
+    def export(self, kind: str) -> Path | None:
+        results = self.session.shown_measurements()
+        if not results and kind != "svg":
+            self.message("nothing to export yet: no results", "yellow")
+            self.notify("nothing to export yet", severity="warning")
+            return None
+        try:
+            if kind == "json":
+                ready = self.session.ready
+                device = results[0].device
+                label = next((d.label for d in ready.devices if d.name == device), device) if ready else device
+                rep = export.report(results, device=device, device_label=label,
+                                    torch_version=ready.torch_version if ready else "",
+                                    peak_gbps=next((m.peak_gbps for m in results if m.peak_gbps), None))  # fmt: skip
+                path = export.write(self._export_target(".json"), export.to_json(rep))
+            elif kind == "csv":
+                path = export.write(self._export_target(".csv"), export.to_csv(results))
+            elif kind == "trace":
+                path = export.write_trace(self._export_target(".trace.json"), results)
+            else:
+                path = export.write(self._export_target(".svg"), self.export_screenshot())
+        except OSError as exc:
+            log_error(self, f"exporting {kind}", exc)
+            self.message(f"export failed: {exc.strerror or exc}", "bold red")
+            return None
+        self.last_export = path
+        self.message(f"saved {path}", "green")
+        self.notify(str(path), title=f"exported {kind}", timeout=6)
+        return path
+
+    def action_export_json(self) -> None:
+        self.export("json")
+
+    def action_export_csv(self) -> None:
+        self.export("csv")
+
+    def action_export_trace(self) -> None:
+        self.export("trace")
+
+    def action_export_svg(self) -> None:
+        self.export("svg")

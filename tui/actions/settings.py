@@ -1,0 +1,176 @@
+"""Settings actions: modes, compile mode, dtype, device, sizes, N, reps, chart, views.
+
+Every change that alters what a measurement means goes through ``settings_changed()``: the session
+re-measures what no longer matches (the rows on screen are marked stale meanwhile).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from probes.protocol import DTYPES
+from probes.summary import format_size, parse_size, parse_sizes
+from tui import workspace as ws
+from tui.screens.dialogs import InputDialog
+from tui.widgets.chains_pane import ChainsPane
+from tui.widgets.kernel_pane import KernelPane
+from tui.widgets.workbench import VIEWS, Workbench
+
+if TYPE_CHECKING:
+    from textual.app import SystemCommand
+
+    from tui.app import KernelTuiApp as _App
+else:
+    _App = object
+
+
+def check_reps(value: str) -> str | None:
+    if value.lower() in ("", "auto"):
+        return None
+    try:
+        reps = int(value)
+    except ValueError:
+        return "give a whole number of reps (1-10000) or 'auto'"
+    return None if 1 <= reps <= 10_000 else "reps must be between 1 and 10000"
+
+
+def check_sizes(value: str) -> str | None:
+    try:
+        parse_sizes(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def check_size(value: str) -> str | None:
+    try:
+        parse_size(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def next_in(choices: tuple[str, ...] | list[str], current: str) -> str:
+    return choices[(choices.index(current) + 1) % len(choices)] if current in choices else choices[0]
+
+
+class SettingsActions(_App):
+    def action_cycle_modes(self) -> None:
+        self.set_modes(next_in(ws.MODE_CHOICES, self.workspace.settings.modes))
+
+    def set_modes(self, modes: str) -> None:
+        self.workspace.settings.modes = modes
+        self.settings_changed(f"modes: {self.workspace.settings.describe_modes()}")
+
+    def action_cycle_compile_mode(self) -> None:
+        self.set_compile_mode(next_in(ws.COMPILE_MODES, self.workspace.settings.compile_mode))
+
+    def set_compile_mode(self, mode: str) -> None:
+        self.workspace.settings.compile_mode = mode
+        self.settings_changed(f"compile mode: {mode}")
+
+    def action_cycle_dtype(self) -> None:
+        self.set_dtype(next_in(DTYPES, self.workspace.settings.dtype))
+
+    def set_dtype(self, dtype: str) -> None:
+        self.workspace.settings.dtype = dtype
+        self.settings_changed(f"dtype: {dtype}")
+
+    def action_cycle_device(self) -> None:
+        names = self.devices()
+        if not names:
+            self.message("the worker is still starting: devices are not known yet", "yellow")
+            return
+        if len(names) == 1:
+            self.message(f"{names[0]} is the only device this worker has", "")
+            return
+        self.set_device(next_in(names, self.session.device or ""))
+
+    def set_device(self, name: str) -> None:
+        self.workspace.settings.device = name
+        self.settings_changed(f"device: {name}")
+        self.query_one("#status").set(device=self.device_label())
+
+    def action_set_sizes(self) -> None:
+        s = self.workspace.settings
+
+        def done(value: str | None) -> None:
+            if value:
+                s.sizes = parse_sizes(value)
+                self.settings_changed("sweep sizes: " + ", ".join(format_size(n) for n in s.sizes))
+
+        self.push_screen(InputDialog("Sweep sizes", "Comma-separated sizes N (1e6, 1_000_000 and 1M all work):",
+                                     ",".join(format_size(n) for n in s.sizes), check_sizes, id="sizes-dialog"), done)  # fmt: skip
+
+    def action_set_focus_size(self) -> None:
+        s = self.workspace.settings
+
+        def done(value: str | None) -> None:
+            if value:
+                s.focus_size = parse_size(value)
+                self.settings_changed(f"N: {format_size(s.focus_size)}")
+
+        self.push_screen(InputDialog("Size N", "The size measured on every edit:", format_size(s.focus_size),
+                                     check_size, id="size-dialog"), done)  # fmt: skip
+
+    def action_set_reps(self) -> None:
+        s = self.workspace.settings
+
+        def done(value: str | None) -> None:
+            if value is not None:
+                s.reps = None if value.lower() in ("", "auto") else int(value)
+                self.settings_changed(f"reps: {'auto' if s.reps is None else s.reps}")
+
+        self.push_screen(InputDialog("Reps", "Timing reps per measurement (auto: sized to the kernel time):",
+                                     "auto" if s.reps is None else str(s.reps), check_reps, id="reps-dialog"), done)  # fmt: skip
+
+    def action_cycle_chart(self) -> None:
+        s = self.workspace.settings
+        s.chart = next_in(ws.CHART_VIEWS, s.chart)
+        self.schedule_save()
+        self.render_panes()
+
+    def action_cycle_view(self) -> None:
+        bench = self.query_one(Workbench)
+        if not bench.compact:
+            self.message("every pane is on screen at this size: v switches panes below 120x34", "")
+            return
+        self.show_view(next_in(VIEWS, bench.view))
+
+    def show_view(self, view: str) -> None:
+        bench = self.query_one(Workbench)
+        bench.view = view
+        if view == "kernels":
+            self.query_one(KernelPane).focus_table()
+        else:
+            self.screen.set_focus(self.query_one("#ops-table" if view == "ops" else "#sweep-table"))
+
+    def action_toggle_chains(self) -> None:
+        bench = self.query_one(Workbench)
+        bench.chains_shown = not bench.chains_visible
+        if bench.chains_shown:
+            self.screen.set_focus(self.query_one(ChainsPane))
+
+    def settings_text(self) -> str:
+        s = self.workspace.settings
+        reps = "auto" if s.reps is None else str(s.reps)
+        return f"{s.describe_modes()} · {s.dtype} · N={format_size(s.focus_size)} · reps {reps}"
+
+    def setting_choices(self) -> Iterable[SystemCommand]:
+        from textual.app import SystemCommand  # noqa: PLC0415
+
+        s = self.workspace.settings
+        for choice in ws.MODE_CHOICES:
+            yield SystemCommand(f"Mode: {choice}", f"measure {choice}", lambda c=choice: self.set_modes(c), discover=False)
+        for mode in ws.COMPILE_MODES:
+            yield SystemCommand(f"Compile mode: {mode}", f"torch.compile mode {mode}",
+                                lambda m=mode: self.set_compile_mode(m), discover=False)  # fmt: skip
+        for dtype in DTYPES:
+            yield SystemCommand(f"Dtype: {dtype}", f"default inputs in {dtype} (now {s.dtype})",
+                                lambda d=dtype: self.set_dtype(d), discover=False)  # fmt: skip
+        for name in self.devices():
+            yield SystemCommand(f"Device: {name}", f"measure on {name}", lambda n=name: self.set_device(n), discover=False)
+        for view in VIEWS:
+            yield SystemCommand(f"View: {view}", f"show the {view} pane (narrow screens)", lambda v=view: self.show_view(v),
+                                discover=False)  # fmt: skip

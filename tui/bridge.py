@@ -1,0 +1,164 @@
+"""One bridge to the probe worker for every screen: the client's lifecycle, and each request's events
+streamed into Textual messages.
+
+The main app, the demo and the compare screen all send requests through a ``WorkerBridge``; each
+event of a request arrives as a ``WorkerEvent`` message (Progress, MeasurementResult, RequestFailed,
+RequestDone: the last one always comes, in plain words, even when the worker is lost), and every
+change of the worker's state as a ``WorkerStateChanged``. Quitting never waits for the worker
+longer than ``close_grace_s``: it is asked to stop, then killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+from probes.client import WorkerClient, WorkerState
+from probes.protocol import (
+    ChainErrorInfo,
+    Event,
+    ProfileRequest,
+    RequestDone,
+    RequestFailed,
+    WarmupRequest,
+    WorkerReady,
+)
+from tui.debug_log import log_error
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.message_pump import MessagePump
+    from textual.worker import Worker
+
+CLOSE_GRACE_S = 0.2
+"""How long quitting waits for the worker to exit by itself before killing it."""
+WARMUP_SILENCE_S = 2.0
+"""A warm-up that has not said a word by then is not understood by this worker: it is let go."""
+
+
+class WorkerStateChanged(Message):
+    """The worker is starting, ready, busy, restarting, stopped, or failed to start."""
+
+    def __init__(self, state: WorkerState | str, detail: str, ready: WorkerReady | None) -> None:
+        super().__init__()
+        self.state = state
+        self.detail = detail
+        self.ready = ready
+
+
+class WorkerEvent(Message):
+    """One event of a request sent through the bridge."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+        self.request_id: str = getattr(event, "id", "") or ""
+
+
+class WorkerBridge:
+    """Owns a ``WorkerClient``; runs its requests as Textual workers of ``host``."""
+
+    def __init__(self, host: App, command: list[str] | str | None = None, *, close_grace_s: float = CLOSE_GRACE_S,
+                 warmup_silence_s: float = WARMUP_SILENCE_S) -> None:  # fmt: skip
+        self.host = host
+        self.client = WorkerClient(command, on_state=self._state_changed)
+        self.close_grace_s = close_grace_s
+        self.warmup_silence_s = warmup_silence_s
+        self.closing = False
+        self._streams: dict[str, Worker] = {}
+        self._warmups: set[str] = set()
+        self._starter: Worker | None = None
+
+    @property
+    def ready(self) -> WorkerReady | None:
+        return self.client.ready
+
+    def starting(self) -> bool:
+        return self._starter is not None and self._starter.is_running
+
+    def start(self) -> None:
+        """Start (or start again) the worker; its state arrives as WorkerStateChanged messages."""
+        if self.starting() or self.closing:
+            return
+        self._starter = self.host.run_worker(self._start(), group="worker-start", exit_on_error=False)
+
+    async def _start(self) -> None:
+        try:
+            await self.client.start()
+        except Exception as exc:  # noqa: BLE001 (any start failure is a message, never a crash)
+            log_error(self.host, "the worker did not start", exc)
+            self._post(self.host, WorkerStateChanged("failed", str(exc) or exc.__class__.__name__, None))
+
+    def send(self, request: ProfileRequest | WarmupRequest, reply_to: MessagePump | None = None) -> None:
+        """Send ``request``; its events go to ``reply_to`` (default: the host) as WorkerEvent."""
+        target = reply_to or self.host
+        if isinstance(request, WarmupRequest):
+            self._warmups.add(request.id)
+        self._streams[request.id] = self.host.run_worker(
+            self._stream(request, target), group="requests", exit_on_error=False
+        )
+
+    async def _stream(self, request: ProfileRequest | WarmupRequest, target: MessagePump) -> None:
+        try:
+            events = self.client.request(request)  # type: ignore[arg-type] (a warm-up is answered the same way)
+            first = True
+            while True:
+                try:
+                    if first and request.id in self._warmups:
+                        event = await asyncio.wait_for(anext(events), self.warmup_silence_s)
+                    else:
+                        event = await anext(events)
+                except StopAsyncIteration:
+                    return
+                except TimeoutError:
+                    self._post(target, WorkerEvent(RequestDone(request.id, cancelled=True)))
+                    return
+                first = False
+                self._post(target, WorkerEvent(event))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (the request ends in plain words, never a traceback)
+            log_error(self.host, f"request {request.id} lost the worker", exc)
+            self._post(target, WorkerEvent(RequestFailed(request.id, ChainErrorInfo("worker", f"lost the worker: {exc}"))))
+            self._post(target, WorkerEvent(RequestDone(request.id)))
+        finally:
+            self._streams.pop(request.id, None)
+            self._warmups.discard(request.id)
+
+    def cancel(self, request_id: str) -> None:
+        """Ask the worker to stop ``request_id``; a warm-up is also let go at once, so that the real
+        request behind it is sent without waiting."""
+        if request_id in self._warmups:
+            stream = self._streams.get(request_id)
+            if stream is not None:
+                stream.cancel()
+        if self.client.state != "stopped":
+            self.host.run_worker(self.client.cancel(request_id), group="cancel", exit_on_error=False)
+
+    async def close(self) -> None:
+        """Stop the worker within about ``close_grace_s``: ask, then kill. Never raises."""
+        if self.closing:
+            return
+        self.closing = True
+        for stream in [*self._streams.values(), self._starter]:
+            if stream is not None:
+                stream.cancel()  # before the client closes: a stream that saw the worker end would restart it
+        closing = asyncio.ensure_future(self.client.close())
+        done, _ = await asyncio.wait({closing}, timeout=self.close_grace_s)
+        if not done:
+            await self.client.kill_worker()
+            await asyncio.wait({closing}, timeout=0.1)
+        if not closing.done():
+            closing.cancel()
+        elif not closing.cancelled() and closing.exception() is not None:
+            log_error(self.host, "closing the worker", closing.exception())
+
+    def _state_changed(self, state: WorkerState, detail: str) -> None:
+        if not self.closing:
+            self._post(self.host, WorkerStateChanged(state, detail, self.client.ready if state == "ready" else None))
+
+    @staticmethod
+    def _post(target: MessagePump, message: Message) -> None:
+        target.post_message(message)  # a screen closed meanwhile drops it: nobody waits for it any more

@@ -1,0 +1,89 @@
+"""The main grid: chains, editor, op chain, kernels and sweep, laid out for the terminal's size.
+
+Wide (>= 120x34): everything at once; the kernel row is as tall as its rows need, and an empty
+sweep pane (no sweep yet) takes three lines. Compact: the editor and one pane below it (``view``:
+kernels, op chain or sweep), the chains pane only when asked for. The layout follows every resize.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Container, Vertical
+from textual.reactive import reactive
+
+from tui.widgets.chains_pane import ChainsPane
+from tui.widgets.editor import ChainEditor, ChainErrorLine
+from tui.widgets.kernel_pane import KernelPane
+from tui.widgets.op_chain_pane import OpChainPane
+from tui.widgets.sweep_pane import SweepPane
+
+COMPACT_WIDTH = 120
+COMPACT_HEIGHT = 34
+VIEWS = ("kernels", "ops", "sweep")
+EDITOR_ROWS = 10
+EMPTY_SWEEP_ROWS = 3
+
+
+def is_compact(width: int, height: int) -> bool:
+    return width < COMPACT_WIDTH or height < COMPACT_HEIGHT
+
+
+class Workbench(Container):
+    view: reactive[str] = reactive("kernels", init=False)
+    """The pane shown under the editor on a compact screen."""
+    chains_shown: reactive[bool | None] = reactive(None, init=False)
+    """None: shown on wide screens, hidden on compact ones."""
+
+    def __init__(self, text: str, *, highlight: bool | None, compact: bool) -> None:
+        super().__init__(id="main")
+        self.compact = compact
+        self._text = text
+        self._highlight = highlight
+        self.set_classes(self.layout_classes())
+
+    def compose(self) -> ComposeResult:
+        yield ChainsPane(id="chains")
+        with Vertical(id="editor-box"):
+            yield ChainEditor(self._text, highlight=self._highlight, id="editor")
+            yield ChainErrorLine(id="chain-error")
+        yield OpChainPane(id="ops")
+        yield KernelPane(id="kernels")
+        yield SweepPane(id="sweep")
+
+    @property
+    def chains_visible(self) -> bool:
+        return not self.compact if self.chains_shown is None else self.chains_shown
+
+    def layout_classes(self) -> str:
+        classes = ["-show-chains" if self.chains_visible else "-hide-chains", f"-view-{self.view}"]
+        if self.compact:
+            classes.append("-compact")
+        return " ".join(classes)
+
+    def on_resize(self) -> None:
+        size = self.app.size
+        self.compact = is_compact(size.width, size.height)
+        self.relayout()
+
+    def watch_view(self) -> None:
+        self.relayout()
+
+    def watch_chains_shown(self) -> None:
+        self.relayout()
+
+    def relayout(self) -> None:
+        """Classes for the current size and view; the wide grid's rows sized from the panes' needs."""
+        classes = self.layout_classes()
+        if " ".join(sorted(self.classes)) != " ".join(sorted(classes.split())):
+            self.set_classes(classes)  # one restyle, not one per class
+        if self.compact:
+            self.styles.grid_rows = None
+            return
+        height = self.size.height or self.app.size.height
+        kernels = self.query_one(KernelPane).desired_height()
+        if self.query_one(SweepPane).empty:
+            rows = f"1fr {max(8, min(kernels, height - EDITOR_ROWS - EMPTY_SWEEP_ROWS))} {EMPTY_SWEEP_ROWS}"
+        else:
+            rows = f"{EDITOR_ROWS} {min(kernels, max(8, height // 2 - 4))} 1fr"
+        if str(self.styles.grid_rows) != rows:
+            self.styles.grid_rows = rows
