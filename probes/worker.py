@@ -342,15 +342,19 @@ def _release() -> None:
 
 
 def _initialise_device() -> None:
-    """Create the default device's context now, while the client waits for WorkerReady anyway."""
+    """Create the default device's context, and load what the memory guard's first meta run
+    would (about a second of lazy imports), now, while the client waits for WorkerReady anyway."""
     import torch
 
+    from probes.expr import parse_chain
+    from probes.memory_guard import check_memory
     from probes.sweep import default_device
 
     device = torch.device(default_device())
     torch.ones(1, device=device).add_(1)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+    check_memory(parse_chain("(a + b).relu()"), 8, "fp32", device)
 
 
 def main(argv: list[str] | None = None) -> int:
