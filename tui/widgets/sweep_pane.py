@@ -9,7 +9,7 @@ is one line that says how to start one (the main grid then gives it little room)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from rich.text import Text
@@ -17,9 +17,11 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
+from probes.baseline import Delta
 from probes.protocol import COMPILED_MODES, MODES, Measurement
 from probes.summary import Ratio, comparisons, crossover, format_gbps, format_size, mode_label, ratio, sweep_verdict
 from tui.session import SweepResults, SweepView
+from tui.baseline_view import delta_cell
 from tui.widgets.cells import gbps_cell, pct, plain
 from tui.widgets.headline import dynamic_line, static_and_dynamic
 from tui.widgets.passes import PASS_COLUMNS, pass_cells
@@ -47,6 +49,8 @@ class SweepPaneState:
     peak_gbps: float | None = None
     hint: str = "press s to sweep"
     """How to start a sweep from where the focus is now."""
+    baseline: list[Delta] = field(default_factory=list)
+    """The sweep's deltas against the chain's pinned result (a ``vs pin`` column when any)."""
 
 
 def pct_of_peak(m: Measurement, peak: float | None) -> float | None:
@@ -57,8 +61,10 @@ def pct_of_peak(m: Measurement, peak: float | None) -> float | None:
     return gbps / peak * 100
 
 
-def sweep_rows(rs: SweepResults, narrow: bool, peak: float | None, stale: bool) -> tuple[list[Text], list[list[Text]]]:
-    """The table's columns and rows: one row per size x mode, or per size when ``narrow``."""
+def sweep_rows(rs: SweepResults, narrow: bool, peak: float | None, stale: bool,
+               baseline: list[Delta] | None = None) -> tuple[list[Text], list[list[Text]]]:  # fmt: skip
+    """The table's columns and rows: one row per size x mode, or per size when ``narrow``; with a
+    pin (``baseline``), each row's device-time change against it."""
     results = rs.measurements()
     modes = list(rs.modes)
     speedups = speedup_ratios(results)
@@ -73,7 +79,7 @@ def sweep_rows(rs: SweepResults, narrow: bool, peak: float | None, stale: bool) 
 
     if narrow:
         columns = [Text("N", justify="right"), *(Text(m if len(m) <= 10 else m[:9] + "…", justify="right") for m in modes)]
-        compiled = next((m for m in modes if m != "eager"), None)
+        compiled = modes[-1]  # its speedup: over eager, or a dynamic compile's over the static one
         if len(modes) > 1:
             columns.append(Text("speedup", justify="right"))
         rows = []
@@ -89,7 +95,7 @@ def sweep_rows(rs: SweepResults, narrow: bool, peak: float | None, stale: bool) 
     grad = any(m.grad for m in results)
     figures = PASS_COLUMNS if grad else ("kern", "device", "wall", "GB/s", "%peak")
     columns = [Text("N", justify="right"), Text("mode")] + [
-        Text(label, justify="right") for label in (*figures, "speedup")
+        Text(label, justify="right") for label in (*figures, "speedup", *(["vs pin"] if baseline else []))
     ]
 
     def mode_style(m: Measurement) -> str:
@@ -112,6 +118,7 @@ def sweep_rows(rs: SweepResults, narrow: bool, peak: float | None, stale: bool) 
             Text(mode_label(m), style=base or mode_style(m)),
             *figure_cells(m),
             speed_cell(m.size, m.mode),
+            *([delta_cell(baseline, m.size, m.mode)] if baseline else []),
         ]
         for m in results
     ]
@@ -221,7 +228,7 @@ class SweepPane(Pane):
         narrow = self.content_size.width < NARROW_WIDTH
         table = self.query_one("#sweep-table", DataTable)
         if rs is not None:
-            fill_table(table, *sweep_rows(rs, narrow, state.peak_gbps, view.stale is not None))
+            fill_table(table, *sweep_rows(rs, narrow, state.peak_gbps, view.stale is not None, state.baseline))
         table.display = rs is not None
         self.query_one("#crossover", Static).update(status_line(state))
         self.border_title = f"sweep · {CHART_TITLES.get(state.chart, state.chart)}"
