@@ -20,7 +20,7 @@ from probes.summary import format_size
 from tui.widgets.cells import display_name, fit_kernel, plain
 from tui.widgets.passes import SHORT
 from tui.widgets.roofline import RooflineChart, marker
-from tui.widgets.roofline_points import Entry, Roofs, bound, entries, format_flops, format_tflops, pct_of_roof
+from tui.widgets.roofline_points import Entry, Roofs, bound, entries, format_flops, pct_of_roof
 from tui.widgets.sweep_pane import MODE_STYLES
 from tui.widgets.tables import fill_table
 
@@ -42,13 +42,21 @@ def entry_cells(e: Entry, r: Roofs, name_width: int) -> list[Text]:
         *cells,
         Text(format_flops(e.row.flops), justify="right"),
         Text(f"{e.intensity:.3g}" if e.intensity is not None else "-", justify="right"),
-        Text(format_tflops(e.tflops) if e.tflops is not None else "-", justify="right"),
+        Text(f"{e.tflops:.3g}" if e.tflops is not None else "-", justify="right"),
         Text(f"{share:.0f}%" if share is not None else "-", justify="right"),
         Text(bound(e, r) if e.placed else e.why_not or "", style="" if e.placed else "dim italic"),
     ]
 
 
 class RooflineScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    RooflineScreen { align: center middle; background: $background 60%; }
+    RooflineScreen #roofline {
+        width: 98%; max-width: 160; height: 96%; border: round $accent; background: $panel; padding: 0 1;
+    }
+    RooflineScreen #roofline-title { text-style: bold; }
+    RooflineScreen #roofline-table { height: auto; max-height: 40%; background: $surface; }
+    """
     BINDINGS = [Binding("escape,q,f", "dismiss", "Close")]
 
     def __init__(self, title: str, measurements: list[Measurement], roofs: Roofs) -> None:
@@ -58,8 +66,8 @@ class RooflineScreen(ModalScreen[None]):
         self.roofs = roofs
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="detail", id="roofline"):
-            yield Static(id="roofline-title", classes="detail-title")
+        with Vertical(id="roofline"):
+            yield Static(id="roofline-title")
             yield RooflineChart(id="roofline-chart")
             yield DataTable(id="roofline-table", cursor_type="row", zebra_stripes=False)
             yield Static(id="roofline-note", classes="dialog-hint")
@@ -81,9 +89,9 @@ class RooflineScreen(ModalScreen[None]):
         chart = self.query_one(RooflineChart)
         chart.set_data(self.entries, self.roofs)
         width = self.query_one("#roofline").content_size.width or 76
-        name_width = max(12, min(NAME_WIDTH, width - 62))
+        name_width = max(12, min(NAME_WIDTH, width - 60))
         columns = ["", "mode", "pass", "kernel", Text("FLOPs", justify="right"), Text("FLOP/B", justify="right"),
-                   Text("achieved", justify="right"), Text("of roof", justify="right"), "bound"]  # fmt: skip
+                   Text("TFLOP/s", justify="right"), Text("of roof", justify="right"), "bound"]  # fmt: skip
         rows = [entry_cells(e, self.roofs, name_width) for e in self.entries]
         if not rows:
             rows = [[Text(""), Text("no kernels measured yet", style="dim italic")]]

@@ -167,7 +167,7 @@ def backward_fusion(compiled: Measurement, eager: Measurement | None) -> Text:
         text.append(f": {_kernels(sum(r.launches_per_call for r in rows))} compiled")
     for row in rows:
         fused = [op for op in backward_ops if mentions(row.name, op)] or [o.removeprefix("aten::") for o in row.ops]
-        if len(fused) > 1 or row.name.startswith(("triton_", "cpp_")):
+        if len(fused) > 1 or "fused" in row.name:
             text.append("\n  ")
             text.append(row.short_name or row.name, style="cyan")
             text.append(" fused " + " + ".join(dict.fromkeys(fused)) if fused else "")

@@ -68,9 +68,14 @@ def kernel_is_noisy(row: KernelRow) -> bool:
     return rel is not None and rel > NOISY_SPREAD
 
 
+MAX_REASONS = 1
+
+
 def noise_reasons(measurements: list[Measurement]) -> list[str]:
-    """Why the figures shown are noisy, each reason once (several modes often share one)."""
-    return list(dict.fromkeys(reason for m in measurements if m.noisy for reason in m.noise_reasons))
+    """Why the figures shown are noisy, each reason once (several modes often share one), a busy
+    machine first: it explains the rest."""
+    found = dict.fromkeys(reason for m in measurements if m.noisy for reason in m.noise_reasons)
+    return sorted(found, key=lambda reason: "busy" not in reason)
 
 
 def noise_line(measurements: list[Measurement]) -> Text | None:
@@ -81,7 +86,9 @@ def noise_line(measurements: list[Measurement]) -> Text | None:
     line = Text(f"{NOISY_MARK} noisy", style=f"bold {NOISY_STYLE}")
     line.append(f" ({', '.join(dict.fromkeys(m.mode for m in noisy))})", style=NOISY_STYLE)
     reasons = noise_reasons(noisy)
-    line.append_text(plain(": " + ("; ".join(reasons) if reasons else "the spread between reps is wide"), NOISY_STYLE))
+    said = "; ".join(reasons[:MAX_REASONS]) if reasons else "the spread between reps is wide"
+    more = f" (+{len(reasons) - MAX_REASONS} more: enter on a row)" if len(reasons) > MAX_REASONS else ""
+    line.append_text(plain(f": {said}{more}", NOISY_STYLE))
     return line
 
 
