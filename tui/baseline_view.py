@@ -16,7 +16,7 @@ from typing import Any
 from rich.text import Text
 
 from probes.baseline import Delta, compare
-from probes.protocol import Measurement, ProtocolError, from_dict, to_dict
+from probes.protocol import MODES, Measurement, ProtocolError, from_dict, to_dict
 from probes.summary import format_size
 
 VERDICT_STYLES = {"worse": "bold red", "better": "green", "same": "dim"}
@@ -64,7 +64,7 @@ def _delta_words(d: Delta) -> Text:
         return Text("bytes " + f"{d.change:+.0%}", style=style)
     name = d.metric.removesuffix("_time")
     if d.verdict == "same":
-        return Text(f"{name} no change ({d.change:+.0%}, noise ±{d.noise:.0%})", style=style)
+        return Text(f"{name} no change" + (f" ({d.change:+.0%}, within ±{d.noise:.0%})" if d.change else ""), style=style)
     return Text(f"{name} {d.change:+.0%} {VERDICT_WORDS[d.verdict]}", style=style)
 
 
@@ -82,7 +82,7 @@ def baseline_line(pinned: list[Measurement], current: list[Measurement]) -> Text
     by_mode: dict[str, list[Delta]] = {}
     for d in deltas:
         by_mode.setdefault(d.mode, []).append(d)
-    for mode, found in by_mode.items():
+    for mode, found in sorted(by_mode.items(), key=lambda item: MODES.index(item[0]) if item[0] in MODES else len(MODES)):
         shown = [d for d in found if d.metric.endswith("_time") or d.verdict != "same"]
         if any(d.metric == "transfers" for d in shown):
             shown = [d for d in shown if d.metric != "bytes"]  # the same change, said once
