@@ -89,7 +89,7 @@ class RooflineScreen(ModalScreen[None]):
         chart = self.query_one(RooflineChart)
         chart.set_data(self.entries, self.roofs)
         width = self.query_one("#roofline").content_size.width or 76
-        name_width = max(12, min(NAME_WIDTH, width - 60))
+        name_width = max(12, min(NAME_WIDTH, width - 66))
         columns = ["", "mode", "pass", "kernel", Text("FLOPs", justify="right"), Text("FLOP/B", justify="right"),
                    Text("TFLOP/s", justify="right"), Text("of roof", justify="right"), "bound"]  # fmt: skip
         rows = [entry_cells(e, self.roofs, name_width) for e in self.entries]

@@ -27,8 +27,11 @@ _DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 
 
 def marker(e: Entry) -> str:
-    backward = e.row.pass_ == "backward"
-    if e.mode == "eager":
+    return mode_marker(e.mode, backward=e.row.pass_ == "backward")
+
+
+def mode_marker(mode: str, *, backward: bool = False) -> str:
+    if mode == "eager":
         return "○" if backward else "●"
     return "◇" if backward else "◆"
 
@@ -150,8 +153,7 @@ class RooflineChart(Widget):
         text = Text()
         modes = list(dict.fromkeys(e.mode for e in self.entries if e.placed))
         for mode in modes:
-            sample = next(e for e in self.entries if e.mode == mode)
-            text.append(marker(sample), style=MODE_STYLES.get(mode, "white"))
+            text.append(mode_marker(mode), style=MODE_STYLES.get(mode, "white"))
             text.append(f" {mode}  ")
         if any(e.row.pass_ == "backward" for e in self.entries if e.placed):
             text.append("○◇ backward  ", style="dim")
