@@ -4,15 +4,18 @@ slow, the real CPU worker."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
+from rich.console import Console
 from tui_helpers import focus_done, recorded, replay_command, settled, shown, sweep_done, wait_for
 
 from tui.screens.compare import CompareScreen
 from tui.screens.roofline import RooflineScreen
 from tui.widgets.editor import ChainEditor
-from tui.widgets.kernel_pane import KernelTable
+from tui.screens.kernel_detail import KernelDetail
+from tui.widgets.kernel_pane import KernelPane, KernelTable
 from tui.widgets.roofline import RooflineChart
 
 MATMUL = "x: [N, 256]\nw: [256, 256]\nF.gelu(x @ w)"
@@ -20,6 +23,13 @@ MATMUL = "x: [N, 256]\nw: [256, 256]\nF.gelu(x @ w)"
 
 def headline(app) -> str:  # noqa: ANN001
     return str(app.query_one("#headline").render())
+
+
+def rendered(renderable) -> str:  # noqa: ANN001
+    console = Console(width=140, file=io.StringIO())
+    with console.capture() as capture:
+        console.print(renderable)
+    return capture.get()
 
 
 def table_text(table) -> tuple[list[str], list[list[str]]]:  # noqa: ANN001
@@ -53,6 +63,13 @@ async def test_grad_toggle_measures_both_passes_and_persists(make_app, tmp_path)
         assert ["backward"] == [r[0] for r in ops if r[0] == "backward"]
         assert "fused threshold_backward" in str(app.query_one("#compile-info").render())
         assert "fwd+bwd" in app.settings_text()
+        app.query_one(KernelPane).focus_table()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, KernelDetail), what="the kernel detail")
+        facts = rendered(app.screen.query_one(".detail-facts").content)
+        assert "forward" in facts and "(p25-p75)" in facts and "FLOPs unknown" not in facts
+        assert "FLOPs/call" in facts and "machine busy" in facts  # why the call is noisy, in words
+        await pilot.press("escape")
         app.save_workspace()
         assert json.loads(app.workspace_path.read_text())["settings"]["grad"] is True
         await pilot.press("b")
