@@ -46,10 +46,10 @@ def normalize(chain: str) -> str:
 class Recordings:
     def __init__(self, reports: list[ProfileReport]) -> None:
         self.reports = reports
-        self.by_key: dict[tuple[str, str, int, str], Measurement] = {}
+        self.by_key: dict[tuple[str, str, int, str, bool], Measurement] = {}
         for report in reports:
             for m in report.results:
-                self.by_key[(normalize(m.chain), m.mode, m.size, m.dtype)] = m
+                self.by_key[(normalize(m.chain), m.mode, m.size, m.dtype, m.grad)] = m
 
     @classmethod
     def load(cls, paths: list[Path]) -> Recordings:
@@ -64,6 +64,7 @@ class Recordings:
                 total_memory=0,
                 free_memory=0,
                 peak_gbps=first.peak_gbps,
+                compute_peaks_tflops=first.compute_peaks_tflops,
             )
         ]
         return WorkerReady(
@@ -90,9 +91,10 @@ class Recordings:
                 events.append(
                     Progress(request.id, f"replaying {mode} at N={size:,}", "replaying", mode, size, step, total)
                 )
-                found = self.by_key.get((normalize(request.chain), mode, size, request.dtype))
+                found = self.by_key.get((normalize(request.chain), mode, size, request.dtype, request.grad))
                 if found is None:
-                    message = f"no recording of this chain in {mode} at N={size:,} ({request.dtype})"
+                    grad = ", forward + backward" if request.grad else ""
+                    message = f"no recording of this chain in {mode} at N={size:,} ({request.dtype}{grad})"
                     events.append(RequestFailed(request.id, ChainErrorInfo("replay", message), size=size, mode=mode))
                 else:
                     events.append(MeasurementResult(request.id, found))

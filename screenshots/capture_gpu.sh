@@ -13,3 +13,8 @@ shot "$out/gpu_code.svg" --size 120x40 --keys escape,tab,enter -- "$seed" --devi
 shot "$out/gpu_error.svg" --size 120x40 --keys end,backspace -- "$seed" --device cuda
 shot "$out/gpu_80x24.svg" --size 80x24 -- "$seed" --device cuda
 shot "$out/gpu_demo.svg" --size 100x30 --demo-step 4 -- demo --device cuda
+train=$'x: [N, 4096] bf16\nw: [4096, 4096] bf16\nF.gelu(x @ w)'
+shot "$out/gpu_grad.svg" --keys escape,b -- "$train" --workspace "$(mktemp -d)/ws.json" --device cuda --n 4096
+shot "$out/gpu_roofline.svg" --keys escape,b,f -- "$train" --workspace "$(mktemp -d)/ws.json" --device cuda --n 4096
+shot "$out/gpu_roofline_80x24.svg" --size 80x24 --keys escape,b,f -- "$train" --workspace "$(mktemp -d)/ws.json" --device cuda --n 4096
+shot "$out/gpu_dynamic.svg" --sweep -- "$seed" --device cuda --modes static+dynamic

@@ -22,9 +22,12 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, TextArea
 
 from tui import commands, workspace as ws
+from tui.actions.baseline import BaselineActions
 from tui.actions.chains import ChainActions
 from tui.actions.compare import CompareActions
 from tui.actions.exports import ExportActions
+from tui.actions.grad import GradActions
+from tui.actions.roofline import RooflineActions
 from tui.actions.settings import SettingsActions
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.debug_log import log_error
@@ -39,7 +42,8 @@ from tui.widgets.workbench import Workbench, is_compact
 AUTOSAVE_S = 1.0
 
 
-class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions, App[int]):
+class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions, GradActions, BaselineActions,
+                   RooflineActions, App[int]):  # fmt: skip
     """The live kernel profiler."""
 
     CSS_PATH = "app.tcss"
@@ -178,13 +182,16 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
     def _render_panes(self) -> None:
         now = time.monotonic()
         focus = self.session.focus_view(now)
-        self.query_one(KernelPane).state = focus
+        kernels = self.query_one(KernelPane)
+        kernels.baseline = self.baseline_text()
+        kernels.state = focus
         self.query_one(OpChainPane).state = focus
         in_editor = isinstance(self.focused, TextArea)
         self.query_one(SweepPane).state = SweepPaneState(
             self.session.sweep_view(), self.workspace.settings.chart, self.peak_gbps(),
-            "escape, then s to sweep" if in_editor else "press s to sweep",
+            "escape, then s to sweep" if in_editor else "press s to sweep", self.sweep_deltas(),
         )  # fmt: skip
+        self.follow_roofline()
         error = self.session.parse_error
         text = self.session.text
         status = "profiling…" if focus.busy else ("edited" if focus.stale or focus.updating else "✓")

@@ -11,14 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from probes.protocol import Measurement
-from probes.summary import (
-    comparisons,
-    crossover,
-    format_size,
-    format_time_us,
-    format_transfers,
-    transfers,
-)
+from probes.summary import comparisons, format_size, format_time_us, format_transfers, ratio, sweep_verdict, transfers
+from tui.widgets.spread import ratio_text
 
 Lookup = Callable[[str, int, str], "Measurement | None"]
 """(chain, size, mode) -> the measurement the demo has for it, if any."""
@@ -87,10 +81,10 @@ def cap_compiled(get: Lookup) -> str:
     text = f"Compiled: {fused}, {_names(c)}: {_arrays(c)}, tmp never exists"
     if e is not None:
         text += f"; {format_transfers(e)} -> {format_transfers(c)}"
-        if c.device_time_us > 0:
-            ratio = e.device_time_us / c.device_time_us
+        found = ratio(e, c, "device")
+        if found is not None:
             text += (f", device {format_time_us(e.device_time_us)} -> {format_time_us(c.device_time_us)} "
-                     f"({ratio:.2f}x)")  # fmt: skip
+                     f"({ratio_text(found).plain})")  # fmt: skip
     return text + "."
 
 
@@ -102,15 +96,12 @@ def cap_sweep(get: Lookup, sizes: tuple[int, ...]) -> str:
     small, large = pairs[0], pairs[-1]
     text = (f"N={format_size(small.size)}: eager {format_time_us(small.eager.wall_time_us)} vs compiled "
             f"{format_time_us(small.compiled.wall_time_us)} wall: overhead drowns the difference. ")  # fmt: skip
-    speed = large.wall_speedup
-    if speed is not None:
-        text += f"N={format_size(large.size)}: compiled {speed:.2f}x " + ("faster" if speed > 1 else "(not faster)") + ". "
-    cross = crossover(pairs)
-    if cross is not None:
-        text += f"Compiled is faster per call from N = {format_size(cross)} up."
-    else:
-        text += "Compiled is not faster per call at the largest size measured here."
-    return text
+    wall = large.wall_ratio
+    if wall is not None:
+        said = {"faster": "faster", "slower": "(not faster)", "unclear": ""}[wall.verdict]
+        text += f"N={format_size(large.size)}: compiled {ratio_text(wall).plain} {said}".rstrip() + ". "
+    verdict = sweep_verdict(pairs)
+    return text + verdict[0].upper() + verdict[1:] + "."
 
 
 @dataclass(frozen=True)

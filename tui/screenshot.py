@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                 ok = await until(lambda: app.session.sweep is not None and app.session.sweep.run.done)
             for key in filter(None, (k.strip() for k in args.keys.split(","))):
                 await pilot.press(key)
+                ok = ok and await until(measured)  # a key may re-measure (b: grad)
             for _ in range(3):
                 await pilot.pause()
             write_private_file(args.out, app.export_screenshot())

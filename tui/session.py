@@ -56,6 +56,7 @@ class Target:
     device: str | None
     dtype: str
     reps: int | None
+    grad: bool = False
 
 
 MeasureKey = tuple[str, Target, int, str]
@@ -250,7 +251,7 @@ class LiveSession:
 
     def target(self) -> Target:
         s = self.settings
-        return Target(self.device, s.dtype, s.reps)
+        return Target(self.device, s.dtype, s.reps, s.grad)
 
     def modes(self) -> tuple[str, ...]:
         return tuple(self.settings.request_modes())
@@ -483,12 +484,13 @@ class LiveSession:
     def _request(self, sizes: list[int], modes: list[str]) -> ProfileRequest:
         s = self.settings
         return ProfileRequest(
-            id=self.new_id(), chain=self.text, sizes=sizes, modes=modes, device=s.device, dtype=s.dtype, reps=s.reps
+            id=self.new_id(), chain=self.text, sizes=sizes, modes=modes, device=s.device, dtype=s.dtype, reps=s.reps,
+            grad=s.grad,
         )
 
     def _track(self, request: ProfileRequest, kind: Literal["focus", "sweep", "other"], now: float) -> Run:
         run = Run(request, kind, normalize(request.chain), Target(request.device or self.device, request.dtype,
-                                                                   request.reps), now)  # fmt: skip
+                                                                   request.reps, request.grad), now)  # fmt: skip
         self.runs[request.id] = run
         for key in run.keys():
             self.pending[key] = request.id

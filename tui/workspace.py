@@ -22,8 +22,9 @@ from probes.state_files import user_state_dir, write_private_file
 VERSION = 1
 WORKSPACE_FILE = "workspace.json"
 
-MODE_CHOICES: tuple[str, ...] = ("both", "eager", "compiled")
-"""What the mode toggle cycles through; ``compiled`` means the selected compile mode."""
+MODE_CHOICES: tuple[str, ...] = ("both", "eager", "compiled", "static+dynamic")
+"""What the mode toggle cycles through; ``compiled`` means the selected compile mode;
+``static+dynamic`` sets the static compile mode beside the dynamic-shape one."""
 COMPILE_MODES: tuple[str, ...] = COMPILED_MODES
 """``compiled`` (torch.compile's default mode), ``max-autotune``, ``reduce-overhead``."""
 DEFAULT_FOCUS_SIZE = 1_000_000
@@ -57,20 +58,34 @@ class Settings:
     """None: the worker sizes the reps to the kernel time."""
     chart: str = "time"
     """What the sweep chart plots: one of ``CHART_VIEWS``."""
+    grad: bool = False
+    """Measure forward + backward (``ProfileRequest.grad``)."""
+
+    @property
+    def static_mode(self) -> str:
+        """The compile mode set against ``dynamic`` (the selected one, unless that is dynamic)."""
+        return self.compile_mode if self.compile_mode != "dynamic" else "compiled"
 
     def request_modes(self) -> list[str]:
         if self.modes == "eager":
             return ["eager"]
         if self.modes == "compiled":
             return [self.compile_mode]
+        if self.modes == "static+dynamic":
+            return [self.static_mode, "dynamic"]
         return ["eager", self.compile_mode]
 
     def describe_modes(self) -> str:
+        return self._describe_modes() + (" · fwd+bwd" if self.grad else "")
+
+    def _describe_modes(self) -> str:
         compiled = "compiled" if self.compile_mode == "compiled" else self.compile_mode
         if self.modes == "eager":
             return "eager"
         if self.modes == "compiled":
             return compiled
+        if self.modes == "static+dynamic":
+            return f"{self.static_mode} vs dynamic"
         return f"eager+{compiled}"
 
     def sanitize(self) -> list[str]:
@@ -100,6 +115,9 @@ class Settings:
             self.chart = "time"
         if self.device is not None and not isinstance(self.device, str):
             self.device = None
+        if not isinstance(self.grad, bool):
+            fixed.append("grad")
+            self.grad = False
         return fixed
 
 
@@ -108,6 +126,8 @@ class Workspace:
     chains: list[Chain] = field(default_factory=list)
     current: int = 0
     settings: Settings = field(default_factory=Settings)
+    pins: dict[str, list[Any]] = field(default_factory=dict)
+    """Each chain's pinned result, by chain name (read and written by ``tui.baseline_view``)."""
     version: int = VERSION
 
     @classmethod
@@ -143,6 +163,7 @@ class Workspace:
 
     def delete(self) -> Chain | None:
         """Delete the current chain (the last one is emptied, never removed)."""
+        self.pins.pop(self.chain.name, None)
         if len(self.chains) <= 1:
             removed = Chain(self.chain.name, self.chain.text)
             self.chain.text = ""
@@ -155,6 +176,8 @@ class Workspace:
         name = " ".join(name.split())[:40] or self.chain.name
         if name != self.chain.name:
             name = self.unique_name(name)
+            if self.chain.name in self.pins:
+                self.pins[name] = self.pins.pop(self.chain.name)
         self.chain.name = name
         return name
 
@@ -189,6 +212,10 @@ class Workspace:
         if not workspace.chains:
             workspace.chains = [Chain(name, text) for name, text in SEED_CHAINS]
         workspace.chain  # clamps current
+        pins = data.get("pins")
+        if isinstance(pins, dict):
+            names = {c.name for c in workspace.chains}
+            workspace.pins = {k: v for k, v in pins.items() if k in names and isinstance(v, list)}
         return workspace, fixed
 
 

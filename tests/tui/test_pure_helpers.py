@@ -11,7 +11,7 @@ from tui_helpers import recorded
 from probes.protocol import KernelRow, OpNode, ProfileRequest
 from tui.commands import COMMANDS, LETTER_ACTIONS, bindings, commands
 from tui.session import Run, SweepResults, Target
-from tui.widgets.cells import display_name, fit, fit_kernel, flex_width, plain, share_width, speedup_cell
+from tui.widgets.cells import display_name, fit, fit_kernel, flex_width, plain, share_width
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, size_label, time_label
 from tui.widgets.kernel_pane import kernel_table, needed_width
 from tui.widgets.op_chain_pane import fusion_marks, kernels_per_op, op_name
@@ -66,7 +66,6 @@ def test_outside_text_is_inert_and_never_markup() -> None:
     text = plain("\x1b]52;c;aGk=\x07 [bold]x[/bold]")
     assert "\x1b" not in text.plain and "\\x1b" in text.plain and "[bold]" in text.plain
     assert display_name(row("k\x1b[31m", [], short="")) == "k\\x1b[31m"
-    assert speedup_cell(0.14) == "0.14x" and speedup_cell(None) == ""
 
 
 def test_ops_are_tied_to_the_kernel_rows_that_list_them() -> None:

@@ -39,7 +39,7 @@ def headline(app) -> str:  # noqa: ANN001
     return str(app.query_one("#headline").render())
 
 
-async def test_mode_toggle_cycles_both_eager_compiled(make_app) -> None:
+async def test_mode_toggle_cycles_both_eager_compiled_static_dynamic(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:
         await started(pilot, app)
@@ -52,6 +52,9 @@ async def test_mode_toggle_cycles_both_eager_compiled(make_app) -> None:
         await wait_for(pilot, lambda: requested_modes(app) == ["compiled"] and focus_done(app), what="compiled")
         assert app.query_one("#mode-compiled").display and not app.query_one("#mode-eager").display
         assert "compiled 1 kernel / 3N" in headline(app)
+        await pilot.press("m")
+        assert requested_modes(app) == ["compiled", "dynamic"]
+        assert "compiled vs dynamic" in app.query_one(StatusBar).info.settings
         await pilot.press("m")
         assert requested_modes(app) == ["eager", "compiled"]
         assert "eager+compiled" in app.query_one(StatusBar).info.settings

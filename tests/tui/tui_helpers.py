@@ -27,8 +27,14 @@ RECORDINGS = {
     "matmul_gelu": "h200_matmul_gelu.json",  # bf16 matmul + gelu, declared inputs
     "fallback": "h200_nonzero_fallback.json",  # torch.nonzero: graph breaks
     "sweep": "h200_add_relu_sweep.json",  # (a + b).relu() over 1e2..1e8 (last: it wins overlaps)
+    # recorded on the CPU machine with `python -m tui profile ... --json` (tests/tui/data)
+    "cpu_grad": "cpu_add_relu_grad.json",  # (a + b).relu() with grad at 1e5, eager + compiled
+    "cpu_matmul": "cpu_matmul_gelu.json",  # F.gelu(x @ w) at 1e3: eager, compiled, dynamic; FLOPs
+    "cpu_matmul_grad": "cpu_matmul_gelu_grad.json",  # the same with grad, eager + compiled
+    "cpu_dynamic": "cpu_add_relu_dynamic.json",  # (a + b).relu() at 1e4..1e6, compiled + dynamic
 }
-DEFAULT_REPLAY = tuple(RECORDINGS)
+DEFAULT_REPLAY = tuple(name for name, filename in RECORDINGS.items() if filename.startswith("h200_"))
+"""The GPU recordings (the CPU ones overlap them: a replay serves one result per chain x size)."""
 SEED_CHAIN = "(a + b).relu()"
 TEST_TIMING = Timing(eager_delay_s=0.03, compile_delay_s=0.2, stale_grace_s=0.0)
 """Compiled rows follow an edit quickly; stale rows are marked at once (tests check the marks)."""

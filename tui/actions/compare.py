@@ -66,7 +66,7 @@ class CompareActions(_App):
                 continue
             modes = [m for m in MODES if m in {mode for mode, _ in pairs}]
             request = ProfileRequest(id=self.session.new_id(), chain=text, sizes=[s.focus_size], modes=modes,
-                                     device=s.device, dtype=s.dtype, reps=s.reps)  # fmt: skip
+                                     device=s.device, dtype=s.dtype, reps=s.reps, grad=s.grad)  # fmt: skip
             self.session.track(request, time.monotonic())
             screen.expect(request, pairs)
             self.bridge.send(request, reply_to=screen)

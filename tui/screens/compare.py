@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Literal
 
 from rich.table import Table
 from rich.text import Text
@@ -20,9 +21,10 @@ from textual.widgets import Static
 
 from probes.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
 from probes.safe_text import inert_line
-from probes.summary import format_bytes, format_size, format_time_us, format_transfers, mode_label
+from probes.summary import format_bytes, format_size, format_time_us, format_transfers, mode_label, ratio
 from tui.bridge import WorkerEvent
 from tui.widgets.cells import display_name, plain
+from tui.widgets.spread import ratio_text, time_text
 
 
 @dataclass
@@ -50,13 +52,17 @@ def _style(left: float, right: float) -> str:
     return "green" if right < left else "red"
 
 
-def _time_row(what: str, left: float, right: float) -> DiffRow:
-    change = f"{format_time_us(left)} -> {format_time_us(right)}"
-    if right > 0:
-        change += f" ({left / right:.2f}x)"
-    # Within 2 %: noise, not a change.
-    style = "dim" if abs(left - right) <= 0.02 * max(left, right) else ("green" if right < left else "red")
-    return DiffRow(what, format_time_us(left), format_time_us(right), change, style)
+def _time_row(a: Measurement, b: Measurement, which: Literal["wall", "device"]) -> DiffRow:
+    """Left -> right, with the ratio only as far as the two spreads allow (a ratio whose interval
+    straddles 1 is no change)."""
+    found = ratio(a, b, which)
+    left, right = time_text(a, which), time_text(b, which)
+    change = f"{left.plain} -> {right.plain}"
+    if found is None:
+        return DiffRow(f"{which} time", left.plain, right.plain, change, "dim")
+    change += f" ({ratio_text(found).plain})"
+    style = {"faster": "green", "slower": "red", "unclear": "dim"}[found.verdict]
+    return DiffRow(f"{which} time", left.plain, right.plain, change, style)
 
 
 def kernel_names(m: Measurement) -> list[str]:
@@ -72,8 +78,8 @@ def diff_rows(a: Measurement, b: Measurement) -> list[DiffRow]:
     ba, bb = a.bytes_per_call or 0, b.bytes_per_call or 0
     rows.append(DiffRow("bytes/call", f"{ta} ({format_bytes(a.bytes_per_call)})", f"{tb} ({format_bytes(b.bytes_per_call)})",
                         f"{ta} -> {tb}", _style(ba, bb)))  # fmt: skip
-    rows.append(_time_row("device time", a.device_time_us, b.device_time_us))
-    rows.append(_time_row("wall time", a.wall_time_us, b.wall_time_us))
+    rows.append(_time_row(a, b, "device"))
+    rows.append(_time_row(a, b, "wall"))
     names_a, names_b = kernel_names(a), kernel_names(b)
     only_a = [n for n in names_a if n not in names_b]
     only_b = [n for n in names_b if n not in names_a]
@@ -145,7 +151,8 @@ class CompareScreen(ModalScreen[None]):
             yield Static(Text(self.title_text, style="bold"), classes="detail-title")
             yield Static(id="compare-table")
             yield Static(id="compare-where", classes="dialog-hint")
-            yield Static("escape: close · green: right is better · red: worse · dim: same (within 2%)", classes="dialog-hint")
+            yield Static("escape: close · green: right is better · red: worse · dim: same (within the noise)",
+                         classes="dialog-hint")  # fmt: skip
 
     def on_mount(self) -> None:
         self._ready = True

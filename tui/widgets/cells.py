@@ -80,11 +80,6 @@ def gbps_cell(value: float | None) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:.2f}"
 
 
-def speedup_cell(value: float | None) -> str:
-    """``1.68x``, ``0.14x``: always two decimals, never rounded to ``0``."""
-    return "" if not value else f"{value:.2f}x"
-
-
 def share_width(total: int, needs: list[int]) -> list[int]:
     """Split ``total`` cells between columns or tables by need: the smaller needs are met first (a
     short name stays whole), the rest share what is left; spare cells are spread evenly."""

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from probes.protocol import MODES, KernelRow, Measurement
-from probes.summary import format_bytes, format_size, format_time_us, format_transfers, headline, mode_label
+from probes.summary import format_bytes, format_size, format_transfers, mode_label
 from tui.commands import bindings
 from tui.session import FocusView, ModeView
 from tui.widgets.cells import (
@@ -33,7 +33,10 @@ from tui.widgets.cells import (
     plain,
     share_width,
 )
+from tui.widgets.headline import comparison_text
 from tui.widgets.pane import Pane
+from tui.widgets.passes import ordered_rows, pass_cell, pass_summary
+from tui.widgets.spread import NOISY_MARK, NOISY_STYLE, kernel_is_noisy, time_text
 from tui.widgets.tables import fill_table
 
 SIDE_BY_SIDE_MIN = 72
@@ -52,13 +55,19 @@ ACTIVITY_NOTES = {
 
 
 def measurement_summary(m: Measurement) -> Text:
-    """``2 kernels · 5N · device 174 µs · wall 119 µs`` (+ compile facts for compiled runs)."""
+    """``2 kernels · 5N · device 174 µs ±3% · wall 119 µs ±12%~`` (+ per pass with grad, + compile
+    facts for compiled runs)."""
     t = Text()
     count = m.kernels_per_call
     t.append(f"{count:g} kernel{'' if count == 1 else 's'}", style="bold")
     t.append(f" · {format_transfers(m)}")
-    t.append(f" · device {format_time_us(m.device_time_us)}")
-    t.append(f" · wall {format_time_us(m.wall_time_us)}")
+    t.append(" · device ")
+    t.append_text(time_text(m, "device"))
+    t.append(" · wall ")
+    t.append_text(time_text(m, "wall"))
+    if m.grad:
+        t.append("\n")
+        t.append_text(pass_summary(m))
     if m.compile is not None:
         c = m.compile
         t.append(f" · compile {c.compile_time_s:.2f} s", style="dim")
@@ -70,13 +79,16 @@ def measurement_summary(m: Measurement) -> Text:
 
 
 def kernel_cells(row: KernelRow, *, stale: bool) -> list[Text]:
-    """Every cell of one kernel row but its name, in column order (ops last)."""
+    """Every cell of one kernel row but its name, in column order (ops last); a launch time whose
+    spread is wide is marked ``~``."""
     transfer = row.kind != "kernel"
     style = "dim italic" if transfer else ("dim" if stale else "")
     ops = ", ".join(op.removeprefix("aten::") for op in row.ops)
+    noisy = kernel_is_noisy(row)
     return [
         Text(f"{row.launches_per_call:g}", style=style, justify="right"),
-        Text(f"{row.device_time_us:.2f}", style=style, justify="right"),
+        Text(f"{row.device_time_us:.2f}" + (NOISY_MARK if noisy else ""), style=style or (NOISY_STYLE if noisy else ""),
+             justify="right"),
         Text("-" if transfer else f"{row.share:.0%}", style=style, justify="right"),
         Text(format_bytes(row.bytes), style=style, justify="right"),
         Text(gbps_cell(row.gbps), style=style, justify="right"),
@@ -91,10 +103,13 @@ SHORT_COLUMNS = ("n", "µs", "share", "bytes", "GB/s", "%pk")
 
 
 def _layout(m: Measurement, with_ops: bool, stale: bool) -> tuple[list[Text], list[list[Text]], list[int], list[str]]:
-    rows = m.kernels + m.transfers
+    rows = ordered_rows(m)
     labels = [Text(label, justify="right") for label in (COLUMNS[:6] if with_ops else SHORT_COLUMNS)]
     labels += [Text("ops")] if with_ops else []
     cells = [kernel_cells(row, stale=stale)[: len(labels)] for row in rows]
+    if m.grad:  # every row says its pass
+        labels.insert(0, Text("pass"))
+        cells = [[pass_cell(row), *c] for row, c in zip(rows, cells)]
     widths = [max([label.cell_len, *(c[i].cell_len for c in cells)]) for i, label in enumerate(labels)]
     names = [display_name(row) + (f" ({row.kind})" if row.kind != "kernel" else "") for row in rows]
     return labels, cells, widths, names
@@ -111,7 +126,7 @@ def needed_width(m: Measurement | None, with_ops: bool) -> int:
 def kernel_table(m: Measurement, width: int, *, stale: bool) -> tuple[list[Text], list[list[Text]], list[KernelRow]]:
     """Columns, rows and the rows' kernels of ``m`` laid out in ``width`` cells: the ops column
     only when there is room for it, kernel names elided only when there is no room for them."""
-    rows = m.kernels + m.transfers
+    rows = ordered_rows(m)
     labels, cells, widths, names = _layout(m, width >= OPS_MIN, stale)
     longest = max([len("kernel"), *map(len, names)])
     room = min(longest, flex_width(widths, width, NAME_MIN))
@@ -175,6 +190,16 @@ class ModeBlock(Vertical):
             self.post_message(KernelPane.KernelChosen(self.measurement, self.rows[event.cursor_row]))
 
 
+def diagnostics_note(m: Measurement) -> Text | None:
+    """What torch said while measuring (a warning, a recompile), one line; enter shows them all."""
+    if not m.diagnostics:
+        return None
+    more = f" (+{len(m.diagnostics) - 1} more: enter on a row)" if len(m.diagnostics) > 1 else ""
+    note = Text("note: ", style="dim yellow")
+    note.append_text(plain(m.diagnostics[0] + more, "dim"))
+    return note
+
+
 def lines_of(text: Text, width: int) -> int:
     """Rows ``text`` takes wrapped at ``width`` cells."""
     return sum(max(1, -(-line.cell_len // max(1, width))) for line in text.split("\n"))
@@ -191,13 +216,14 @@ def mode_note(view: ModeView) -> Text | None:
             return plain(f"⚠ ran eager, not compiled: {m.fallback_reason or 'no reason given'}", "bold red")
         if m.compile is not None and m.compile.break_reasons:
             return plain("graph breaks: " + "; ".join(m.compile.break_reasons[:3]), "yellow", one_line=False)
-        return None
+        return diagnostics_note(m)
     note = ACTIVITY_NOTES.get(view.activity)
     return Text(note[0], style=note[1]) if note else None
 
 
-def headline_text(state: FocusView) -> Text:
-    """The comparison line (from fresh rows only, unless nothing is fresh), and the state marks."""
+def headline_text(state: FocusView, baseline: Text | None = None) -> Text:
+    """The comparison line (from fresh rows only, unless nothing is fresh), the deltas against the
+    pinned result (``baseline``), and the state marks."""
     eager = state.mode("eager")
     others = [v for v in state.modes if v.mode != "eager" and v.measurement is not None]
     any_fresh = any(v.fresh for v in state.modes if v.measurement is not None)
@@ -208,17 +234,14 @@ def headline_text(state: FocusView) -> Text:
         return view.measurement
 
     e = usable(eager)
-    c = next((m for v in others if (m := usable(v)) is not None), None)
+    compiled = [m for v in others if (m := usable(v)) is not None]
     head = Text()
-    line = headline(e, c)
+    line = comparison_text(e, compiled)
     if line:
-        head.append(line, style="bold")
-        if e and c and c.device_time_us > 0:
-            head.append(" device", style="bold")
-        if e and c and c.wall_time_us > 0:
-            wall = e.wall_time_us / c.wall_time_us
-            head.append(" · ")
-            head.append(f"{wall:.2f}x wall", style="green" if wall > 1 else "yellow")
+        head.append_text(line)
+        if baseline is not None:
+            head.append("\n")
+            head.append_text(baseline)
     elif state.busy:
         head.append("measuring…", style="italic")
     elif state.held:
@@ -242,7 +265,8 @@ class KernelPane(Pane, can_focus=True):
     """Headline + one ModeBlock per selected mode (focusable itself while it has no rows)."""
 
     TITLE = "kernels"
-
+    baseline: Text | None = None
+    """The deltas against the pinned result, set by the app before each new ``state``."""
 
     class KernelChosen(Message):
         def __init__(self, measurement: Measurement, row: KernelRow) -> None:
@@ -257,7 +281,7 @@ class KernelPane(Pane, can_focus=True):
                 yield ModeBlock(mode)
 
     def draw(self, state: FocusView) -> None:
-        head = headline_text(state)
+        head = headline_text(state, self.baseline)
         self.head_lines = lines_of(head, self.content_size.width)
         self.query_one("#headline", Static).update(head)
         shown = next((v.measurement for v in state.modes if v.measurement is not None), None)

@@ -21,6 +21,7 @@ from probes.summary import format_bytes, format_size
 from tui.session import FocusView
 from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share_width
 from tui.widgets.pane import Pane
+from tui.widgets.passes import backward_fusion, mentions, op_passes, split_ops
 from tui.widgets.tables import fill_table
 
 SHORT_DTYPES = {
@@ -46,23 +47,26 @@ def op_name(op: str) -> str:
     return op.removeprefix("aten::").lstrip("_")
 
 
-def kernels_per_op(ops: list[OpNode], m: Measurement | None) -> list[list[str]]:
+def kernels_per_op(ops: list[OpNode], m: Measurement | None, passes: list[str | None] | None = None) -> list[list[str]]:
     """For each op, the names of the kernel rows of ``m`` that ran it, as the kernel pane names them.
 
     An op that names its own kernels (and they are rows of ``m``) keeps them: two adds in one chain
-    each keep their own kernel. Otherwise the op gets the rows that list it among their ops,
-    matched in order (so a fused kernel covers every op it lists).
+    each keep their own kernel. Otherwise the op gets the rows that list it among their ops or
+    whose fused name lists it, matched in order (so a fused kernel covers every op it lists), of
+    the op's pass when ``passes`` says it (a forward kernel may compute what backward needs).
     """
     if m is None:
         return [[] for _ in ops]
-    rows = [(display_name(r), {op_name(o) for o in r.ops}, r.name, r.short_name) for r in m.kernels]
-    by_raw = {raw: name for name, _, raw, _ in rows} | {short: name for name, _, _, short in rows if short}
+    rows = [(display_name(r), {op_name(o) for o in r.ops}, r.name, r.short_name, r.pass_) for r in m.kernels]
+    by_raw = {raw: name for name, _, raw, _, _ in rows} | {short: name for name, _, _, short, _ in rows if short}
     found = []
-    for op in ops:
+    for i, op in enumerate(ops):
         own = [by_raw[k] for k in ([*op.eager_kernels, op.compiled_kernel] if m.mode == "eager" else
                                    [op.compiled_kernel]) if k and k in by_raw]  # fmt: skip
         if not own:
-            own = [name for name, listed, _, _ in rows if op_name(op.op) in listed]
+            wanted = passes[i] if passes else None
+            own = [name for name, listed, raw, _, p in rows
+                   if wanted in (None, p) and (op_name(op.op) in listed or mentions(raw, op.op))]  # fmt: skip
         found.append(list(dict.fromkeys(own)))
     return found
 
@@ -123,11 +127,12 @@ class OpChainPane(Pane):
         stale = state.stale is not None
         width = self.content_size.width
         source = eager or compiled
-        ops: list[OpNode] = list(source.ops) if source else []
+        ops, backward_at = split_ops(list(source.ops) if source else [], eager)
+        passes = op_passes(ops, eager)
         eager_names = kernels_per_op(ops, eager)
         compiled_names: list[str | None] = [None] * len(ops)
         if compiled is not None and compiled.ran_compiled:
-            compiled_names = [names[0] if names else None for names in kernels_per_op(ops, compiled)]
+            compiled_names = [names[0] if names else None for names in kernels_per_op(ops, compiled, passes)]
         marks = fusion_marks(compiled_names)
         base = "dim" if stale else ""
         with_shape = width >= SHAPE_MIN_WIDTH and self._names_fit(ops, eager_names, compiled_names, width)
@@ -146,8 +151,14 @@ class OpChainPane(Pane):
         columns = [Text("op"), *([Text("shape")] if with_shape else []), Text("out", justify="right"),
                    Text("eager kernel"), Text("compiled kernel")]  # fmt: skip
         fitted = self._fit(rows, width, eager is not None, compiled, marks, base)
+        if backward_at is not None:
+            fitted.insert(backward_at, [Text("backward", style=base or "bold cyan")])
         fill_table(self.query_one("#ops-table", DataTable), columns, fitted)
-        self.query_one("#compile-info", Static).update(compile_text(compiled, ops, compiled_names))
+        info = compile_text(compiled, ops, compiled_names)
+        if compiled is not None and compiled.grad:
+            info.append("\n")
+            info.append_text(backward_fusion(compiled, eager))
+        self.query_one("#compile-info", Static).update(info)
         self.border_subtitle = "STALE" if stale and ops else ""
 
     @staticmethod

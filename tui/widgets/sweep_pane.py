@@ -9,17 +9,23 @@ is one line that says how to start one (the main grid then gives it little room)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
+from probes.baseline import Delta
 from probes.protocol import COMPILED_MODES, MODES, Measurement
-from probes.summary import comparisons, crossover, format_gbps, format_size, format_time_us, mode_label
+from probes.summary import Ratio, comparisons, crossover, format_gbps, format_size, mode_label, ratio, sweep_verdict
 from tui.session import SweepResults, SweepView
-from tui.widgets.cells import gbps_cell, pct, plain, speedup_cell
+from tui.baseline_view import delta_cell
+from tui.widgets.cells import gbps_cell, pct, plain
+from tui.widgets.headline import dynamic_line, static_and_dynamic
+from tui.widgets.passes import PASS_COLUMNS, pass_cells
+from tui.widgets.spread import ratio_text, time_text
 from tui.widgets.pane import Pane
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, time_label
 from tui.widgets.tables import fill_table
@@ -43,6 +49,8 @@ class SweepPaneState:
     peak_gbps: float | None = None
     hint: str = "press s to sweep"
     """How to start a sweep from where the focus is now."""
+    baseline: list[Delta] = field(default_factory=list)
+    """The sweep's deltas against the chain's pinned result (a ``vs pin`` column when any)."""
 
 
 def pct_of_peak(m: Measurement, peak: float | None) -> float | None:
@@ -53,21 +61,25 @@ def pct_of_peak(m: Measurement, peak: float | None) -> float | None:
     return gbps / peak * 100
 
 
-def sweep_rows(rs: SweepResults, narrow: bool, peak: float | None, stale: bool) -> tuple[list[Text], list[list[Text]]]:
-    """The table's columns and rows: one row per size x mode, or per size when ``narrow``."""
+def sweep_rows(rs: SweepResults, narrow: bool, peak: float | None, stale: bool,
+               baseline: list[Delta] | None = None) -> tuple[list[Text], list[list[Text]]]:  # fmt: skip
+    """The table's columns and rows: one row per size x mode, or per size when ``narrow``; with a
+    pin (``baseline``), each row's device-time change against it."""
     results = rs.measurements()
     modes = list(rs.modes)
-    speedups = {(p.size, mode): p for mode in COMPILED_MODES for p in comparisons(results, mode)}
+    speedups = speedup_ratios(results)
     base = "dim" if stale else ""
 
     def speed_cell(size: int, mode: str) -> Text:
-        pair = speedups.get((size, mode))
-        speed = pair.wall_speedup if pair else None
-        return Text(speedup_cell(speed), style=base or ("green" if (speed or 0) > 1 else "red"), justify="right")
+        cell = ratio_text(speedups.get((size, mode)), short=True)
+        cell.justify = "right"
+        if base:
+            cell.stylize(base)
+        return cell
 
     if narrow:
         columns = [Text("N", justify="right"), *(Text(m if len(m) <= 10 else m[:9] + "…", justify="right") for m in modes)]
-        compiled = next((m for m in modes if m != "eager"), None)
+        compiled = modes[-1]  # its speedup: over eager, or a dynamic compile's over the static one
         if len(modes) > 1:
             columns.append(Text("speedup", justify="right"))
         rows = []
@@ -75,32 +87,62 @@ def sweep_rows(rs: SweepResults, narrow: bool, peak: float | None, stale: bool) 
             cells = [Text(format_size(size), style=base, justify="right")]
             for mode in modes:
                 m = rs.at(size, mode)
-                cells.append(Text(format_time_us(m.wall_time_us) if m else "", style=base, justify="right"))
+                cells.append(time_cell(m, "wall", base) if m else Text(""))
             if len(modes) > 1 and compiled:
                 cells.append(speed_cell(size, compiled))
             rows.append(cells)
         return columns, rows
+    grad = any(m.grad for m in results)
+    figures = PASS_COLUMNS if grad else ("kern", "device", "wall", "GB/s", "%peak")
     columns = [Text("N", justify="right"), Text("mode")] + [
-        Text(label, justify="right") for label in ("kern", "device", "wall", "GB/s", "%peak", "speedup")
+        Text(label, justify="right") for label in (*figures, "speedup", *(["vs pin"] if baseline else []))
     ]
 
     def mode_style(m: Measurement) -> str:
         return "bold red" if m.mode != "eager" and not m.ran_compiled else MODE_STYLES.get(m.mode, "")
 
+    def figure_cells(m: Measurement) -> list[Text]:
+        if grad:
+            return [Text(c, style=base, justify="right") for c in pass_cells(m)] + [time_cell(m, "wall", base)]
+        return [
+            Text(f"{m.kernels_per_call:g}", style=base, justify="right"),
+            time_cell(m, "device", base),
+            time_cell(m, "wall", base),
+            Text(gbps_cell(m.gbps), style=base, justify="right"),
+            Text(pct(pct_of_peak(m, peak)), style=base, justify="right"),
+        ]
+
     rows = [
         [
             Text(format_size(m.size), style=base, justify="right"),
             Text(mode_label(m), style=base or mode_style(m)),
-            Text(f"{m.kernels_per_call:g}", style=base, justify="right"),
-            Text(format_time_us(m.device_time_us), style=base, justify="right"),
-            Text(format_time_us(m.wall_time_us), style=base, justify="right"),
-            Text(gbps_cell(m.gbps), style=base, justify="right"),
-            Text(pct(pct_of_peak(m, peak)), style=base, justify="right"),
+            *figure_cells(m),
             speed_cell(m.size, m.mode),
+            *([delta_cell(baseline, m.size, m.mode)] if baseline else []),
         ]
         for m in results
     ]
     return columns, rows
+
+
+def speedup_ratios(results: list[Measurement]) -> dict[tuple[int, str], Ratio | None]:
+    """Per (size, mode): the wall-time ratio over eager; a dynamic compile measured without eager
+    is set against the static compile of the same size instead."""
+    found = {(p.size, mode): p.wall_ratio for mode in COMPILED_MODES for p in comparisons(results, mode)}
+    for size in {m.size for m in results}:
+        pair = static_and_dynamic([m for m in results if m.size == size])
+        if pair is not None and (size, "dynamic") not in found:
+            found[(size, "dynamic")] = ratio(pair[0], pair[1], "wall")
+    return found
+
+
+def time_cell(m: Measurement, which: Literal["wall", "device"], base: str) -> Text:
+    """The time, marked ``~`` when its spread is wide (dimmed with the rest when stale)."""
+    cell = time_text(m, which, wide=False)
+    cell.justify = "right"
+    if base:
+        cell.stylize(base)
+    return cell
 
 
 def status_line(state: SweepPaneState) -> Text:
@@ -110,12 +152,11 @@ def status_line(state: SweepPaneState) -> Text:
     line = Text()
     results = rs.measurements() if rs else []
     pairs = comparisons(results, view.compile_mode)
-    size = crossover(pairs)
+    dynamic = dynamic_summary(results)
     if pairs:
-        if size is not None:
-            line.append(f"{view.compile_mode} is faster per call from N = {format_size(size)} up", style="bold green")
-        else:
-            line.append(f"{view.compile_mode} is not faster per call at the largest size measured", style="bold yellow")
+        line.append(sweep_verdict(pairs), style="bold green" if crossover(pairs) is not None else "bold yellow")
+    elif dynamic is not None:
+        line.append_text(dynamic)
     elif rs is None:
         line.append(f"no sweep yet: {state.hint} ", style="dim italic")
         line.append(", ".join(format_size(s) for s in view.sizes), style="dim")
@@ -138,6 +179,18 @@ def status_line(state: SweepPaneState) -> Text:
         line.append("\n")
         line.append_text(plain(f"✗ {where + ': ' if where else ''}{f.error.located()}{more}", "red", one_line=False))
     return line
+
+
+def dynamic_summary(results: list[Measurement]) -> Text | None:
+    """Static against dynamic-shape compiles at the largest size both were measured at."""
+    sizes = sorted({m.size for m in results}, reverse=True)
+    for size in sizes:
+        pair = static_and_dynamic([m for m in results if m.size == size])
+        if pair is not None:
+            line = Text(f"N = {format_size(size)}: ", style="bold")
+            line.append_text(dynamic_line(*pair))
+            return line
+    return None
 
 
 def chart_series(results: list[Measurement], chart: str) -> list[Series]:
@@ -175,7 +228,7 @@ class SweepPane(Pane):
         narrow = self.content_size.width < NARROW_WIDTH
         table = self.query_one("#sweep-table", DataTable)
         if rs is not None:
-            fill_table(table, *sweep_rows(rs, narrow, state.peak_gbps, view.stale is not None))
+            fill_table(table, *sweep_rows(rs, narrow, state.peak_gbps, view.stale is not None, state.baseline))
         table.display = rs is not None
         self.query_one("#crossover", Static).update(status_line(state))
         self.border_title = f"sweep · {CHART_TITLES.get(state.chart, state.chart)}"

@@ -1,0 +1,163 @@
+"""Pure helpers of spread, grad, roofline, pinned baseline and dynamic shapes, on real recordings
+(the H200 ones have none of the new fields; the CPU ones under tests/tui/data have them)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from tui_helpers import recorded
+
+from probes.protocol import Measurement
+from probes.summary import Ratio, ratio
+from tui import workspace as ws
+from tui.baseline_view import baseline_line, delta_cell, pin_deltas, pin_record, read_pin
+from tui.widgets.headline import comparison_text, dynamic_line
+from tui.widgets.passes import backward_fusion, mentions, ordered_rows, pass_cells, pass_totals, split_ops
+from tui.widgets.roofline_points import entries, roofs
+from tui.widgets.spread import cost_text, noise_line, plus_minus, ratio_text, time_text
+
+
+def measurement(name: str, mode: str, size: int | None = None) -> Measurement:
+    return next(m for m in recorded(name).results if m.mode == mode and size in (None, m.size))
+
+
+def with_spread(m: Measurement, device: tuple[float, float], wall: tuple[float, float]) -> Measurement:
+    return dataclasses.replace(m, device_time_us_iqr=list(device), wall_time_us_iqr=list(wall))
+
+
+# -- spread and ratios ----------------------------------------------------------------------------
+
+
+def test_a_ratio_whose_interval_straddles_one_is_no_clear_difference_never_a_speedup() -> None:
+    unclear = Ratio(1.3, 0.9, 1.8)
+    assert ratio_text(unclear, "wall").plain.startswith("wall no clear difference")
+    assert "1.30x" not in ratio_text(unclear).plain and ratio_text(unclear, short=True).plain == "≈ same"
+    assert ratio_text(Ratio(1.68, 1.6, 1.7)).plain == "1.68x"
+    assert ratio_text(Ratio(1.68, 1.2, 2.1)).plain == "1.68x (1.20-2.10x)"  # wide: the interval is said
+
+
+def test_times_carry_their_spread_and_wide_spreads_are_marked() -> None:
+    m = measurement("modes", "eager")
+    assert time_text(m, "device").plain == time_text(m, "device", wide=False).plain  # recorded without spread
+    d = m.device_time_us
+    tight = with_spread(m, (d * 0.99, d * 1.01), (m.wall_time_us,) * 2)
+    assert plus_minus(d, tight.device_time_us_iqr) == "±1%" and "~" not in time_text(tight, "device").plain
+    wide = with_spread(m, (d * 0.8, d * 1.2), (m.wall_time_us,) * 2)
+    assert time_text(wide, "device").plain.endswith("±20%~")
+
+
+def test_noise_is_said_in_plain_words_once_per_reason() -> None:
+    e, c = measurement("cpu_grad", "eager"), measurement("cpu_grad", "compiled")
+    assert e.noisy and c.noisy  # recorded on the shared 2-core machine
+    line = noise_line([e, c]).plain
+    assert line.startswith("~ noisy (eager, compiled): machine busy")
+    assert noise_line([measurement("modes", "eager")]) is None
+
+
+def test_dynamic_against_static_says_which_is_slower_or_no_clear_difference() -> None:
+    static, dynamic = measurement("cpu_dynamic", "compiled", 10**6), measurement("cpu_dynamic", "dynamic", 10**6)
+    found = ratio(dynamic, static, "device")
+    words = cost_text(static, dynamic, "device").plain
+    expected = {"faster": "slower", "slower": "faster", "unclear": "no clear difference"}[found.verdict]
+    assert expected in words
+    line = dynamic_line(static, dynamic).plain
+    assert line.startswith("dynamic vs compiled: device ") and " vs " in line
+    exact = dataclasses.replace(dynamic, device_time_us=static.device_time_us * 1.24, device_time_us_iqr=None)
+    assert cost_text(dataclasses.replace(static, device_time_us_iqr=None), exact, "device").plain == "1.24x slower"
+
+
+# -- grad -----------------------------------------------------------------------------------------
+
+
+def test_pass_totals_split_counts_bytes_and_times() -> None:
+    e = measurement("cpu_grad", "eager")
+    fwd, bwd = pass_totals(e)
+    assert fwd.kernels + bwd.kernels == e.kernels_per_call
+    assert (fwd.time_us, bwd.time_us) == (e.forward_time_us, e.backward_time_us)
+    assert fwd.bytes == sum(r.bytes for r in e.kernels if r.pass_ == "forward")
+    rows = ordered_rows(e)
+    passes = [r.pass_ for r in rows if r.kind == "kernel"]
+    assert passes == sorted(passes, key=("forward", "backward").index)
+    assert pass_cells(e)[0] == f"{fwd.kernels:g}+{bwd.kernels:g}"
+    assert pass_totals(measurement("modes", "eager")) == []  # no grad recorded: nothing, no crash
+
+
+def test_backward_ops_and_the_compiled_kernel_that_fused_them() -> None:
+    e, c = measurement("cpu_grad", "eager"), measurement("cpu_grad", "compiled")
+    ops, start = split_ops(e.ops, e)
+    names = [op.op.removeprefix("aten::") for op in ops]
+    assert names[:start] == ["add", "relu", "sum"] and "threshold_backward" in names[start:]
+    assert not any(n.startswith("_record_function") for n in names)
+    assert mentions("graph_0_cpp_fused_expand_threshold_backward_0", "aten::threshold_backward")
+    assert not mentions("cpp_fused_add_relu_0", "aten::threshold_backward")
+    text = backward_fusion(c, e).plain
+    assert "cpp_fused_expand_threshold_backward_0 fused threshold_backward" in text
+    assert "forward" in comparison_text(e, [c]).plain and "backward" in comparison_text(e, [c]).plain
+
+
+# -- roofline -------------------------------------------------------------------------------------
+
+
+def test_only_kernels_with_known_flops_and_bytes_are_placed() -> None:
+    report = recorded("cpu_matmul_grad")
+    found = entries(report.results)
+    placed = [e for e in found if e.placed]
+    assert placed and all(e.row.flops and e.row.bytes for e in placed)
+    assert all(e.why_not == "FLOPs unknown" for e in found if e.row.flops is None)
+    assert any(e.why_not == "bytes unknown" for e in found)  # compiled mm: FLOPs but no bytes
+    r = roofs(report.results, report.peak_gbps, report.compute_peaks_tflops)
+    assert r.bandwidth_gbps == report.peak_gbps and r.compute[0].tflops == report.compute_peaks_tflops["fp32"]
+    assert r.attainable(r.ridge / 10) == pytest.approx(r.ridge / 10 * r.bandwidth_gbps / 1000)
+    assert r.attainable(r.ridge * 10) == pytest.approx(r.peak_tflops)
+    gpu = recorded("matmul_gelu")  # recorded before FLOPs were counted: nothing placed, nothing guessed
+    assert not any(e.placed for e in entries(gpu.results))
+
+
+# -- pinned baseline ------------------------------------------------------------------------------
+
+
+def test_a_pin_round_trips_without_generated_source() -> None:
+    c = measurement("modes", "compiled")
+    record = pin_record([c])
+    json.dumps(record)
+    back = read_pin(record)[0]
+    assert back.compile.generated_source == {} and c.compile.generated_source
+    assert dataclasses.replace(back, compile=c.compile) == c
+    with pytest.raises(ValueError):
+        read_pin([{"chain": 3}])
+
+
+def test_deltas_against_the_pin_are_noise_aware_and_only_between_alike_results() -> None:
+    e = measurement("modes", "eager")
+    same = baseline_line([e], [e]).plain
+    assert "eager: device no change" in same and "kernels" not in same
+    fused = dataclasses.replace(e, kernels_per_call=1.0, device_time_us=e.device_time_us * 0.6)
+    line = baseline_line([e], [fused]).plain
+    assert "kernels 2 -> 1" in line and "device -40% better" in line
+    slower = dataclasses.replace(e, device_time_us=e.device_time_us * 1.5)
+    assert delta_cell(pin_deltas([e], [slower]), e.size, "eager").plain == "+50%"
+    noisy = with_spread(slower, (e.device_time_us * 0.5, e.device_time_us * 2.5), (e.wall_time_us,) * 2)
+    assert delta_cell(pin_deltas([e], [noisy]), e.size, "eager").plain == "≈"
+    bf16 = dataclasses.replace(e, dtype="bf16")
+    assert pin_deltas([e], [bf16]) == [] and "nothing measured alike" in baseline_line([e], [bf16]).plain
+
+
+def test_pins_and_grad_persist_in_the_workspace_and_follow_renames() -> None:
+    w = ws.Workspace.default()
+    w.settings.grad = True
+    w.pins[w.chain.name] = pin_record([measurement("modes", "eager")])
+    w.rename("fused")
+    assert list(w.pins) == ["fused"]
+    back, fixed = ws.Workspace.from_data(json.loads(w.to_json()))
+    assert not fixed and back.settings.grad and read_pin(back.pins["fused"])[0].mode == "eager"
+    back.delete()
+    assert back.pins == {}
+    junk, _ = ws.Workspace.from_data({"chains": [{"name": "x", "text": "a"}], "pins": {"x": "no", "y": []}})
+    assert junk.pins == {}
+    mixed, fixed = ws.Workspace.from_data({"settings": {"grad": "yes", "modes": "static+dynamic"}})
+    assert not mixed.settings.grad and "grad" in fixed
+    assert mixed.settings.request_modes() == ["compiled", "dynamic"]
+    mixed.settings.compile_mode = "dynamic"
+    assert mixed.settings.request_modes() == ["compiled", "dynamic"]

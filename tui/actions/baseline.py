@@ -1,0 +1,112 @@
+"""Baseline actions: pin the current chain's result, unpin it, compare the result with its pin.
+
+The pin lives in the workspace (one per chain, by name); the kernel pane's headline and the sweep
+show every later result of the chain against it (``tui.baseline_view``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from probes.baseline import Delta
+from probes.protocol import Measurement
+from probes.summary import format_size
+from tui.baseline_view import baseline_line, pin_deltas, pin_record, read_pin
+
+if TYPE_CHECKING:
+    from tui.app import KernelTuiApp as _App
+else:
+    _App = object
+
+
+class BaselineActions(_App):
+    _pin_cache: tuple[int, list[Measurement]] | None = None
+
+    def current_results(self) -> list[Measurement]:
+        """The current chain's fresh results as set now: every mode at N, and its sweep."""
+        session = self.session
+        focus = session.focus_view(time.monotonic())
+        found = {(m.mode, m.size): m for v in focus.modes if v.fresh and (m := v.measurement) is not None}
+        sweep = session.sweep
+        if sweep is not None and sweep.covers(session.chain, session.target(), session.modes(), ()):
+            for m in sweep.measurements():
+                found.setdefault((m.mode, m.size), m)
+        return list(found.values())
+
+    def pinned(self) -> list[Measurement] | None:
+        """The current chain's pin (None: not pinned; a pin that cannot be read is dropped, said)."""
+        name = self.workspace.chain.name
+        record = self.workspace.pins.get(name)
+        if record is None:
+            return None
+        if self._pin_cache is not None and self._pin_cache[0] == id(record):
+            return self._pin_cache[1]
+        try:
+            pinned = read_pin(record)
+        except ValueError as exc:
+            del self.workspace.pins[name]
+            self.schedule_save()
+            self.message(f"the pin of {name} could not be read ({exc}): dropped", "yellow")
+            return None
+        self._pin_cache = (id(record), pinned)
+        return pinned
+
+    def baseline_text(self) -> Text | None:
+        """The headline's deltas against the pin (None when the chain has none)."""
+        pinned = self.pinned()
+        if not pinned:
+            return None
+        current = [m for m in self.current_results() if m.size == self.workspace.settings.focus_size]
+        if not current:
+            return Text("vs pin: waiting for this text's results", style="dim magenta")
+        return baseline_line(pinned, current)
+
+    def sweep_deltas(self) -> list[Delta]:
+        pinned = self.pinned()
+        sweep = self.session.sweep
+        return pin_deltas(pinned, sweep.measurements()) if pinned and sweep is not None else []
+
+    def action_pin(self) -> None:
+        results = self.current_results()
+        name = self.workspace.chain.name
+        if not results:
+            self.message("nothing measured for this text yet: nothing to pin", "yellow")
+            return
+        self.workspace.pins[name] = pin_record(results)
+        self.schedule_save()
+        sizes = sorted({m.size for m in results})
+        self.message(f"pinned {name}: {len(results)} results ({', '.join(format_size(n) for n in sizes[:5])}); "
+                     "later results show their deltas, u unpins", "green")  # fmt: skip
+        self.render_panes()
+
+    def action_unpin(self) -> None:
+        name = self.workspace.chain.name
+        if self.workspace.pins.pop(name, None) is None:
+            self.message(f"{name} has no pin (p pins the result on screen)")
+            return
+        self.schedule_save()
+        self.message(f"unpinned {name}")
+        self.render_panes()
+
+    def action_compare_pin(self) -> None:
+        """The pinned result (left) and the current one (right), in the last mode shown, at N."""
+        from tui.screens.compare import CompareScreen, Side, side_label  # noqa: PLC0415 (off start-up)
+
+        pinned = self.pinned()
+        if not pinned:
+            self.message("this chain has no pin: p pins the result on screen", "yellow")
+            return
+        s = self.workspace.settings
+        mode = s.request_modes()[-1]
+        now = self.session.cached(self.session.text, mode)
+        same = [m for m in pinned if m.mode == mode and m.size == s.focus_size]
+        base = next((m for m in same if now is None or (m.dtype, m.grad) == (now.dtype, now.grad)), None)
+        if base is None:
+            self.message(f"the pin has no {mode} result at N={format_size(s.focus_size)} ({s.dtype})", "yellow")
+            return
+        left = Side("pin: " + side_label(base.chain, base, mode), base, pending=False)
+        right = Side("now: " + side_label(self.session.text, now, mode), now, pending=False)
+        self.push_screen(CompareScreen(left, right, f"compare · {self.workspace.chain.name}: pinned vs now ({mode})"))

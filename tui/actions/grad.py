@@ -1,0 +1,23 @@
+"""The grad setting: measure forward + backward, or the forward pass alone.
+
+A setting like the dtype: it persists in the workspace, and changing it re-measures what no longer
+matches (the session keys its cache by it, so switching back shows the earlier rows at once).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tui.app import KernelTuiApp as _App
+else:
+    _App = object
+
+
+class GradActions(_App):
+    def action_toggle_grad(self) -> None:
+        self.set_grad(not self.workspace.settings.grad)
+
+    def set_grad(self, on: bool) -> None:
+        self.workspace.settings.grad = on
+        self.settings_changed("grad: forward + backward" if on else "grad: forward only")

@@ -1,0 +1,119 @@
+"""The roofline view: the chart, and every kernel of the current chain in a table under it.
+
+The table's cursor (up/down) picks the kernel highlighted on the chart; kernels without a place
+(FLOPs or bytes unknown) are listed with why, never plotted. The app hands the screen the
+measurements on screen whenever they change, so it follows edits and re-measures while open.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from probes.protocol import Measurement
+from probes.summary import format_size
+from tui.widgets.cells import display_name, fit_kernel, plain
+from tui.widgets.passes import SHORT
+from tui.widgets.roofline import RooflineChart, marker
+from tui.widgets.roofline_points import Entry, Roofs, bound, entries, format_flops, pct_of_roof
+from tui.widgets.sweep_pane import MODE_STYLES
+from tui.widgets.tables import fill_table
+
+NAME_WIDTH = 34
+
+
+def entry_cells(e: Entry, r: Roofs, name_width: int) -> list[Text]:
+    style = MODE_STYLES.get(e.mode, "")
+    cells = [
+        Text(marker(e) if e.placed else " ", style=style),
+        Text(e.mode, style=style),
+        Text(SHORT.get(e.row.pass_ or "", ""), style="cyan" if e.row.pass_ == "backward" else ""),
+        Text(fit_kernel(display_name(e.row), name_width)),
+    ]
+    if e.row.flops is None:
+        return [*cells, Text(e.why_not or "", style="dim italic")]
+    share = pct_of_roof(e, r)
+    return [
+        *cells,
+        Text(format_flops(e.row.flops), justify="right"),
+        Text(f"{e.intensity:.3g}" if e.intensity is not None else "-", justify="right"),
+        Text(f"{e.tflops:.3g}" if e.tflops is not None else "-", justify="right"),
+        Text(f"{share:.0f}%" if share is not None else "-", justify="right"),
+        Text(bound(e, r) if e.placed else e.why_not or "", style="" if e.placed else "dim italic"),
+    ]
+
+
+class RooflineScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    RooflineScreen { align: center middle; background: $background 60%; }
+    RooflineScreen #roofline {
+        width: 98%; max-width: 160; height: 96%; border: round $accent; background: $panel; padding: 0 1;
+    }
+    RooflineScreen #roofline-title { text-style: bold; }
+    RooflineScreen #roofline-table { height: auto; max-height: 40%; background: $surface; }
+    """
+    BINDINGS = [Binding("escape,q,f", "dismiss", "Close")]
+
+    def __init__(self, title: str, measurements: list[Measurement], roofs: Roofs) -> None:
+        super().__init__()
+        self.title_text = title
+        self.entries = entries(measurements)
+        self.roofs = roofs
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="roofline"):
+            yield Static(id="roofline-title")
+            yield RooflineChart(id="roofline-chart")
+            yield DataTable(id="roofline-table", cursor_type="row", zebra_stripes=False)
+            yield Static(id="roofline-note", classes="dialog-hint")
+            yield Static("↑↓: pick a kernel · escape: close · y: FLOP/s · x: FLOP per byte moved",
+                         classes="dialog-hint")  # fmt: skip
+
+    def on_mount(self) -> None:
+        self.draw()
+        self.query_one(DataTable).focus()
+
+    def show(self, title: str, measurements: list[Measurement], roofs: Roofs) -> None:
+        """New measurements (an edit, a re-measure): redraw, keeping the cursor's row."""
+        self.title_text, self.entries, self.roofs = title, entries(measurements), roofs
+        if self.is_mounted:
+            self.draw()
+
+    def draw(self) -> None:
+        self.query_one("#roofline-title", Static).update(plain(self.title_text, "bold"))
+        chart = self.query_one(RooflineChart)
+        chart.set_data(self.entries, self.roofs)
+        width = self.query_one("#roofline").content_size.width or 76
+        name_width = max(12, min(NAME_WIDTH, width - 66))
+        columns = ["", "mode", "pass", "kernel", Text("FLOPs", justify="right"), Text("FLOP/B", justify="right"),
+                   Text("TFLOP/s", justify="right"), Text("of roof", justify="right"), "bound"]  # fmt: skip
+        rows = [entry_cells(e, self.roofs, name_width) for e in self.entries]
+        if not rows:
+            rows = [[Text(""), Text("no kernels measured yet", style="dim italic")]]
+        fill_table(self.query_one(DataTable), columns, rows)
+        self.query_one("#roofline-note", Static).update(self.note())
+        chart.selected = self.query_one(DataTable).cursor_row if self.entries else None
+
+    def note(self) -> Text:
+        placed = sum(e.placed for e in self.entries)
+        unknown = len(self.entries) - placed
+        text = Text(f"{placed} of {len(self.entries)} kernels placed")
+        if unknown:
+            text.append(f"; {unknown} not placed: their FLOPs or bytes are unknown (never guessed)", style="dim")
+        return text
+
+    @on(DataTable.RowHighlighted)
+    def _picked(self, event: DataTable.RowHighlighted) -> None:
+        self.query_one(RooflineChart).selected = event.cursor_row if self.entries else None
+
+
+def roofline_title(chain: str, measurements: list[Measurement], stale: str | None) -> str:
+    first = next((line.strip() for line in chain.splitlines() if line.strip()), chain)
+    m = measurements[0] if measurements else None
+    where = f" · N={format_size(m.size)} · {m.dtype} · {m.device}" if m else ""
+    return f"roofline · {first}{where}" + (f" · STALE: {stale}" if stale else "")

@@ -1,0 +1,122 @@
+"""How spread and noise reach the screen: times with their ±, noisy figures marked, ratios stated
+only as far as their interval allows.
+
+Pure functions over protocol Measurements (no widget state), shared by the kernel pane, the sweep,
+the kernel detail, the compare screen and the demo. The figures themselves come from
+``probes.summary`` (``spread``, ``ratio``: a ratio's interval is the one the two spreads allow);
+this module only says them: a ratio whose interval straddles 1 reads "no clear difference", never
+as a speedup, and a noisy figure carries a ``~`` and the reasons in plain words.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rich.text import Text
+
+from probes.protocol import KernelRow, Measurement
+from probes.summary import Ratio, format_time_us, ratio, spread
+from tui.widgets.cells import plain
+
+NOISY_SPREAD = 0.10
+"""An interquartile range wider than this fraction of the median makes a figure noisy (as the
+engine's ``noisy`` flag counts it)."""
+NOISY_MARK = "~"
+NOISY_STYLE = "yellow"
+UNCLEAR = "no clear difference"
+
+
+def relative_spread(value: float, iqr: list[float] | None) -> float | None:
+    """(p75 - p25) / median, or None when the figure has no spread (an older recording)."""
+    if not iqr or len(iqr) != 2 or value <= 0:
+        return None
+    return (max(iqr[1], value) - min(iqr[0], value)) / value
+
+
+def plus_minus(value: float, iqr: list[float] | None) -> str:
+    """``±3%`` (half the interquartile range, relative), or "" without a spread."""
+    rel = relative_spread(value, iqr)
+    if rel is None:
+        return ""
+    half = rel / 2
+    return f"±{half:.0%}" if half >= 0.005 else "±<1%"
+
+
+def time_text(m: Measurement, which: Literal["wall", "device"], *, wide: bool = True) -> Text:
+    """``174 µs ±3%`` (``wide``) or ``174 µs``; a figure whose spread is wide is marked ``~``."""
+    p25, median, p75 = spread(m, which)
+    iqr = [p25, p75] if p75 > p25 else None
+    rel = relative_spread(median, iqr)
+    noisy = rel is not None and rel > NOISY_SPREAD
+    text = Text(format_time_us(median), style=NOISY_STYLE if noisy else "")
+    if wide and iqr:
+        text.append(f" {plus_minus(median, iqr)}", style=NOISY_STYLE if noisy else "dim")
+    if noisy:
+        text.append(NOISY_MARK, style=f"bold {NOISY_STYLE}")
+    return text
+
+
+def range_text(value: float, iqr: list[float] | None) -> str:
+    """``170 µs - 181 µs (p25-p75)``, for the detail views."""
+    if not iqr or len(iqr) != 2:
+        return "no spread recorded"
+    return f"{format_time_us(iqr[0])} - {format_time_us(iqr[1])} (p25-p75)"
+
+
+def kernel_is_noisy(row: KernelRow) -> bool:
+    rel = relative_spread(row.device_time_us, row.device_time_us_iqr)
+    return rel is not None and rel > NOISY_SPREAD
+
+
+MAX_REASONS = 1
+
+
+def noise_reasons(measurements: list[Measurement]) -> list[str]:
+    """Why the figures shown are noisy, each reason once (several modes often share one), a busy
+    machine first: it explains the rest."""
+    found = dict.fromkeys(reason for m in measurements if m.noisy for reason in m.noise_reasons)
+    return sorted(found, key=lambda reason: "busy" not in reason)
+
+
+def noise_line(measurements: list[Measurement]) -> Text | None:
+    """``~ noisy (eager, compiled): machine busy: 2 of 2 cores loaded; ...`` or None."""
+    noisy = [m for m in measurements if m.noisy]
+    if not noisy:
+        return None
+    line = Text(f"{NOISY_MARK} noisy", style=f"bold {NOISY_STYLE}")
+    line.append(f" ({', '.join(dict.fromkeys(m.mode for m in noisy))})", style=NOISY_STYLE)
+    reasons = noise_reasons(noisy)
+    said = "; ".join(reasons[:MAX_REASONS]) if reasons else "the spread between reps is wide"
+    more = f" (+{len(reasons) - MAX_REASONS} more: enter on a row)" if len(reasons) > MAX_REASONS else ""
+    line.append_text(plain(f": {said}{more}", NOISY_STYLE))
+    return line
+
+
+def ratio_text(found: Ratio | None, what: str = "", *, short: bool = False) -> Text:
+    """A ratio as far as its interval allows: ``1.68x`` (green above 1, red below), with the
+    interval when it is wide; "no clear difference" (``≈ same`` when ``short``) when it straddles 1."""
+    label = f"{what} " if what else ""
+    if found is None:
+        return Text("")
+    if found.verdict == "unclear":
+        if short:
+            return Text("≈ same", style="dim yellow")
+        return Text(f"{label}{UNCLEAR} ({found.low:.2f}-{found.high:.2f}x)", style="yellow")
+    style = "green" if found.verdict == "faster" else "red"
+    text = Text(f"{label}{found.value:.2f}x", style=style)
+    if not short and found.high - found.low > 0.1 * found.value:
+        text.append(f" ({found.low:.2f}-{found.high:.2f}x)", style="dim")
+    return text
+
+
+def cost_text(base: Measurement, other: Measurement, which: Literal["wall", "device"]) -> Text:
+    """How ``other`` compares with ``base`` in plain words: ``1.24x slower``, ``1.10x faster``, or
+    "no clear difference" (e.g. a dynamic-shape compile against the static one)."""
+    found = ratio(other, base, which)  # other / base: above 1, other takes longer
+    if found is None:
+        return Text("")
+    if found.verdict == "unclear":
+        return Text(f"{UNCLEAR} ({found.low:.2f}-{found.high:.2f}x the time)", style="yellow")
+    if found.verdict == "faster":
+        return Text(f"{found.value:.2f}x slower", style="red")
+    return Text(f"{1 / found.value:.2f}x faster", style="green")
