@@ -369,11 +369,11 @@ def main(argv: list[str] | None = None) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     worker = Worker(protocol_out, heartbeat_s=args.heartbeat_s)
-    WATCH.limit_s = args.stuck_s
-    WATCH.on_unstoppable = worker.die_stuck
     threading.Thread(target=worker.read_requests, args=(sys.stdin,), name="reader", daemon=True).start()
     threading.Thread(target=worker.beat, name="heartbeat", daemon=True).start()
     _initialise_device()
+    WATCH.limit_s = args.stuck_s  # after the first meta run: its lazy imports are not a chain's Python
+    WATCH.on_unstoppable = worker.die_stuck
     worker.emit(worker.ready())
     # torch's hundreds of thousands of long-lived objects would make every full collection (the
     # engine runs one after each size) cost ~0.1 s; frozen, they are skipped.

@@ -196,7 +196,6 @@ async def test_one_worker_ends_each_case_and_measures_the_next_chain(tmp_path: P
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(strict=True, reason="probes/cli.py (engine helper): --from prints report fields as Rich markup, raw")
 def test_a_hostile_report_is_printed_inert(tmp_path: Path) -> None:
     """A report from someone else (``--from``) whose fields carry escape sequences and markup:
     printed as text, in one piece, never obeyed or parsed."""
