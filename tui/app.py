@@ -21,13 +21,15 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, TextArea
 
-from tui import commands, workspace as ws
+from tui import commands
 from tui.actions.chains import ChainActions
 from tui.actions.compare import CompareActions
 from tui.actions.exports import ExportActions
 from tui.actions.settings import SettingsActions
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
+from probes.safe_text import inert_line
 from tui.debug_log import log_error
+from tui.screens.dialogs import ChoiceDialog
 from tui.session import Cancel, Effect, LiveSession, Notice, Send, Timing, WakeAt
 from tui.widgets.editor import ChainEditor, ChainErrorLine, EditorStatus
 from tui.widgets.kernel_pane import KernelPane
@@ -35,8 +37,16 @@ from tui.widgets.op_chain_pane import OpChainPane
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.sweep_pane import SweepPane, SweepPaneState
 from tui.widgets.workbench import Workbench, is_compact
+from tui.workspace_file import WorkspaceFile, open_workspace
 
 AUTOSAVE_S = 1.0
+
+
+def unsaved_dialog(store: WorkspaceFile) -> ChoiceDialog:
+    why = store.read_only or "the last save failed"
+    return ChoiceDialog(f"Your edits cannot be saved to {inert_line(str(store.path))} ({inert_line(why)}).",
+                        [("c", "Save a copy and quit"), ("q", "Quit without saving"), ("escape", "Stay")],
+                        id="unsaved-dialog")  # fmt: skip
 
 
 class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions, App[int]):
@@ -53,8 +63,8 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
                  reps: int | None = None, export_dir: Path | None = None, frozen: bool = False,
                  highlight: bool | None = None, timing: Timing | None = None, autosave: bool = True) -> None:  # fmt: skip
         super().__init__()
-        self.workspace_path = workspace_path or ws.default_path()
-        self.workspace, self._startup_warning = ws.load(self.workspace_path)
+        self.store = open_workspace(workspace_path)  # WorkspaceRefused: the caller says why and exits
+        self.workspace = self.store.workspace
         s = self.workspace.settings
         if chain is not None:
             self.workspace.select_text(chain)
@@ -72,6 +82,8 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
         self.messages: list[tuple[str, str]] = []
         """Every status-bar message (the newest last), for the record and for tests."""
         self.last_export: Path | None = None
+        self.unsaved = False
+        """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
         self._wake: Timer | None = None
         self._save_timer: Timer | None = None
         self._quitting = False
@@ -96,9 +108,9 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
         self.call_after_refresh(self._first_frame)
 
     def _first_frame(self) -> None:
-        if self._startup_warning:
-            self.message(self._startup_warning, "yellow")
-            self.notify(self._startup_warning, severity="warning", timeout=8)
+        for notice in self.store.notices:
+            self.message(notice, "yellow")
+            self.notify(notice, severity="warning", timeout=10)
         self.render_panes()
 
     # -- events in, effects out -------------------------------------------------------------------
@@ -293,8 +305,26 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
         super().exit(*args, **kwargs)  # type: ignore[arg-type]
 
     async def action_quit(self) -> None:
+        if self.screen.id == "unsaved-dialog":
+            self.unsaved = False  # asked to quit again while asked about the edits: quit
+        if self.unsaved and not self.save_workspace() and self.autosave:
+            self.push_screen(unsaved_dialog(self.store), self._quit_answered)
+            return
         await self.shutdown()
         self.exit(0)
+
+    async def _quit_answered(self, answer: str | None) -> None:
+        if answer == "c":
+            try:
+                where = self.store.save_copy()
+            except OSError as exc:
+                self.message(f"no copy could be saved: {exc.strerror or exc}", "bold red")
+                return
+            self.unsaved = False
+            self.message(f"saved a copy as {where}", "green")
+        if answer in ("c", "q"):
+            self.unsaved = False
+            await self.action_quit()
 
     async def action_quit_key(self) -> None:
         await self.action_quit()
@@ -305,6 +335,7 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
             return
         self._quitting = True
         self.save_workspace()
+        self.store.release()
         await self.bridge.close()
 
     async def on_unmount(self) -> None:
@@ -313,20 +344,25 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
     # -- workspace -------------------------------------------------------------------------------
 
     def schedule_save(self) -> None:
-        if not self.autosave:
+        self.unsaved = True
+        if not self.autosave or self.store.read_only:
             return
         if self._save_timer is not None:
             self._save_timer.stop()
         self._save_timer = self.set_timer(AUTOSAVE_S, self.save_workspace)
 
-    def save_workspace(self) -> None:
-        if not self.autosave:
-            return
+    def save_workspace(self) -> bool:
+        """Write the workspace if it may be written; True when nothing is left unsaved."""
+        if not self.autosave or self.store.read_only:
+            return not self.unsaved
         try:
-            ws.save(self.workspace, self.workspace_path)
+            self.store.save()
         except OSError as exc:
-            log_error(self, f"saving the workspace to {self.workspace_path}", exc)
-            self.message(f"could not save the workspace to {self.workspace_path}: {exc.strerror or exc}", "bold red")
+            log_error(self, f"saving the workspace to {self.store.path}", exc)
+            self.message(f"could not save the workspace to {self.store.path}: {exc.strerror or exc}", "bold red")
+            return False
+        self.unsaved = False
+        return True
 
     # -- devices ---------------------------------------------------------------------------------
 

@@ -215,6 +215,22 @@ async def test_quit_closes_the_worker(make_app) -> None:
     assert process.returncode is not None  # quitting waited for the worker to go (briefly)
 
 
+async def test_quitting_mid_request_does_not_wait_for_the_worker(make_app) -> None:
+    """A worker busy with a request (a compile, a sweep) is killed at once: no grace to wait out."""
+    import time
+
+    from tui_helpers import replay_command
+
+    app = make_app(worker_command=replay_command(delay=2.0))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.session.running() and app.bridge.client.state == "busy", what="busy")
+        process = app.bridge.client._process
+        started = time.monotonic()
+        await pilot.press("ctrl+q")
+    assert process.returncode is not None
+    assert time.monotonic() - started < 1.0  # the replayed result alone takes 2 s
+
+
 async def test_ctrl_q_quits_from_the_editor(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:

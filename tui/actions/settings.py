@@ -155,7 +155,8 @@ class SettingsActions(_App):
     def settings_text(self) -> str:
         s = self.workspace.settings
         reps = "auto" if s.reps is None else str(s.reps)
-        return f"{s.describe_modes()} · {s.dtype} · N={format_size(s.focus_size)} · reps {reps}"
+        text = f"{s.describe_modes()} · {s.dtype} · N={format_size(s.focus_size)} · reps {reps}"
+        return text + (" · read-only" if self.store.read_only else "")
 
     def setting_choices(self) -> Iterable[SystemCommand]:
         from textual.app import SystemCommand  # noqa: PLC0415

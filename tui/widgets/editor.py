@@ -81,8 +81,10 @@ class ChainEditor(TextArea):
 
     def _start_highlighting(self) -> None:
         if python_highlighting_available():
+            selection = self.selection  # setting the language reloads the document: keep the cursor
             self.language = "python"
             self.theme = "monokai"
+            self.selection = selection
             self.highlighted = True
 
     def move_to_end(self) -> None:
@@ -116,14 +118,27 @@ class ChainEditor(TextArea):
             event.prevent_default()
             (screen.focused or screen).post_message(events.Key(event.key, event.character))
             return
-        if event.is_printable or event.key == "enter":
-            return  # TextArea inserts it
-        active = self.app.active_bindings.get(event.key)
-        if active is None or not active.enabled or active.binding.priority:
+        key = event.key
+        if key.startswith("alt+") and event.character and len(key) == 5:
+            # Escape and a key in one burst read as alt+key: it was escape, then that key.
+            event.stop()
+            event.prevent_default()
+            await self._run_binding("escape")
+            self.app.screen.focused.post_message(events.Key(key[4:], event.character))
             return
-        event.stop()
-        event.prevent_default()
+        if event.is_printable or key == "enter":
+            return  # TextArea inserts it
+        if await self._run_binding(key):
+            event.stop()
+            event.prevent_default()
+
+    async def _run_binding(self, key: str) -> bool:
+        """Run what ``key`` is bound to where the editor is, now; False if it is bound to nothing."""
+        active = self.app.active_bindings.get(key)
+        if active is None or not active.enabled or active.binding.priority:
+            return False
         await self.app.run_action(active.binding.action, active.node)
+        return True
 
 
 class ChainErrorLine(Static):
