@@ -98,7 +98,8 @@ class DemoApp(App[int]):
                 self.device = next((n for n in names if n.startswith("cuda")), None)
             if self.device not in names:
                 if self.device is not None:
-                    self.notify(f"device {self.device} is not available here; using {ready.default_device}", severity="warning")
+                    self.notify(f"device {self.device} is not available here; using {ready.default_device}",
+                                severity="warning", markup=False)  # fmt: skip
                 self.device = ready.default_device
             label = next((d.label for d in ready.devices if d.name == self.device), self.device)
             self.device_label = f"{label} · torch {ready.torch_version}"

@@ -68,6 +68,9 @@ class Timing:
     """Eager runs this long after the last edit: enough to coalesce a burst of keys."""
     compile_delay_s: float = 0.5
     """Compiled modes run once the text has been stable this long (a compile cannot be stopped)."""
+    compile_delay_max_s: float = 2.0
+    """The delay doubles (up to this) each time typing resumes while a compile of an older text runs:
+    that compile was wasted, and the eager rows of the new text had to wait for it."""
     stale_grace_s: float = 0.35
     """Rows of the previous text stay undimmed this long while the new ones are on their way."""
 
@@ -237,6 +240,8 @@ class LiveSession:
         self.why_stale = "the chain was edited"
         self.warmed = False
         self.warmup: str | None = None
+        self.compile_delay = self.timing.compile_delay_s
+        """The current wait before compiling (see ``Timing.compile_delay_max_s``)."""
         self._ids = itertools.count(1)
         self._set_text(text)
 
@@ -264,17 +269,20 @@ class LiveSession:
 
     # -- events --------------------------------------------------------------------------------
 
-    def edit(self, text: str, now: float) -> list[Effect]:
-        """The editor's text changed."""
+    def edit(self, text: str, now: float, *, hold: str | None = None) -> list[Effect]:
+        """The editor's text changed; ``hold``: run nothing for it until confirmed (see ``hold()``)."""
         before = self.chain
         self._set_text(text)
         if self.chain == before and self.text.strip():
             return self._plan(now)  # whitespace only: same chain, same results
         self.changed_at = now
+        if any(run.kind == "focus" and not run.cancelled and run.chain != self.chain and
+               any(mode != "eager" for mode in run.request.modes) for run in self.runs.values()):  # fmt: skip
+            self.compile_delay = min(self.timing.compile_delay_max_s, self.compile_delay * 2)
         self.eager_due = now + self.timing.eager_delay_s
-        self.compiled_due = now + self.timing.compile_delay_s
+        self.compiled_due = now + self.compile_delay
         self.why_stale = "the chain was edited" if self.parse_error is None else "the chain has an error"
-        self.held = None
+        self.held = hold
         self.failed = {key: f for key, f in self.failed.items() if key[0] == self.chain}  # coming back retries
         self._sync_shown()
         return self._cancel_outdated() + self._plan(now)
@@ -399,7 +407,7 @@ class LiveSession:
             if self.parse_error is None and coming and within_grace and not errors:
                 updating = True
             else:
-                stale = "the chain has an error" if self.parse_error is not None else self.why_stale
+                stale = "the chain has an error" if self.parse_error is not None else self.held or self.why_stale
         busy = any(key in self.pending for key in keys.values())
         return FocusView(self.settings.focus_size, tuple(views), stale, updating, errors, busy, self.held)
 
@@ -603,6 +611,8 @@ class LiveSession:
                 del self.pending[key]
         effects: list[Effect] = []
         current = run.chain == self.chain and run.target == self.target() and run.kind != "other"
+        if current and not run.cancelled and any(mode != "eager" for mode in run.request.modes):
+            self.compile_delay = max(self.timing.compile_delay_s, self.compile_delay * 0.8)  # a compile that counted
         if current and not run.cancelled and not run.failures and not self.running():
             what = "sweep" if run.kind == "sweep" else "profile"
             effects.append(Notice(f"{what} done", "green", elapsed_s=now - run.started))

@@ -57,9 +57,9 @@ async def test_a_paste_is_one_edit(make_app) -> None:
         edits: list[str] = []
         original = app.session.edit
 
-        def spy(text: str, now: float):  # noqa: ANN202
+        def spy(text: str, now: float, **kwargs: object):  # noqa: ANN202
             edits.append(text)
-            return original(text, now)
+            return original(text, now, **kwargs)
 
         app.session.edit = spy
         editor = app.query_one(ChainEditor)

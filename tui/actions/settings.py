@@ -175,3 +175,19 @@ class SettingsActions(_App):
         for view in VIEWS:
             yield SystemCommand(f"View: {view}", f"show the {view} pane (narrow screens)", lambda v=view: self.show_view(v),
                                 discover=False)  # fmt: skip
+
+    def devices(self) -> list[str]:
+        ready = self.session.ready
+        return [d.name for d in ready.devices] if ready else []
+
+    def device_label(self) -> str:
+        name = self.session.device
+        ready = self.session.ready
+        for d in ready.devices if ready else []:
+            if d.name == name:
+                return d.label if d.label.lower().startswith(name.split(":")[0]) else f"{d.label} ({name})"
+        return name or ""
+
+    def peak_gbps(self) -> float | None:
+        ready = self.session.ready
+        return next((d.peak_gbps for d in ready.devices if d.name == self.session.device), None) if ready else None

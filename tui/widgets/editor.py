@@ -9,6 +9,7 @@ keys still queued behind it go where the focus now is.
 
 Highlighting needs tree-sitter and its Python grammar (``textual[syntax]``); without them the
 editor works the same, uncoloured. A paste is one edit; the cursor starts at the end of the text.
+Control characters (from a workspace file or a paste) show as escapes: the terminal never gets them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from textual.reactive import reactive
 from textual.widgets import Static, TextArea
 
 from probes.protocol import ChainErrorInfo
+from probes.safe_text import inert
 from tui.commands import bindings
 from tui.widgets.cells import plain
 
@@ -60,7 +62,7 @@ class ChainEditor(TextArea):
 
     def __init__(self, text: str = "", *, highlight: bool | None = None, id: str | None = None) -> None:
         super().__init__(
-            text,
+            inert(text),
             theme="css",
             soft_wrap=False,
             tab_behavior="focus",
@@ -92,10 +94,14 @@ class ChainEditor(TextArea):
         self.move_cursor((last, len(self.document.get_line(last))))
 
     def set_text(self, text: str) -> None:
-        """Replace the text (another chain opened), the cursor at the end."""
-        self._loading = text
-        self.load_text(text)
+        """Replace the text (another chain opened), the cursor at the end; control characters are
+        shown as escapes (``\\x1b``), never sent to the terminal."""
+        self._loading = inert(text)
+        self.load_text(self._loading)
         self.move_to_end()
+
+    def _on_paste(self, event: events.Paste) -> None:
+        event.text = inert(event.text)  # TextArea inserts it next, as one edit
 
     def watch_status(self, status: EditorStatus | None) -> None:
         if status is not None:
