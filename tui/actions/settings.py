@@ -6,7 +6,7 @@ re-measures what no longer matches (the rows on screen are marked stale meanwhil
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from probes.protocol import DTYPES
@@ -35,20 +35,17 @@ def check_reps(value: str) -> str | None:
     return None if 1 <= reps <= 10_000 else "reps must be between 1 and 10000"
 
 
-def check_sizes(value: str) -> str | None:
-    try:
-        parse_sizes(value)
-    except ValueError as exc:
-        return str(exc)
-    return None
+def parse_check(parse: Callable[[str], object]) -> Callable[[str], str | None]:
+    """A dialog check from a parser: its ValueError's message, or None when the text parses."""
 
+    def check(value: str) -> str | None:
+        try:
+            parse(value)
+        except ValueError as exc:
+            return str(exc)
+        return None
 
-def check_size(value: str) -> str | None:
-    try:
-        parse_size(value)
-    except ValueError as exc:
-        return str(exc)
-    return None
+    return check
 
 
 def next_in(choices: tuple[str, ...] | list[str], current: str) -> str:
@@ -101,7 +98,7 @@ class SettingsActions(_App):
                 self.settings_changed("sweep sizes: " + ", ".join(format_size(n) for n in s.sizes))
 
         self.push_screen(InputDialog("Sweep sizes", "Comma-separated sizes N (1e6, 1_000_000 and 1M all work):",
-                                     ",".join(format_size(n) for n in s.sizes), check_sizes, id="sizes-dialog"), done)  # fmt: skip
+                                     ",".join(format_size(n) for n in s.sizes), parse_check(parse_sizes), id="sizes-dialog"), done)  # fmt: skip
 
     def action_set_focus_size(self) -> None:
         s = self.workspace.settings
@@ -112,7 +109,7 @@ class SettingsActions(_App):
                 self.settings_changed(f"N: {format_size(s.focus_size)}")
 
         self.push_screen(InputDialog("Size N", "The size measured on every edit:", format_size(s.focus_size),
-                                     check_size, id="size-dialog"), done)  # fmt: skip
+                                     parse_check(parse_size), id="size-dialog"), done)  # fmt: skip
 
     def action_set_reps(self) -> None:
         s = self.workspace.settings
