@@ -15,7 +15,7 @@ The rules:
   reason once the grace period is over (so rows do not flicker while new ones are on their way);
 - a sweep measures every size x mode on demand; its rows also feed the focus size;
 - ``hold()`` keeps the loop from running anything (a chain from a workspace file that has not been
-  confirmed, or after Stop) until the next edit, settings change or ``run_now()``.
+  confirmed, or after Stop) until the next edit, ``run_now()`` or sweep.
 """
 
 from __future__ import annotations
@@ -291,8 +291,7 @@ class LiveSession:
         """A setting changed: what no longer matches is re-measured (or marked stale)."""
         self.changed_at = self.eager_due = now
         self.compiled_due = max(now, self.compiled_due)  # still typing: compiled waits for the pause
-        self.why_stale = f"{what} changed"
-        self.held = None
+        self.why_stale = f"{what} changed"  # a hold stays: a setting is no confirmation of the chain
         self._sync_shown()
         return self._cancel_outdated() + self._plan(now)
 
@@ -322,7 +321,7 @@ class LiveSession:
         self.warmup = None
 
     def hold(self, reason: str) -> None:
-        """Run nothing until the next edit, settings change or ``run_now()``."""
+        """Run nothing until the next edit, ``run_now()`` or sweep (the views say ``reason``)."""
         self.held = reason
 
     def tick(self, now: float) -> list[Effect]:

@@ -200,6 +200,8 @@ def test_a_held_chain_waits_for_run_now() -> None:
     session.hold("from the workspace file: ctrl+r runs it")
     assert sends(session.worker_ready(ready(), 0.0)) == []
     assert session.focus_view(0.0).held.startswith("from the workspace file")
+    session.settings.dtype = "bf16"
+    assert sends(session.settings_changed("dtype", 0.5)) == []  # a setting is no confirmation
     assert len(sends(session.run_now(1.0))) == 1
 
 
