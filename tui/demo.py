@@ -20,7 +20,8 @@ from probes.protocol import Measurement, MeasurementResult, ProfileRequest, Prog
 from probes.summary import format_size
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
-from tui.session import FocusView, ModeView, Run, SweepResults, SweepView, Target, normalize
+from tui.runs import Run, SweepResults, Target, normalize
+from tui.views import FocusView, ModeView, SweepView
 from tui.widgets.cells import plain
 from tui.widgets.kernel_pane import KernelPane
 from tui.widgets.sweep_pane import SweepPane, SweepPaneState

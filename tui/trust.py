@@ -15,7 +15,7 @@ from pathlib import Path
 
 from probes.state_files import user_state_dir, write_private_file
 from tui.debug_log import log_error
-from tui.session import normalize
+from tui.runs import normalize
 from tui.workspace import SEED_CHAINS
 
 TRUST_FILE = "trusted_chains.json"

@@ -73,7 +73,7 @@ async def test_a_chain_from_the_workspace_file_waits_for_ctrl_r(tmp_path: Path, 
         await pilot.press("ctrl+q")
     again = make_app(workspace_path=path, chain=None)  # it ran here once: it runs by itself now
     async with again.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: again.session.running() or again.session.failed, what="a run by itself")
+        await wait_for(pilot, lambda: again.session.running() or again.session.book.failed, what="a run by itself")
         await pilot.press("ctrl+q")
 
 

@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Static
 from probes.protocol import MODES, KernelRow, Measurement
 from probes.summary import format_bytes, format_size, format_time_us, format_transfers, headline, mode_label
 from tui.commands import bindings
-from tui.session import FocusView, ModeView
+from tui.views import FocusView, ModeView
 from tui.widgets.cells import (
     CELL_PADDING,
     display_name,

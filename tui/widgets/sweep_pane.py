@@ -18,7 +18,8 @@ from textual.widgets import DataTable, Static
 
 from probes.protocol import COMPILED_MODES, MODES, Measurement
 from probes.summary import comparisons, crossover, format_gbps, format_size, format_time_us, mode_label
-from tui.session import SweepResults, SweepView
+from tui.runs import SweepResults
+from tui.views import SweepView
 from tui.widgets.cells import gbps_cell, pct, plain, speedup_cell
 from tui.widgets.pane import Pane
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, time_label
