@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -58,19 +60,23 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
     chain = args.chain.replace("\\n", "\n").replace(";", "\n") if args.chain is not None else None
 
     from tui.app import KernelTuiApp  # noqa: PLC0415 (textual only for the app)
+    from tui.workspace_file import WorkspaceRefused  # noqa: PLC0415
 
-    return KernelTuiApp(
-        chain=chain,
-        worker_command=command,
-        workspace_path=args.workspace,
-        device=args.device,
-        sizes=sizes,
-        dtype=args.dtype,
-        modes=args.modes,
-        focus_size=focus,
-        reps=args.reps,
-        export_dir=args.export_dir,
-    )
+    try:
+        return KernelTuiApp(
+            chain=chain,
+            worker_command=command,
+            workspace_path=args.workspace,
+            device=args.device,
+            sizes=sizes,
+            dtype=args.dtype,
+            modes=args.modes,
+            focus_size=focus,
+            reps=args.reps,
+            export_dir=args.export_dir,
+        )
+    except WorkspaceRefused as exc:
+        parser.exit(2, f"kernel-tui: {exc}\n")
 
 
 def build_demo_parser() -> argparse.ArgumentParser:
@@ -133,5 +139,16 @@ def main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
+def run() -> None:
+    """The ``kernel-tui`` command: ``main()``, then exit without the interpreter's teardown of
+    textual, rich and asyncio (a tenth of a second or more): the terminal is restored and the worker
+    stopped already, so the prompt comes back at once."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError):  # a closed pipe (kernel-tui profile ... | head)
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

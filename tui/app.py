@@ -21,29 +21,34 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, TextArea
 
-from tui import commands, workspace as ws
+from tui import commands
 from tui.actions.baseline import BaselineActions
 from tui.actions.chains import ChainActions
 from tui.actions.compare import CompareActions
 from tui.actions.exports import ExportActions
 from tui.actions.grad import GradActions
+from tui.actions.lifecycle import LifecycleActions
 from tui.actions.roofline import RooflineActions
 from tui.actions.settings import SettingsActions
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
+from probes.protocol import ProfileRequest
+from probes.safe_text import inert
 from tui.debug_log import log_error
 from tui.session import Cancel, Effect, LiveSession, Notice, Send, Timing, WakeAt
+from tui.trust import TrustedChains
 from tui.widgets.editor import ChainEditor, ChainErrorLine, EditorStatus
 from tui.widgets.kernel_pane import KernelPane
 from tui.widgets.op_chain_pane import OpChainPane
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.sweep_pane import SweepPane, SweepPaneState
 from tui.widgets.workbench import Workbench, is_compact
+from tui.workspace_file import open_workspace
 
-AUTOSAVE_S = 1.0
+UNCONFIRMED = "this chain comes from the workspace file and has not run here yet: ctrl+r runs it"
 
 
-class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions, GradActions, BaselineActions,
-                   RooflineActions, App[int]):  # fmt: skip
+class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActions, ExportActions, GradActions,
+                   BaselineActions, RooflineActions, App[int]):  # fmt: skip
     """The live kernel profiler."""
 
     CSS_PATH = "app.tcss"
@@ -57,11 +62,13 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
                  reps: int | None = None, export_dir: Path | None = None, frozen: bool = False,
                  highlight: bool | None = None, timing: Timing | None = None, autosave: bool = True) -> None:  # fmt: skip
         super().__init__()
-        self.workspace_path = workspace_path or ws.default_path()
-        self.workspace, self._startup_warning = ws.load(self.workspace_path)
+        self.store = open_workspace(workspace_path)  # WorkspaceRefused: the caller says why and exits
+        self.workspace = self.store.workspace
+        self.trust = TrustedChains()
         s = self.workspace.settings
         if chain is not None:
             self.workspace.select_text(chain)
+            self.trust.add(chain)  # given on the command line: confirmed
         for name, value in (("device", device), ("sizes", sizes), ("dtype", dtype), ("modes", modes),
                             ("focus_size", focus_size), ("reps", reps)):  # fmt: skip
             if value is not None:
@@ -71,11 +78,15 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
         """Tests and snapshots: no clock in the status bar, no cursor blink, no elapsed times."""
         self.highlight = highlight
         self.autosave = autosave
-        self.session = LiveSession(s, self.workspace.chain.text, timing=timing)
+        self.session = LiveSession(s, inert(self.workspace.chain.text), timing=timing)
+        if not self.trust.knows(self.workspace.chain.text):
+            self.session.hold(UNCONFIRMED)
         self.bridge = WorkerBridge(self, worker_command)
         self.messages: list[tuple[str, str]] = []
         """Every status-bar message (the newest last), for the record and for tests."""
         self.last_export: Path | None = None
+        self.unsaved = False
+        """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
         self._wake: Timer | None = None
         self._save_timer: Timer | None = None
         self._quitting = False
@@ -100,9 +111,11 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
         self.call_after_refresh(self._first_frame)
 
     def _first_frame(self) -> None:
-        if self._startup_warning:
-            self.message(self._startup_warning, "yellow")
-            self.notify(self._startup_warning, severity="warning", timeout=8)
+        for notice in self.store.notices:
+            self.message(notice, "yellow")
+            self.notify(notice, severity="warning", timeout=10, markup=False)
+        if self.session.held:
+            self.message(self.session.held, "yellow")
         self.render_panes()
 
     # -- events in, effects out -------------------------------------------------------------------
@@ -113,13 +126,16 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
             return
         for effect in effects:
             if isinstance(effect, Send):
+                if isinstance(effect.request, ProfileRequest):
+                    self.trust.add(effect.request.chain)  # it ran here: next time it runs by itself
                 self.bridge.send(effect.request)
             elif isinstance(effect, Cancel):
                 self.bridge.cancel(effect.request_id)
             elif isinstance(effect, WakeAt):
                 if self._wake is not None:
                     self._wake.stop()
-                self._wake = self.set_timer(max(0.0, effect.when - time.monotonic()), self._woken)
+                # Never a 0 s timer: Textual divides by the interval when the loop runs late.
+                self._wake = self.set_timer(max(0.001, effect.when - time.monotonic()), self._woken)
             elif isinstance(effect, Notice):
                 took = f" in {effect.elapsed_s:.1f} s" if effect.elapsed_s is not None and not self.frozen else ""
                 self.message(effect.text + took, effect.style)
@@ -132,11 +148,16 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
     @on(ChainEditor.Edited)
     def _edited(self, event: ChainEditor.Edited) -> None:
         chain = self.workspace.chain
-        if event.text != chain.text:
+        hold = None
+        if event.loaded:  # another chain opened: its text as read, unless it is not confirmed yet
+            hold = None if self.trust.knows(chain.text) else UNCONFIRMED
+        elif event.text != chain.text:
             chain.text = event.text
             self.schedule_save()
             self.show_chains()
-        self.apply(self.session.edit(event.text, time.monotonic()))
+        self.apply(self.session.edit(event.text, time.monotonic(), hold=hold))
+        if hold:
+            self.message(hold, "yellow")
 
     @on(WorkerEvent)
     def _worker_event(self, event: WorkerEvent) -> None:
@@ -289,66 +310,3 @@ class KernelTuiApp(SettingsActions, ChainActions, CompareActions, ExportActions,
 
     def action_help_key(self) -> None:
         self.action_help()
-
-    @property
-    def closing(self) -> bool:
-        """Not running (starting, quitting or exiting): the panes may not be there, nothing is drawn."""
-        return self._quitting or self._exiting or not self.is_running
-
-    def exit(self, *args: object, **kwargs: object) -> None:
-        self._exiting = True
-        super().exit(*args, **kwargs)  # type: ignore[arg-type]
-
-    async def action_quit(self) -> None:
-        await self.shutdown()
-        self.exit(0)
-
-    async def action_quit_key(self) -> None:
-        await self.action_quit()
-
-    async def shutdown(self) -> None:
-        """Save, then stop the worker (never waiting for it more than a fraction of a second)."""
-        if self._quitting:
-            return
-        self._quitting = True
-        self.save_workspace()
-        await self.bridge.close()
-
-    async def on_unmount(self) -> None:
-        await self.shutdown()
-
-    # -- workspace -------------------------------------------------------------------------------
-
-    def schedule_save(self) -> None:
-        if not self.autosave:
-            return
-        if self._save_timer is not None:
-            self._save_timer.stop()
-        self._save_timer = self.set_timer(AUTOSAVE_S, self.save_workspace)
-
-    def save_workspace(self) -> None:
-        if not self.autosave:
-            return
-        try:
-            ws.save(self.workspace, self.workspace_path)
-        except OSError as exc:
-            log_error(self, f"saving the workspace to {self.workspace_path}", exc)
-            self.message(f"could not save the workspace to {self.workspace_path}: {exc.strerror or exc}", "bold red")
-
-    # -- devices ---------------------------------------------------------------------------------
-
-    def devices(self) -> list[str]:
-        ready = self.session.ready
-        return [d.name for d in ready.devices] if ready else []
-
-    def device_label(self) -> str:
-        name = self.session.device
-        ready = self.session.ready
-        for d in ready.devices if ready else []:
-            if d.name == name:
-                return d.label if d.label.lower().startswith(name.split(":")[0]) else f"{d.label} ({name})"
-        return name or ""
-
-    def peak_gbps(self) -> float | None:
-        ready = self.session.ready
-        return next((d.peak_gbps for d in ready.devices if d.name == self.session.device), None) if ready else None

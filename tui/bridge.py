@@ -138,15 +138,19 @@ class WorkerBridge:
             self.host.run_worker(self.client.cancel(request_id), group="cancel", exit_on_error=False)
 
     async def close(self) -> None:
-        """Stop the worker within about ``close_grace_s``: ask, then kill. Never raises."""
+        """Stop the worker within about ``close_grace_s``: ask an idle one to exit, then kill it; kill one
+        that is busy or still starting at once. Never raises."""
         if self.closing:
             return
         self.closing = True
         for stream in [*self._streams.values(), self._starter]:
             if stream is not None:
                 stream.cancel()  # before the client closes: a stream that saw the worker end would restart it
+        busy = self.client.state != "ready"  # importing torch, compiling, sweeping: it would not stop in time
+        if busy:
+            await self.client.kill_worker()
         closing = asyncio.ensure_future(self.client.close())
-        done, _ = await asyncio.wait({closing}, timeout=self.close_grace_s)
+        done, _ = await asyncio.wait({closing}, timeout=0.1 if busy else self.close_grace_s)
         if not done:
             await self.client.kill_worker()
             await asyncio.wait({closing}, timeout=0.1)

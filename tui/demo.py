@@ -20,7 +20,8 @@ from probes.protocol import Measurement, MeasurementResult, ProfileRequest, Prog
 from probes.summary import format_size
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
-from tui.session import FocusView, ModeView, Run, SweepResults, SweepView, Target, normalize
+from tui.runs import Run, SweepResults, Target, normalize
+from tui.views import FocusView, ModeView, SweepView
 from tui.widgets.cells import plain
 from tui.widgets.kernel_pane import KernelPane
 from tui.widgets.sweep_pane import SweepPane, SweepPaneState
@@ -98,7 +99,8 @@ class DemoApp(App[int]):
                 self.device = next((n for n in names if n.startswith("cuda")), None)
             if self.device not in names:
                 if self.device is not None:
-                    self.notify(f"device {self.device} is not available here; using {ready.default_device}", severity="warning")
+                    self.notify(f"device {self.device} is not available here; using {ready.default_device}",
+                                severity="warning", markup=False)  # fmt: skip
                 self.device = ready.default_device
             label = next((d.label for d in ready.devices if d.name == self.device), self.device)
             self.device_label = f"{label} · torch {ready.torch_version}"

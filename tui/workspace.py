@@ -1,17 +1,14 @@
 """The workspace: the user's op chains and settings, saved as JSON and restored at the next start.
 
 The default file is ``workspace.json`` in the user's state directory (``KERNEL_TUI_STATE_DIR``
-overrides it); ``kernel-tui --workspace FILE`` opens another. Files are written atomically with
-mode 0600 (``probes.state_files.write_private_file``), so a crash mid-save keeps the previous one,
-and a file that cannot be read is set aside (``.bad``) rather than overwritten silently.
-No torch, no textual.
+overrides it); ``kernel-tui --workspace FILE`` opens another. How a file is opened, locked and
+kept from harm is ``tui.workspace_file``'s job. No torch, no textual.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -197,16 +194,33 @@ class Workspace:
 
     @classmethod
     def from_data(cls, data: Any) -> tuple[Workspace, list[str]]:
+        """The workspace in ``data`` and what of it could not be taken as it is (a file written by a
+        newer version, unknown fields, values repaired, entries dropped): saving over such a file
+        would lose those, so the caller opens it read-only or copies it aside first."""
         if not isinstance(data, dict):
             raise ValueError("not a workspace object")
+        problems = []
+        version = data.get("version", VERSION)
+        if not isinstance(version, int) or version > VERSION:
+            problems.append(f"written by a newer kernel-tui (version {version!r}, this one reads {VERSION})")
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(str(k) for k in data if k not in fields)
         chains = []
         for item in data.get("chains") or []:
             if isinstance(item, dict) and isinstance(item.get("text", ""), str):
                 chains.append(Chain(str(item.get("name") or "chain")[:40], item.get("text", "")))
+                unknown += sorted(f"chains[].{k}" for k in item if k not in ("name", "text"))
+            else:
+                problems.append("a chain that is not a name and a text")
         names = {f.name for f in dataclasses.fields(Settings)}
         raw = data.get("settings") if isinstance(data.get("settings"), dict) else {}
+        unknown += sorted(f"settings.{k}" for k in raw if k not in names)
         settings = Settings(**{k: v for k, v in raw.items() if k in names})
         fixed = settings.sanitize()
+        if fixed:
+            problems.append(f"repaired settings: {', '.join(fixed)}")
+        if unknown:
+            problems.append(f"unknown fields: {', '.join(dict.fromkeys(unknown))}")
         current = data.get("current", 0)
         workspace = cls(chains=chains, current=current if isinstance(current, int) else 0, settings=settings)
         if not workspace.chains:
@@ -216,37 +230,15 @@ class Workspace:
         if isinstance(pins, dict):
             names = {c.name for c in workspace.chains}
             workspace.pins = {k: v for k, v in pins.items() if k in names and isinstance(v, list)}
-        return workspace, fixed
+            if len(workspace.pins) != len(pins):
+                problems.append("pins of chains that are not in the file")
+        elif pins is not None:
+            problems.append("pins that are not a table of chains")
+        return workspace, problems
 
 
 def default_path() -> Path:
     return user_state_dir() / WORKSPACE_FILE
-
-
-def load(path: Path) -> tuple[Workspace, str | None]:
-    """The workspace at ``path`` (the seed one when there is none) and a warning, if any.
-
-    A file that cannot be parsed is renamed ``<name>.bad`` so that the next save does not destroy
-    what the user may want back, and the seed workspace is returned with a warning.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return Workspace.default(), None
-    except OSError as exc:
-        return Workspace.default(), f"could not read the workspace {path}: {exc.strerror or exc}"
-    try:
-        workspace, fixed = Workspace.from_data(json.loads(text))
-    except (ValueError, TypeError) as exc:
-        backup = path.with_name(path.name + ".bad")
-        try:
-            os.replace(path, backup)
-            where = f"; kept as {backup}"
-        except OSError:
-            where = ""
-        return Workspace.default(), f"the workspace {path} was unreadable ({exc}){where}"
-    warning = f"repaired settings in the workspace: {', '.join(fixed)}" if fixed else None
-    return workspace, warning
 
 
 def save(workspace: Workspace, path: Path) -> None:

@@ -10,7 +10,7 @@ from tui_helpers import recorded
 
 from probes.protocol import KernelRow, OpNode, ProfileRequest
 from tui.commands import COMMANDS, LETTER_ACTIONS, bindings, commands
-from tui.session import Run, SweepResults, Target
+from tui.runs import Run, SweepResults, Target
 from tui.widgets.cells import display_name, fit, fit_kernel, flex_width, plain, share_width
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, size_label, time_label
 from tui.widgets.kernel_pane import kernel_table, needed_width

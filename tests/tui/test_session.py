@@ -86,6 +86,23 @@ def test_an_edit_runs_eager_at_once_and_compiled_after_a_pause() -> None:
     assert all(v.fresh for v in session.focus_view(1.9).modes)
 
 
+def test_typing_over_a_compile_makes_the_next_compile_wait_longer() -> None:
+    session, first = started()
+    answer(session, first, 0.1)
+    session.edit("a * b", 1.0)
+    [eager] = sends(session.tick(1.03))
+    answer(session, eager, 1.1)
+    [compiled] = sends(session.tick(1.5))
+    assert compiled.modes == ["compiled"]
+    session.edit("a * c", 1.6)  # typing again while that compile runs: it was wasted
+    assert session.compile_delay == 2 * TIMING.compile_delay_s
+    answer(session, sends(session.tick(1.7))[0], 1.75)
+    assert sends(session.tick(1.6 + TIMING.compile_delay_s)) == []  # not yet
+    [late] = sends(session.tick(1.6 + session.compile_delay))
+    answer(session, late, 3.0)
+    assert TIMING.compile_delay_s <= session.compile_delay < 2 * TIMING.compile_delay_s  # it counted: shorter again
+
+
 def test_a_burst_of_keys_sends_one_request_for_the_last_text() -> None:
     session, first = started()
     answer(session, first, 0.1)
@@ -183,6 +200,8 @@ def test_a_held_chain_waits_for_run_now() -> None:
     session.hold("from the workspace file: ctrl+r runs it")
     assert sends(session.worker_ready(ready(), 0.0)) == []
     assert session.focus_view(0.0).held.startswith("from the workspace file")
+    session.settings.dtype = "bf16"
+    assert sends(session.settings_changed("dtype", 0.5)) == []  # a setting is no confirmation
     assert len(sends(session.run_now(1.0))) == 1
 
 

@@ -240,7 +240,7 @@ async def test_stop_cancels_the_running_request_and_holds(make_app) -> None:
     app = make_app(worker_command=replay_command(delay=0.5))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.session.running(), what="running")
-        run = next(iter(app.session.runs.values()))
+        run = next(iter(app.session.book.runs.values()))
         await pilot.press("escape", "x")
         await wait_for(pilot, lambda: run.cancelled and not app.session.running(), what="cancelled")
         assert "cancelled" in app.query_one(StatusBar).info.message
@@ -551,8 +551,8 @@ async def test_a_compiled_run_that_ran_eager_says_so(make_app) -> None:
     async with app.run_test(size=(160, 50)) as pilot:
         await started(pilot, app)
         key = app.session.focus_keys()["compiled"]
-        compiled = app.session.cache[key]
-        app.session.cache[key] = dataclasses.replace(compiled, ran_compiled=False, fallback_reason="recompile limit reached")
+        compiled = app.session.book.cache[key]
+        app.session.book.cache[key] = dataclasses.replace(compiled, ran_compiled=False, fallback_reason="recompile limit reached")
         app.render_panes()
         await wait_for(pilot, lambda: "recompile limit" in str(app.query_one("#mode-note-compiled").render()), what="note")
         assert "ran eager, not compiled: recompile limit reached" in str(app.query_one("#mode-note-compiled").render())

@@ -66,7 +66,7 @@ def test_chain_and_settings_from_the_command_line(monkeypatch: pytest.MonkeyPatc
     s = app.workspace.settings
     assert app.workspace.chain.text == "x * 2"
     assert (s.device, s.sizes, s.dtype, s.modes, s.focus_size, s.reps) == ("cpu", [1000, 1_000_000], "bf16", "eager", 10_000, 30)
-    assert app.workspace_path == tmp_path / "w.json"
+    assert app.store.path == tmp_path / "w.json"
     assert app.bridge.client.command == ["ssh", "gpu-box", "python", "-m", "probes.worker"]
 
 
@@ -100,23 +100,27 @@ def test_bad_arguments_are_one_line_errors(argv: list[str], message: str, capsys
 
 def test_the_chain_argument_is_selected_not_duplicated(tmp_path: Path) -> None:
     from tui import workspace as ws
+    from tui.workspace_file import open_workspace
 
     path = tmp_path / "w.json"
     w = ws.Workspace.default()
     ws.save(w, path)
-    loaded, warning = ws.load(path)
-    assert warning is None
-    index = loaded.select_text("(a+b).relu()")
-    assert loaded.chains[index].name == "add_relu" and len(loaded.chains) == len(w.chains)
-    index = loaded.select_text("a - b")
-    assert loaded.chains[index].name == "cli" and len(loaded.chains) == len(w.chains) + 1
+    loaded = open_workspace(path)
+    assert loaded.notices == []
+    index = loaded.workspace.select_text("(a+b).relu()")
+    assert loaded.workspace.chains[index].name == "add_relu" and len(loaded.workspace.chains) == len(w.chains)
+    index = loaded.workspace.select_text("a - b")
+    assert loaded.workspace.chains[index].name == "cli" and len(loaded.workspace.chains) == len(w.chains) + 1
+    loaded.release()
 
 
-def test_workspace_repairs_bad_settings(tmp_path: Path) -> None:
-    from tui import workspace as ws
+def test_bad_settings_are_repaired_in_a_read_only_session(tmp_path: Path) -> None:
+    from tui.workspace_file import open_workspace
 
     path = tmp_path / "w.json"
     path.write_text(json.dumps({"chains": [{"name": "x", "text": "a"}], "settings": {"dtype": "fp8", "sizes": [], "reps": -1}}))
-    loaded, warning = ws.load(path)
-    assert loaded.settings.dtype == "fp32" and loaded.settings.sizes and loaded.settings.reps is None
-    assert warning and "dtype" in warning
+    loaded = open_workspace(path)
+    s = loaded.workspace.settings
+    assert s.dtype == "fp32" and s.sizes and s.reps is None
+    assert loaded.read_only and "dtype" in loaded.read_only  # saving would lose 'fp8': the file is left as it is
+    loaded.release()

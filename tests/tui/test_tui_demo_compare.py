@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui_helpers import SEED_CHAIN, focus_done, recorded, replay_command, wait_for
+from tui_helpers import SEED_CHAIN, focus_done, recorded, replay_command, settle, wait_for
 
 from probes.summary import comparisons, crossover, format_size, format_time_us, format_transfers
 from tui.demo import DemoApp
@@ -100,8 +100,7 @@ def test_demo_compiled_step_snapshot(snap_compare) -> None:
             await wait_for(pilot, lambda: step_done(app), what="step")
             await pilot.press("space")
         await wait_for(pilot, lambda: step_done(app), what="compiled step")
-        for _ in range(3):
-            await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
 
@@ -113,7 +112,6 @@ def test_compare_screen_snapshot(snap_compare, make_app) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("escape", "o")
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.right.measurement is not None)
-        for _ in range(3):
-            await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)

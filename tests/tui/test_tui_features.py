@@ -71,7 +71,7 @@ async def test_grad_toggle_measures_both_passes_and_persists(make_app, tmp_path)
         assert "FLOPs/call" in facts and "machine busy" in facts  # why the call is noisy, in words
         await pilot.press("escape")
         app.save_workspace()
-        assert json.loads(app.workspace_path.read_text())["settings"]["grad"] is True
+        assert json.loads(app.store.path.read_text())["settings"]["grad"] is True
         await pilot.press("b")
         assert app.messages[-1][0] == "grad: forward only"
         await wait_for(pilot, lambda: settled(app), what="forward-only: not recorded")
@@ -127,7 +127,7 @@ async def test_pin_shows_deltas_persists_compares_and_unpins(make_app) -> None:
         head = headline(app)
         assert "kernels 2 -> 1" in head and "better" in head and "5N -> 3N" in head
         app.save_workspace()
-        pins = json.loads(app.workspace_path.read_text())["pins"]
+        pins = json.loads(app.store.path.read_text())["pins"]
         assert [m["chain"] for m in pins["add_relu"]] == ["(a + b).relu()", "(a + b).relu()"]
         await pilot.press("escape", "w")
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), what="compare with the pin")

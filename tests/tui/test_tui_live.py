@@ -129,7 +129,7 @@ async def test_typing_sends_eager_for_the_last_text_and_cancels_the_older_ones(m
             chain = getattr(request, "chain", "")
             sent.append((request.id, chain, tuple(getattr(request, "modes", ()))))
             if chain:  # whatever still runs for another text was cancelled before this one went out
-                others = [r for r in app.session.runs.values() if r.request.id != request.id and r.request.chain != chain]
+                others = [r for r in app.session.book.runs.values() if r.request.id != request.id and r.request.chain != chain]
                 overlapping.extend(r.request.id for r in others if not r.cancelled)
             return send(request, reply_to)
 
@@ -165,7 +165,7 @@ async def test_newer_run_cancels_the_running_one(make_app) -> None:
 
         app.bridge.client.cancel = spy
         await wait_for(pilot, lambda: app.session.running(), what="a running request")
-        first = next(iter(app.session.runs.values()))
+        first = next(iter(app.session.book.runs.values()))
         await pilot.press("escape")
         await pilot.press("s")  # the sweep replaces the running focus run
         await wait_for(pilot, lambda: cancelled, what="a cancel")
@@ -181,7 +181,7 @@ async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app) -> No
     app = make_app(worker_command=replay_command(delay=1.0))
     async with app.run_test(size=(120, 40)) as pilot:
         # Kill it while a request is in flight (the worker has sent its first progress event).
-        await wait_for(pilot, lambda: any(r.progress for r in app.session.runs.values()), what="a running request")
+        await wait_for(pilot, lambda: any(r.progress for r in app.session.book.runs.values()), what="a running request")
         client = app.bridge.client
         pid = client.pid
         await client.kill_worker()
@@ -213,6 +213,22 @@ async def test_quit_closes_the_worker(make_app) -> None:
         assert process is not None and process.returncode is None
         await pilot.press("escape", "q")
     assert process.returncode is not None  # quitting waited for the worker to go (briefly)
+
+
+async def test_quitting_mid_request_does_not_wait_for_the_worker(make_app) -> None:
+    """A worker busy with a request (a compile, a sweep) is killed at once: no grace to wait out."""
+    import time
+
+    from tui_helpers import replay_command
+
+    app = make_app(worker_command=replay_command(delay=2.0))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.session.running() and app.bridge.client.state == "busy", what="busy")
+        process = app.bridge.client._process
+        started = time.monotonic()
+        await pilot.press("ctrl+q")
+    assert process.returncode is not None
+    assert time.monotonic() - started < 1.0  # the replayed result alone takes 2 s
 
 
 async def test_ctrl_q_quits_from_the_editor(make_app) -> None:

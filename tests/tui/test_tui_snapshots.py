@@ -8,16 +8,9 @@ with ``pytest tests/tui/test_tui_snapshots.py --snapshot-update`` and look at th
 from __future__ import annotations
 
 import pytest
-from tui_helpers import focus_done, sweep_done, wait_for
+from tui_helpers import focus_done, settle, sweep_done, wait_for
 
 SIZES = [(80, 24), (160, 50)]
-
-
-async def settle(pilot) -> None:  # noqa: ANN001
-    """Let the last re-layout and re-render (after the final event) land before the picture: each
-    pause waits until every pending message has been handled."""
-    for _ in range(3):
-        await pilot.pause()
 
 
 def ids(size: tuple[int, int]) -> str:

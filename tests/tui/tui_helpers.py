@@ -66,6 +66,22 @@ async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 20.0, 
     await pilot.pause()
 
 
+async def settle(pilot, timeout: float = 10.0) -> None:  # noqa: ANN001
+    """Wait until the screen stops changing (two pictures in a row the same): the last re-layout
+    and re-render after the final event have landed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    await pilot.pause()
+    last = pilot.app.export_screenshot()
+    while loop.time() < deadline:
+        await pilot.pause(0.05)
+        now = pilot.app.export_screenshot()
+        if now == last:
+            return
+        last = now
+    raise AssertionError("the screen kept changing")
+
+
 def focus_view(app):  # noqa: ANN001, ANN201
     return app.session.focus_view(time.monotonic())
 

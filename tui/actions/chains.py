@@ -65,7 +65,7 @@ class ChainActions(_App):
                 self.render_panes()
                 self.message(f"renamed to {name}")
 
-        self.push_screen(InputDialog("Rename chain", "A name for this chain:", self.workspace.chain.name,
+        self.push_screen(InputDialog("Rename chain", "A name for this chain:", inert_line(self.workspace.chain.name),
                                      lambda v: None if v.strip() else "the name cannot be empty", id="rename-dialog"),
                          done)  # fmt: skip
 

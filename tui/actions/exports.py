@@ -25,7 +25,6 @@ class ExportActions(_App):
         results = self.session.shown_measurements()
         if not results and kind != "svg":
             self.message("nothing to export yet: no results", "yellow")
-            self.notify("nothing to export yet", severity="warning")
             return None
         try:
             if kind == "json":
@@ -48,7 +47,6 @@ class ExportActions(_App):
             return None
         self.last_export = path
         self.message(f"saved {path}", "green")
-        self.notify(str(path), title=f"exported {kind}", timeout=6)
         return path
 
     def action_export_json(self) -> None:

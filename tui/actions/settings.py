@@ -6,7 +6,7 @@ re-measures what no longer matches (the rows on screen are marked stale meanwhil
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from probes.protocol import DTYPES
@@ -35,20 +35,17 @@ def check_reps(value: str) -> str | None:
     return None if 1 <= reps <= 10_000 else "reps must be between 1 and 10000"
 
 
-def check_sizes(value: str) -> str | None:
-    try:
-        parse_sizes(value)
-    except ValueError as exc:
-        return str(exc)
-    return None
+def parse_check(parse: Callable[[str], object]) -> Callable[[str], str | None]:
+    """A dialog check from a parser: its ValueError's message, or None when the text parses."""
 
+    def check(value: str) -> str | None:
+        try:
+            parse(value)
+        except ValueError as exc:
+            return str(exc)
+        return None
 
-def check_size(value: str) -> str | None:
-    try:
-        parse_size(value)
-    except ValueError as exc:
-        return str(exc)
-    return None
+    return check
 
 
 def next_in(choices: tuple[str, ...] | list[str], current: str) -> str:
@@ -101,7 +98,7 @@ class SettingsActions(_App):
                 self.settings_changed("sweep sizes: " + ", ".join(format_size(n) for n in s.sizes))
 
         self.push_screen(InputDialog("Sweep sizes", "Comma-separated sizes N (1e6, 1_000_000 and 1M all work):",
-                                     ",".join(format_size(n) for n in s.sizes), check_sizes, id="sizes-dialog"), done)  # fmt: skip
+                                     ",".join(format_size(n) for n in s.sizes), parse_check(parse_sizes), id="sizes-dialog"), done)  # fmt: skip
 
     def action_set_focus_size(self) -> None:
         s = self.workspace.settings
@@ -112,7 +109,7 @@ class SettingsActions(_App):
                 self.settings_changed(f"N: {format_size(s.focus_size)}")
 
         self.push_screen(InputDialog("Size N", "The size measured on every edit:", format_size(s.focus_size),
-                                     check_size, id="size-dialog"), done)  # fmt: skip
+                                     parse_check(parse_size), id="size-dialog"), done)  # fmt: skip
 
     def action_set_reps(self) -> None:
         s = self.workspace.settings
@@ -155,7 +152,8 @@ class SettingsActions(_App):
     def settings_text(self) -> str:
         s = self.workspace.settings
         reps = "auto" if s.reps is None else str(s.reps)
-        return f"{s.describe_modes()} · {s.dtype} · N={format_size(s.focus_size)} · reps {reps}"
+        text = f"{s.describe_modes()} · {s.dtype} · N={format_size(s.focus_size)} · reps {reps}"
+        return text + (" · read-only" if self.store.read_only else "")
 
     def setting_choices(self) -> Iterable[SystemCommand]:
         from textual.app import SystemCommand  # noqa: PLC0415
@@ -174,3 +172,19 @@ class SettingsActions(_App):
         for view in VIEWS:
             yield SystemCommand(f"View: {view}", f"show the {view} pane (narrow screens)", lambda v=view: self.show_view(v),
                                 discover=False)  # fmt: skip
+
+    def devices(self) -> list[str]:
+        ready = self.session.ready
+        return [d.name for d in ready.devices] if ready else []
+
+    def device_label(self) -> str:
+        name = self.session.device
+        ready = self.session.ready
+        for d in ready.devices if ready else []:
+            if d.name == name:
+                return d.label if d.label.lower().startswith(name.split(":")[0]) else f"{d.label} ({name})"
+        return name or ""
+
+    def peak_gbps(self) -> float | None:
+        ready = self.session.ready
+        return next((d.peak_gbps for d in ready.devices if d.name == self.session.device), None) if ready else None

@@ -1,10 +1,11 @@
-"""Small modal dialogs: a one-line input with validation (sizes, reps, rename) and a yes/no."""
+"""Small modal dialogs: a one-line input with validation (sizes, reps, rename), a yes/no, a choice."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual import on
+from rich.text import Text
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -66,7 +67,7 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.question, classes="dialog-prompt")
+            yield Static(Text(self.question), classes="dialog-prompt")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Yes (y)", id="yes", variant="error")
                 yield Button("No (n)", id="no", variant="primary")
@@ -80,3 +81,37 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class ChoiceDialog(ModalScreen[str | None]):
+    """A question with a few answers, each a button with its own key; escape answers None."""
+
+    BINDINGS = [Binding("escape", "answer(None)", "Cancel")]
+
+    def __init__(self, question: str, choices: list[tuple[str, str]], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.question = question
+        self.choices = choices
+        """(key, label): the key answers it."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(self.question), classes="dialog-prompt")
+            with Horizontal(classes="dialog-buttons"):
+                for key, label in self.choices:
+                    yield Button(f"{label} ({key})", id=f"choice-{key}")
+
+    def on_mount(self) -> None:
+        self.query_one(Button).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        if any(event.key == key for key, _ in self.choices):
+            event.stop()
+            self.dismiss(event.key)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss((event.button.id or "").removeprefix("choice-"))
+
+    def action_answer(self, answer: str | None) -> None:
+        self.dismiss(answer)

@@ -173,18 +173,15 @@ class LogChart(Widget):
                 markers[(dot_x(lx) // 2, dot_y(ly) // 4)] = (s.marker, s.style)
 
         text = Text(no_wrap=True, overflow="crop")
-        # Legend.
-        legend = Text(" " * margin)
-        for s in self.series:
-            legend.append("━━ ", style=s.style)
-            legend.append(f"{s.label}  ")
-        for h in self.hlines:
-            legend.append("╌╌ ", style=h.style)
-            legend.append(f"{h.label}  ")
+        # Legend: whole entries only (one that does not fit is left out, never cut).
+        entries = [Text.assemble(("━━ ", s.style), f"{s.label}  ") for s in self.series]
+        entries += [Text.assemble(("╌╌ ", h.style), f"{h.label}  ") for h in self.hlines]
         if self.vmark is not None:
-            legend.append("┆ ", style="yellow")
-            legend.append(self.vmark[1])
-        legend.truncate(width, overflow="ellipsis")
+            entries.append(Text.assemble(("┆ ", "yellow"), self.vmark[1]))
+        legend = Text(" " * margin)
+        for entry in entries:
+            if legend.cell_len + entry.cell_len <= width:
+                legend.append_text(entry)
         text.append_text(legend)
         text.append("\n")
         tick_rows = {}

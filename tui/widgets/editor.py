@@ -9,6 +9,7 @@ keys still queued behind it go where the focus now is.
 
 Highlighting needs tree-sitter and its Python grammar (``textual[syntax]``); without them the
 editor works the same, uncoloured. A paste is one edit; the cursor starts at the end of the text.
+Control characters (from a workspace file or a paste) show as escapes: the terminal never gets them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from textual.reactive import reactive
 from textual.widgets import Static, TextArea
 
 from probes.protocol import ChainErrorInfo
+from probes.safe_text import inert
 from tui.commands import bindings
 from tui.widgets.cells import plain
 
@@ -60,7 +62,7 @@ class ChainEditor(TextArea):
 
     def __init__(self, text: str = "", *, highlight: bool | None = None, id: str | None = None) -> None:
         super().__init__(
-            text,
+            inert(text),
             theme="css",
             soft_wrap=False,
             tab_behavior="focus",
@@ -81,8 +83,10 @@ class ChainEditor(TextArea):
 
     def _start_highlighting(self) -> None:
         if python_highlighting_available():
+            selection = self.selection  # setting the language reloads the document: keep the cursor
             self.language = "python"
             self.theme = "monokai"
+            self.selection = selection
             self.highlighted = True
 
     def move_to_end(self) -> None:
@@ -90,10 +94,14 @@ class ChainEditor(TextArea):
         self.move_cursor((last, len(self.document.get_line(last))))
 
     def set_text(self, text: str) -> None:
-        """Replace the text (another chain opened), the cursor at the end."""
-        self._loading = text
-        self.load_text(text)
+        """Replace the text (another chain opened), the cursor at the end; control characters are
+        shown as escapes (``\\x1b``), never sent to the terminal."""
+        self._loading = inert(text)
+        self.load_text(self._loading)
         self.move_to_end()
+
+    def _on_paste(self, event: events.Paste) -> None:
+        event.text = inert(event.text)  # TextArea inserts it next, as one edit
 
     def watch_status(self, status: EditorStatus | None) -> None:
         if status is not None:
@@ -116,14 +124,27 @@ class ChainEditor(TextArea):
             event.prevent_default()
             (screen.focused or screen).post_message(events.Key(event.key, event.character))
             return
-        if event.is_printable or event.key == "enter":
-            return  # TextArea inserts it
-        active = self.app.active_bindings.get(event.key)
-        if active is None or not active.enabled or active.binding.priority:
+        key = event.key
+        if key.startswith("alt+") and event.character and len(key) == 5:
+            # Escape and a key in one burst read as alt+key: it was escape, then that key.
+            event.stop()
+            event.prevent_default()
+            await self._run_binding("escape")
+            self.app.screen.focused.post_message(events.Key(key[4:], event.character))
             return
-        event.stop()
-        event.prevent_default()
+        if event.is_printable or key == "enter":
+            return  # TextArea inserts it
+        if await self._run_binding(key):
+            event.stop()
+            event.prevent_default()
+
+    async def _run_binding(self, key: str) -> bool:
+        """Run what ``key`` is bound to where the editor is, now; False if it is bound to nothing."""
+        active = self.app.active_bindings.get(key)
+        if active is None or not active.enabled or active.binding.priority:
+            return False
         await self.app.run_action(active.binding.action, active.node)
+        return True
 
 
 class ChainErrorLine(Static):

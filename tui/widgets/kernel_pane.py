@@ -5,12 +5,13 @@ share of the call, bytes, GB/s and % of the device's measured peak, and the op(s
 memcpy/memset rows come last, dimmed, and are never counted as kernels. Enter on a row posts
 ``KernelChosen`` (the app shows the full name and, for compiled kernels, the generated source).
 
-The pane renders its ``state`` (a ``tui.session.FocusView``) at its own width: tables side by side
+The pane renders its ``state`` (a ``tui.views.FocusView``) at its own width: tables side by side
 when each gets room, kernel names given whatever width the other columns leave.
 """
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -21,7 +22,7 @@ from textual.widgets import DataTable, Static
 from probes.protocol import MODES, KernelRow, Measurement
 from probes.summary import format_bytes, format_size, format_transfers, mode_label
 from tui.commands import bindings
-from tui.session import FocusView, ModeView
+from tui.views import FocusView, ModeView
 from tui.widgets.cells import (
     CELL_PADDING,
     display_name,
@@ -170,7 +171,8 @@ class ModeBlock(Vertical):
             label.append_text(measurement_summary(m))
         if dim:
             label.stylize("dim")
-        self.note_lines = lines_of(label, width) - 1 + (lines_of(note, width) if note else 0)
+        console = self.app.console
+        self.note_lines = lines_of(console, label, width) - 1 + (lines_of(console, note, width) if note else 0)
         self.query_one(".mode-title", Static).update(label)
         note_widget = self.query_one(".mode-note", Static)
         note_widget.update(note or "")
@@ -200,9 +202,9 @@ def diagnostics_note(m: Measurement) -> Text | None:
     return note
 
 
-def lines_of(text: Text, width: int) -> int:
-    """Rows ``text`` takes wrapped at ``width`` cells."""
-    return sum(max(1, -(-line.cell_len // max(1, width))) for line in text.split("\n"))
+def lines_of(console: Console, text: Text, width: int) -> int:
+    """Rows ``text`` takes wrapped at ``width`` cells, as a Static wraps it."""
+    return len(text.wrap(console, max(1, width)))
 
 
 def mode_note(view: ModeView) -> Text | None:
@@ -268,6 +270,9 @@ class KernelPane(Pane, can_focus=True):
     baseline: Text | None = None
     """The deltas against the pinned result, set by the app before each new ``state``."""
 
+    class HeightChanged(Message):
+        """The rows the pane needs changed (the main grid sizes its row with them)."""
+
     class KernelChosen(Message):
         def __init__(self, measurement: Measurement, row: KernelRow) -> None:
             super().__init__()
@@ -282,7 +287,7 @@ class KernelPane(Pane, can_focus=True):
 
     def draw(self, state: FocusView) -> None:
         head = headline_text(state, self.baseline)
-        self.head_lines = lines_of(head, self.content_size.width)
+        self.head_lines = lines_of(self.app.console, head, self.content_size.width)
         self.query_one("#headline", Static).update(head)
         shown = next((v.measurement for v in state.modes if v.measurement is not None), None)
         where = f"N={format_size(state.size)}"
@@ -308,6 +313,10 @@ class KernelPane(Pane, can_focus=True):
                 block.styles.width = None if stacked or count == 1 else block_width
                 dim = not view.fresh and state.stale is not None
                 block.show(view, mode_note(view), dim=dim, width=block_width)
+        height = self.desired_height()
+        if height != getattr(self, "_posted_height", None):
+            self._posted_height = height
+            self.post_message(self.HeightChanged())
 
     def desired_height(self) -> int:
         """Rows this pane needs to show everything (the main grid sizes its row with it)."""

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Static
 
 from probes.protocol import Measurement, OpNode
 from probes.summary import format_bytes, format_size
-from tui.session import FocusView
+from tui.views import FocusView
 from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share_width
 from tui.widgets.pane import Pane
 from tui.widgets.passes import backward_fusion, mentions, op_passes, split_ops

@@ -3,7 +3,8 @@
 One line. Left: a coloured dot and the worker state (starting while torch imports, ready, busy,
 restarting, stopped), the device and torch version. Middle: the settings (modes, dtype, size,
 reps). Right: the activity (the worker's progress message, step/total and elapsed time) or the
-last message (errors in plain words). When narrow, the least important parts go first.
+last message (errors in plain words). When narrow, the least important parts go first, and a
+message too long for the line gets lines of its own: nothing of it is cut.
 """
 
 from __future__ import annotations
@@ -45,34 +46,35 @@ class StatusInfo:
 class StatusBar(Widget):
     DEFAULT_CSS = """
     StatusBar {
-        height: 1;
+        height: auto;
+        max-height: 4;
         background: $panel;
         color: $text;
     }
     """
 
-    info: reactive[StatusInfo] = reactive(StatusInfo, layout=False)
+    info: reactive[StatusInfo] = reactive(StatusInfo, layout=True)
 
     def set(self, **changes: object) -> None:
         self.info = replace(self.info, **changes)  # type: ignore[arg-type]
 
     def render(self) -> Text:
         info = self.info
-        width = self.size.width or 80
-        left = Text()
+        width = self.size.width or self.app.size.width or 80
         style = STATE_STYLES.get(info.worker_state, "white")
-        left.append(" ● ", style=style)
         state = info.worker_state
         if state == "starting" and info.worker_detail:
             state = f"starting worker ({info.worker_detail})"
         elif state in ("restarting", "stopped", "failed") and info.worker_detail:
             state = f"{state}: {info.worker_detail}"
-        left.append(state, style=f"bold {style}")
+        left = Text()
+        left.append(" ● ", style=style)
+        left.append_text(plain(state, f"bold {style}"))
         if info.device:
             left.append_text(plain(f"  {info.device}"))
         if info.torch:
             left.append(f" · torch {info.torch}", style="dim")
-        middle = Text(f"  │ {info.settings}", style="") if info.settings else Text()
+        middle = Text(f"  │ {info.settings}") if info.settings else Text()
         right = Text()
         if info.activity:
             right.append(f"{SPINNER[info.spin % len(SPINNER)]} ", style="cyan")
@@ -82,26 +84,23 @@ class StatusBar(Widget):
         elif info.message:
             right.append_text(plain(info.message, info.message_style))
         right.append(" ")
-        # Drop the least important parts first when there is no room.
-        parts = [left, middle, right]
-        total = sum(p.cell_len for p in parts)
-        if total > width and info.torch:
+        # The least important parts go first when there is no room: the torch version, then the
+        # settings; the message is never cut: it takes a line of its own (wrapped) instead.
+        if left.cell_len + middle.cell_len + right.cell_len > width and info.torch:
             left = Text()
             left.append(" ● ", style=style)
-            left.append(info.worker_state, style=f"bold {style}")
+            left.append_text(plain(state, f"bold {style}"))
             if info.device:
-                left.append(f" {info.device}")
-            parts = [left, middle, right]
-            total = sum(p.cell_len for p in parts)
-        if total > width:
+                left.append_text(plain(f" {info.device}"))
+        if left.cell_len + middle.cell_len + right.cell_len > width:
             middle = Text()
-            total = left.cell_len + right.cell_len
-        if total > width:
-            right.truncate(max(0, width - left.cell_len - 1), overflow="ellipsis")
-        gap = max(1, width - left.cell_len - middle.cell_len - right.cell_len)
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append_text(left)
         line.append_text(middle)
-        line.append(" " * gap)
-        line.append_text(right)
-        return line
+        if left.cell_len + middle.cell_len + right.cell_len <= width:
+            line.append(" " * (width - left.cell_len - middle.cell_len - right.cell_len))
+            line.append_text(right)
+            return line
+        message = Text(" ")
+        message.append_text(right)
+        return Text("\n").join([line, *message.wrap(self.app.console, width)])

@@ -20,7 +20,8 @@ from textual.widgets import DataTable, Static
 from probes.baseline import Delta
 from probes.protocol import COMPILED_MODES, MODES, Measurement
 from probes.summary import Ratio, comparisons, crossover, format_gbps, format_size, mode_label, ratio, sweep_verdict
-from tui.session import SweepResults, SweepView
+from tui.runs import SweepResults
+from tui.views import SweepView
 from tui.baseline_view import delta_cell
 from tui.widgets.cells import gbps_cell, pct, plain
 from tui.widgets.headline import dynamic_line, static_and_dynamic

@@ -65,6 +65,10 @@ class Workbench(Container):
         self.compact = is_compact(size.width, size.height)
         self.relayout()
 
+    def on_kernel_pane_height_changed(self, event: KernelPane.HeightChanged) -> None:
+        event.stop()
+        self.relayout()
+
     def watch_view(self) -> None:
         self.relayout()
 

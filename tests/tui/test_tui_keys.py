@@ -1,0 +1,69 @@
+"""Keys arriving in one burst (as SSH and tmux deliver them) are all applied, in order; a paste is
+one edit; the cursor starts at the end of the chain."""
+
+from __future__ import annotations
+
+from textual import events
+from tui_helpers import SEED_CHAIN, focus_done, wait_for
+
+from tui.widgets.editor import ChainEditor
+from tui.widgets.kernel_pane import KernelTable
+
+CHARACTERS = {"space": " ", "backspace": None, "ctrl+e": None, "ctrl+a": None, "escape": None}
+
+
+def burst(app, keys: list[str]) -> None:  # noqa: ANN001
+    """Post every key at once, as the driver does when they arrive in one read."""
+    for key in keys:
+        character = CHARACTERS.get(key, key if len(key) == 1 else None)
+        app.post_message(events.Key(key, character))
+
+
+def typed(text: str) -> list[str]:
+    return ["space" if ch == " " else ch for ch in text]
+
+
+async def test_a_burst_of_edits_is_applied_in_order(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        editor = app.query_one(ChainEditor)
+        assert editor.cursor_location == (0, len(SEED_CHAIN))  # the cursor starts at the end
+        burst(app, ["ctrl+e", *["backspace"] * 6, *typed("sigmoid() * 2")])
+        await wait_for(pilot, lambda: editor.text == "(a + b).sigmoid() * 2", what=f"every key (got {editor.text!r})")
+        burst(app, ["ctrl+a", *typed("torch."), "ctrl+e", *typed(" + c")])
+        await wait_for(pilot, lambda: editor.text == "torch.(a + b).sigmoid() * 2 + c", what="keys around moves")
+
+
+async def test_keys_after_escape_in_the_same_burst_act_outside_the_editor(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        editor = app.query_one(ChainEditor)
+        burst(app, ["escape", "s"])  # escape, then s: a sweep, not an "s" typed in the chain
+        await wait_for(pilot, lambda: app.session.sweep is not None, what="the sweep")
+        assert editor.text == SEED_CHAIN and isinstance(app.focused, KernelTable)
+        app.screen.set_focus(editor)
+        await wait_for(pilot, lambda: app.focused is editor, what="the editor")
+        app.post_message(events.Key("alt+m", "m"))  # escape and m in one read reach us as alt+m
+        await wait_for(pilot, lambda: app.workspace.settings.modes == "eager", what="the mode key")
+        assert editor.text == SEED_CHAIN
+
+
+async def test_a_paste_is_one_edit(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        edits: list[str] = []
+        original = app.session.edit
+
+        def spy(text: str, now: float, **kwargs: object):  # noqa: ANN202
+            edits.append(text)
+            return original(text, now, **kwargs)
+
+        app.session.edit = spy
+        editor = app.query_one(ChainEditor)
+        editor.select_all()
+        app.post_message(events.Paste("x: [N, 4]\nx.sum(dim=1)"))  # a bracketed paste, as the driver posts it
+        await wait_for(pilot, lambda: editor.text == "x: [N, 4]\nx.sum(dim=1)", what="the paste")
+        assert edits == ["x: [N, 4]\nx.sum(dim=1)"]

@@ -1,0 +1,98 @@
+"""The app's life: autosave, quitting (asking first when edits cannot be saved), shutting down.
+
+Quitting saves the workspace, releases its lock and stops the worker without waiting for it more
+than a fraction of a second (``WorkerBridge.close``); edits that cannot be saved (a read-only
+workspace, a failed save) are never dropped without asking.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from probes.safe_text import inert_line
+from tui.debug_log import log_error
+from tui.screens.dialogs import ChoiceDialog
+from tui.workspace_file import WorkspaceFile
+
+if TYPE_CHECKING:
+    from tui.app import KernelTuiApp as _App
+else:
+    _App = object
+
+AUTOSAVE_S = 1.0
+
+
+def unsaved_dialog(store: WorkspaceFile) -> ChoiceDialog:
+    why = store.read_only or "the last save failed"
+    return ChoiceDialog(f"Your edits cannot be saved to {inert_line(str(store.path))} ({inert_line(why)}).",
+                        [("c", "Save a copy and quit"), ("q", "Quit without saving"), ("escape", "Stay")],
+                        id="unsaved-dialog")  # fmt: skip
+
+
+class LifecycleActions(_App):
+    def schedule_save(self) -> None:
+        self.unsaved = True
+        if not self.autosave or self.store.read_only:
+            return
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save_timer = self.set_timer(AUTOSAVE_S, self.save_workspace)
+
+    def save_workspace(self) -> bool:
+        """Write the workspace if it may be written; True when nothing is left unsaved."""
+        if not self.autosave or self.store.read_only:
+            return not self.unsaved
+        try:
+            self.store.save()
+        except OSError as exc:
+            log_error(self, f"saving the workspace to {self.store.path}", exc)
+            self.message(f"could not save the workspace to {self.store.path}: {exc.strerror or exc}", "bold red")
+            return False
+        self.unsaved = False
+        return True
+
+    @property
+    def closing(self) -> bool:
+        """Not running (starting, quitting or exiting): the panes may not be there, nothing is drawn."""
+        return self._quitting or self._exiting or not self.is_running
+
+    def exit(self, *args: object, **kwargs: object) -> None:
+        self._exiting = True
+        super().exit(*args, **kwargs)  # type: ignore[arg-type]
+
+    async def action_quit(self) -> None:
+        if self.screen.id == "unsaved-dialog":
+            self.unsaved = False  # asked to quit again while asked about the edits: quit
+        if self.unsaved and not self.save_workspace() and self.autosave:
+            self.push_screen(unsaved_dialog(self.store), self._quit_answered)
+            return
+        await self.shutdown()
+        self.exit(0)
+
+    async def _quit_answered(self, answer: str | None) -> None:
+        if answer == "c":
+            try:
+                where = self.store.save_copy()
+            except OSError as exc:
+                self.message(f"no copy could be saved: {exc.strerror or exc}", "bold red")
+                return
+            self.unsaved = False
+            self.message(f"saved a copy as {where}", "green")
+        if answer in ("c", "q"):
+            self.unsaved = False
+            await self.action_quit()
+
+    async def action_quit_key(self) -> None:
+        await self.action_quit()
+
+    async def shutdown(self) -> None:
+        """Save, then stop the worker (never waiting for it more than a fraction of a second)."""
+        if self._quitting:
+            return
+        self._quitting = True
+        self.save_workspace()
+        self.store.release()
+        await self.bridge.close()
+
+    async def on_unmount(self) -> None:
+        await self.shutdown()

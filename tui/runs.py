@@ -1,0 +1,172 @@
+"""What was sent to the worker and what came back: the runs in flight, the measurements cached by
+(chain, target, size, mode), the failures by the same key. The bookkeeping under
+``tui.session.LiveSession``, which decides what to send and what to show. No textual, no torch.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from probes.protocol import MODES, Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
+
+CACHE_SIZE = 256
+
+
+def normalize(chain: str) -> str:
+    """Chains that differ only in whitespace are the same chain (as the replay worker matches them)."""
+    return "".join(chain.split())
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a measurement depends on besides the chain, the size and the mode."""
+
+    device: str | None
+    dtype: str
+    reps: int | None
+    grad: bool = False
+
+
+MeasureKey = tuple[str, Target, int, str]
+"""(normalised chain, target, size, mode)."""
+
+
+@dataclass
+class Run:
+    """One request sent to the worker, and what came back so far."""
+
+    request: ProfileRequest
+    kind: Literal["focus", "sweep", "other"]
+    chain: str
+    """Normalised chain text."""
+    target: Target
+    started: float
+    progress: Progress | None = None
+    failures: list[RequestFailed] = field(default_factory=list)
+    results: int = 0
+    cancelled: bool = False
+    done: bool = False
+
+    def keys(self) -> list[MeasureKey]:
+        return [(self.chain, self.target, n, m) for n in self.request.sizes for m in self.request.modes]
+
+
+@dataclass
+class SweepResults:
+    """The rows of one sweep (every size x mode), streamed in as they arrive."""
+
+    run: Run
+    results: dict[tuple[int, str], Measurement] = field(default_factory=dict)
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return tuple(self.run.request.modes)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(self.run.request.sizes)
+
+    def measurements(self) -> list[Measurement]:
+        return sorted(self.results.values(), key=lambda m: (m.size, MODES.index(m.mode) if m.mode in MODES else 9))
+
+    def at(self, size: int, mode: str) -> Measurement | None:
+        return self.results.get((size, mode))
+
+    def covers(self, chain: str, target: Target, modes: tuple[str, ...], sizes: tuple[int, ...]) -> bool:
+        """Same chain, target and modes; a sweep may cover more sizes than asked now."""
+        run = self.run
+        return run.chain == chain and run.target == target and self.modes == modes and set(sizes) <= set(self.sizes)
+
+
+RunKind = Literal["focus", "sweep", "other"]
+
+
+class RunBook:
+    """Runs in flight (oldest first: the worker serves them in order), cached rows and failures."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, Run] = {}
+        self.pending: dict[MeasureKey, str] = {}
+        """Keys being measured, by the id of the run measuring them."""
+        self.cache: OrderedDict[MeasureKey, Measurement] = OrderedDict()
+        self.failed: dict[MeasureKey, RequestFailed] = {}
+
+    def track(self, request: ProfileRequest, kind: RunKind, target: Target, now: float) -> Run:
+        run = Run(request, kind, normalize(request.chain), target, now)
+        self.runs[request.id] = run
+        for key in run.keys():
+            self.pending[key] = request.id
+            self.failed.pop(key, None)
+        return run
+
+    def cancel(self, which: Callable[[Run], bool]) -> list[str]:
+        """Mark the runs ``which`` picks cancelled (their keys are no longer pending); their ids."""
+        ids = []
+        for rid, run in self.runs.items():
+            if not run.cancelled and which(run):
+                run.cancelled = True
+                self._release(run)
+                ids.append(rid)
+        return ids
+
+    def running(self) -> bool:
+        return any(not r.cancelled and r.kind != "other" for r in self.runs.values())
+
+    def forget(self, key: MeasureKey) -> None:
+        self.cache.pop(key, None)
+        self.failed.pop(key, None)
+
+    def progress(self, event: Progress) -> None:
+        run = self.runs.get(event.id)
+        if run is not None:
+            run.progress = event
+
+    def result(self, event: MeasurementResult) -> Run | None:
+        """Cache the measurement under its run's key; the run, if it is one of ours."""
+        run = self.runs.get(event.id)
+        if run is None:
+            return None
+        m = event.measurement
+        run.results += 1
+        key = (run.chain, run.target, m.size, m.mode)
+        self.cache.pop(key, None)
+        self.cache[key] = m
+        while len(self.cache) > CACHE_SIZE:
+            self.cache.popitem(last=False)
+        self.failed.pop(key, None)
+        return run
+
+    def failure(self, event: RequestFailed) -> Run | None:
+        """File the failure under every key of its run it concerns; the run, if it is one of ours."""
+        run = self.runs.get(event.id)
+        if run is None:
+            return None
+        run.failures.append(event)
+        for key in run.keys():
+            if event.size in (None, key[2]) and event.mode in (None, key[3]):
+                self.failed[key] = event
+        return run
+
+    def done(self, event: RequestDone) -> Run | None:
+        run = self.runs.pop(event.id, None)
+        if run is None:
+            return None
+        run.done = True
+        run.cancelled = run.cancelled or event.cancelled
+        self._release(run)
+        return run
+
+    def failures_of(self, chain: str, target: Target) -> list[RequestFailed]:
+        found: list[RequestFailed] = []
+        for key, failure in self.failed.items():
+            if key[0] == chain and key[1] == target and failure not in found:
+                found.append(failure)
+        return found
+
+    def _release(self, run: Run) -> None:
+        for key in run.keys():
+            if self.pending.get(key) == run.request.id:
+                del self.pending[key]
