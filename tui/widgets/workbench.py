@@ -1,7 +1,8 @@
 """The main grid: chains, editor, op chain, kernels and sweep, laid out for the terminal's size.
 
 Wide (>= 120x34): everything at once; the kernel row is as tall as its rows need, and an empty
-sweep pane (no sweep yet) takes three lines. Compact: the editor and one pane below it (``view``:
+sweep pane (no sweep yet) takes three lines, leaving the spare height to the kernel pane, where
+results appear and grow (grad doubles the rows), rather than to an editor of one line. Compact: the editor and one pane below it (``view``:
 kernels, op chain or sweep), the chains pane only when asked for. The layout follows every resize.
 """
 
@@ -83,11 +84,11 @@ class Workbench(Container):
         if self.compact:
             self.styles.grid_rows = None
             return
-        height = self.size.height or self.app.size.height
-        kernels = self.query_one(KernelPane).desired_height()
         if self.query_one(SweepPane).empty:
-            rows = f"1fr {max(8, min(kernels, height - EDITOR_ROWS - EMPTY_SWEEP_ROWS))} {EMPTY_SWEEP_ROWS}"
+            rows = f"{EDITOR_ROWS} 1fr {EMPTY_SWEEP_ROWS}"
         else:
+            height = self.size.height or self.app.size.height
+            kernels = self.query_one(KernelPane).desired_height()
             rows = f"{EDITOR_ROWS} {min(kernels, max(8, height // 2 - 4))} 1fr"
         if str(self.styles.grid_rows) != rows:
             self.styles.grid_rows = rows
