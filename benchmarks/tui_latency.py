@@ -24,6 +24,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -34,9 +35,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
 
 from terminal import Terminal, TerminalError, alive  # noqa: E402
+
+from probes.summary import parse_size  # noqa: E402
 
 KEY_INTERVAL_S = 0.030
 OPS = ("tanh", "sigmoid", "exp", "sin", "cos", "neg", "sqrt", "abs", "log1p", "expm1")
@@ -106,12 +109,12 @@ def rows_show(op: str, mode: str) -> Callable[[str], bool]:
 class Session:
     """The app started fresh, with its own state dir (and caches, when asked)."""
 
-    def __init__(self, args: argparse.Namespace, chain: str, *, env: dict[str, str] | None = None,
-                 width: int = 120, height: int = 40) -> None:  # fmt: skip
+    def __init__(self, args: argparse.Namespace, chain: str, *, env: dict[str, str] | None = None) -> None:
         self.state = Path(tempfile.mkdtemp(prefix="kt-latency-"))
         environment = {"KERNEL_TUI_STATE_DIR": str(self.state / "state"), **(env or {})}
         command = [sys.executable, "-m", "tui", chain, "--device", args.device, "--n", str(args.n)]
-        self.term = Terminal(command, width=width, height=height, env=environment, cwd=ROOT)
+        # 120x40: the kernel pane stacks its modes (mode_block reads them one below the other)
+        self.term = Terminal(command, width=120, height=40, env=environment, cwd=ROOT)
 
     def since_start(self) -> float:
         return time.monotonic() - self.term.started_at
@@ -200,8 +203,8 @@ def bare_compile(args: argparse.Namespace, *, fresh_cache: bool) -> dict[str, An
         env.update(TORCHINDUCTOR_CACHE_DIR=f"{cache}/inductor", TRITON_CACHE_DIR=f"{cache}/triton")
     out = Path(tempfile.mkstemp(suffix=".json")[1])
     constants = [f"{time.time_ns() % 997 + 1}.{i}5" for i in range(2)]
-    command = [sys.executable, str(INPROC), "bare-compile", "--out", str(out), "--device", args.device,
-               "--size", str(args.n), "--constants", *constants]  # fmt: skip
+    command = [sys.executable, str(INPROC), "bare-compile", "--json", str(out), "--device", args.device,
+               "--size", str(parse_size(args.n)), "--constants", *constants]  # fmt: skip
     begin = time.monotonic()
     subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, timeout=600)
     process_s = time.monotonic() - begin
@@ -228,7 +231,7 @@ def bench_cold(args: argparse.Namespace, report: dict[str, Any]) -> None:
 
 
 def bench_sweep(args: argparse.Namespace, report: dict[str, Any]) -> None:
-    session = Session(args, TEMPLATE.format(op="relu"), width=160, height=50)
+    session = Session(args, TEMPLATE.format(op="relu"))
     try:
         term = session.term
         term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
@@ -303,6 +306,7 @@ def summary(report: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout still closes the tmux servers
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if shutil.which("nvidia-smi") else "cpu")
     parser.add_argument("--n", default=None, help="the size N profiled on every edit (default 1e6 CUDA, 1e4 CPU)")

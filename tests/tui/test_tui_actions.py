@@ -199,14 +199,20 @@ async def test_sweep_streams_rows_and_calls_out_the_crossover(make_app) -> None:
         await pilot.press("s")
         table = app.query_one("#sweep-table")
 
+        partial_verdicts = []
+
         def progressed() -> bool:
             if 0 < table.row_count < 10:
                 seen_partial.append(table.row_count)
+                line = str(app.query_one("#crossover").render())
+                if "faster per call" in line or "crossover" in str(app.query_one("#sweep-chart").render()):
+                    partial_verdicts.append(line)
             return sweep_done(app)
 
         await wait_for(pilot, progressed, timeout=30, what="sweep")
         await wait_for(pilot, lambda: table.row_count == 10, what="every row")
         assert seen_partial, "rows should stream in before the sweep ends"
+        assert not partial_verdicts, f"a verdict on part of the sizes: {partial_verdicts[0]}"
         expected = crossover(comparisons(recorded("sweep").results))
         assert expected is not None
         assert f"faster per call from N = {format_size(expected)} up" in str(app.query_one("#crossover").render())

@@ -154,9 +154,9 @@ def status_line(state: SweepPaneState) -> Text:
     results = rs.measurements() if rs else []
     pairs = comparisons(results, view.compile_mode)
     dynamic = dynamic_summary(results)
-    if pairs:
+    if pairs and not view.running:  # a verdict on part of the sizes would be a guess shown as fact
         line.append(sweep_verdict(pairs), style="bold green" if crossover(pairs) is not None else "bold yellow")
-    elif dynamic is not None:
+    elif dynamic is not None and not view.running:
         line.append_text(dynamic)
     elif rs is None:
         line.append(f"no sweep yet: {state.hint} ", style="dim italic")
@@ -236,7 +236,7 @@ class SweepPane(Pane):
         self.border_subtitle = f"STALE: {view.stale}" if view.stale and rs else ""
         results = rs.measurements() if rs else []
         peak = next((m.peak_gbps for m in results if m.peak_gbps), None) or state.peak_gbps
-        cross = crossover(comparisons(results, view.compile_mode))
+        cross = None if view.running else crossover(comparisons(results, view.compile_mode))
         self.query_one(LogChart).set_data(
             chart_series(results, state.chart),
             hlines=[HLine(peak, f"peak {format_gbps(peak)}", "red")] if state.chart == "gbps" and peak else [],
