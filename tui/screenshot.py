@@ -60,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
                 return True
 
             def measured() -> bool:
+                """Fresh rows (or failures) in every mode, or a chain with an error: nothing to wait for."""
+                if app.session.parse_error is not None:
+                    return True
                 view = app.session.focus_view(loop.time())
                 return not app.session.running() and all(v.fresh or v.failure for v in view.modes)
 
