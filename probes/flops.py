@@ -1,10 +1,12 @@
 """FLOPs per kernel where they can be known, and where each kernel sits against the roofs.
 
-The count comes from ``torch.utils.flop_counter`` (matmul, bmm, addmm, convolution, attention:
-exact from their shapes, e.g. ``[N, K] @ [K, M]`` is 2*N*K*M). A kernel gets a count only when
-every op it ran is one of those and it is the only kernel of its pass that ran that op; an
-elementwise or reduction kernel, or a matmul with a fused epilogue, gets None: an honest
-"unknown", never a guess.
+The count comes from ``torch.utils.flop_counter``'s formulas (matmul, bmm, addmm, convolution,
+attention: exact from their shapes, e.g. ``[N, K] @ [K, M]`` is 2*N*K*M), op call by op call. A
+kernel gets a count only when every op it ran is one of those and the calls of that op in its pass
+can be told apart: it is the only kernel that ran the op, or the op's calls each have the same
+count and there are as many as the kernels that ran only it (a backward matmul's two ``aten::mm``
+calls). An elementwise or reduction kernel, or a matmul with a fused epilogue, gets None: an
+honest "unknown", never a guess.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from torch.utils.flop_counter import FlopCounterMode, flop_registry
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import flop_registry
 
 from probes.protocol import KernelRow, Measurement
 from probes.summary import SHORT_DTYPE_NAMES
@@ -20,22 +23,46 @@ from probes.summary import SHORT_DTYPE_NAMES
 COUNTED_OPS = frozenset(f"aten::{packet.__name__}" for packet in flop_registry)
 
 
-def flops_by_op(call: Callable[[], Any]) -> dict[str, int]:
-    """FLOPs of one call, by ATen op (``aten::mm``), for the ops whose count is known."""
-    with FlopCounterMode(display=False) as counter:
+class _CountingMode(TorchDispatchMode):
+    """Records the FLOPs of each counted op call, in the order they ran (the backward pass's too:
+    dispatch modes follow the autograd engine's threads)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: dict[str, list[int]] = {}
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        packet = func._overloadpacket
+        if packet in flop_registry:
+            count = int(flop_registry[packet](*args, **kwargs, out_val=out))
+            if count:
+                self.calls.setdefault(f"aten::{packet.__name__}", []).append(count)
+        return out
+
+
+def flops_by_op(call: Callable[[], Any]) -> dict[str, list[int]]:
+    """FLOPs of each call of a counted ATen op (``aten::mm``) during one call, in order."""
+    with _CountingMode() as counter:
         call()
-    found = counter.get_flop_counts().get("Global", {})
-    return {f"aten::{packet.__name__}": int(count) for packet, count in found.items() if count}
+    return counter.calls
 
 
-def assign(kernels: list[KernelRow], by_pass: dict[str | None, dict[str, int]]) -> None:
-    """Give each kernel the FLOPs of the counted op it alone ran in its pass; leave the rest None."""
+def assign(kernels: list[KernelRow], by_pass: dict[str | None, dict[str, list[int]]]) -> None:
+    """Give each kernel the FLOPs of the counted op calls it ran in its pass, where those calls
+    can be told apart (see the module's docstring); leave the rest None."""
     for pass_, counts in by_pass.items():
         rows = [k for k in kernels if k.pass_ == pass_]
-        for op, flops in counts.items():
+        for op, calls in counts.items():
             claimers = [k for k in rows if op in k.ops]
-            if len(claimers) == 1 and all(o in COUNTED_OPS for o in claimers[0].ops):
-                claimers[0].flops = (claimers[0].flops or 0) + flops
+            if not claimers or not all(o in COUNTED_OPS for k in claimers for o in k.ops):
+                continue
+            if len(claimers) == 1:
+                claimers[0].flops = (claimers[0].flops or 0) + sum(calls)
+            elif len(set(calls)) == 1 and len(calls) == len(claimers) and all(k.ops == [op] for k in claimers):
+                for row in claimers:
+                    row.flops = calls[0]
 
 
 def fill_rates(measurement: Measurement) -> None:

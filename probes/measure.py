@@ -3,8 +3,8 @@
 The rules: warm up first and report compile time apart; kernel rows
 come from profiler device events over several reps, counting only real kernels (memcpy/memset
 apart, nothing the tool launched itself); device time per call is the sum of the rows (launches x
-median time per launch); wall time per call is timed separately with the L2 flushed before each
-rep, median, like ``triton.testing.do_bench``. Every time carries its interquartile range, and a
+median time per launch); wall time per call is timed separately, as the median of blocks of
+back-to-back calls (``probes.timing``). Every time carries its interquartile range, and a
 measurement taken while its spread was wide or the machine busy says so.
 
 The pieces: ``probes.compiling`` (eager or a fresh compile), ``probes.timing`` (flush, reps,
@@ -179,17 +179,17 @@ class _Collected:
     timing_reps: int
     profiled_reps: int
     load: CpuLoad | None
-    flops_by_pass: dict[str | None, dict[str, int]]
+    flops_by_pass: dict[str | None, dict[str, list[int]]]
 
 
 def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, diagnostics: Diagnostics, grad: bool) -> _Collected:
     prepared = prepare(chain, mode, inputs, n, device, diagnostics, grad)
     profiled = prepared.profiled_call or prepared.call
     load_window = LoadWindow().start()
-    timing_reps, profiled_reps = choose_reps(prepared.call, device, reps)
+    plan = choose_reps(prepared.call, device, reps)
     op_kernels: dict[int, list[str]] = {}
     if mode == "eager":
-        run = profile_run(profiled, device, profiled_reps, flush, labelled_call=profiled)
+        run = profile_run(profiled, device, plan.profiled_reps, flush, labelled_call=profiled)
         trace = run.trace
         assert trace is not None
         kernel_bytes, kernel_ops, op_kernels = eager_bytes(trace, run.attribution)
@@ -199,13 +199,13 @@ def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs
             with recording_ops() as trace:
                 fn(*inputs, N=n)
         kernel_bytes, kernel_ops = compiled_bytes(prepared)
-        run = profile_run(profiled, device, profiled_reps, flush)
-    wall = measure_wall_time(prepared.call, device, timing_reps, flush)
+        run = profile_run(profiled, device, plan.profiled_reps, flush)
+    wall = measure_wall_time(prepared.call, device, plan.timing_reps, flush, plan.calls_per_block)
     load = load_window.stop()
-    return _Collected(prepared, run, trace, kernel_bytes, kernel_ops, op_kernels, wall, timing_reps, profiled_reps, load, _flops(chain, inputs, n, grad))
+    return _Collected(prepared, run, trace, kernel_bytes, kernel_ops, op_kernels, wall, plan.timing_reps, plan.profiled_reps, load, _flops(chain, inputs, n, grad))
 
 
-def _flops(chain: ParsedChain, inputs: list[torch.Tensor], n: int, grad: bool) -> dict[str | None, dict[str, int]]:
+def _flops(chain: ParsedChain, inputs: list[torch.Tensor], n: int, grad: bool) -> dict[str | None, dict[str, list[int]]]:
     """FLOPs by counted op, per pass (None without grad), from one eager call of each; none at
     all when counting fails (the measurement stands, its kernels' FLOPs are unknown)."""
     fn = chain.build_function(CHAIN_NAMESPACE)
@@ -218,12 +218,13 @@ def _flops(chain: ParsedChain, inputs: list[torch.Tensor], n: int, grad: bool) -
             leaf.grad = None
 
 
-def _counted_flops(fn: Callable[..., Any], inputs: list[torch.Tensor], n: int, grad: bool) -> dict[str | None, dict[str, int]]:
+def _counted_flops(fn: Callable[..., Any], inputs: list[torch.Tensor], n: int, grad: bool) -> dict[str | None, dict[str, list[int]]]:
     forward = flops.flops_by_op(lambda: fn(*inputs, N=n))
     if not forward or not grad:
         return {None: forward}
     total = flops.flops_by_op(lambda: loss_of(fn(*inputs, N=n)).backward())
-    return {"forward": forward, "backward": {op: count - forward.get(op, 0) for op, count in total.items() if count > forward.get(op, 0)}}
+    backward = {op: calls[len(forward.get(op, [])):] for op, calls in total.items()}
+    return {"forward": forward, "backward": {op: calls for op, calls in backward.items() if calls}}
 
 
 def measure(

@@ -6,13 +6,15 @@ Nothing of the tool may land in a figure:
   does) leaves L2 full of *dirty* lines; the measured kernel then pays for writing them back
   (+11..20% on reductions at 1e8 on an H200). Here the zero-fill is followed by a read pass over a
   second buffer, which evicts those lines inside the flush and leaves only clean ones.
-- **Wall time is one call's whole cost, host included.** Each wall rep waits for the flush to end,
-  then times the call from an idle GPU: CUDA events around it measure the host's time to launch
-  its kernels and the kernels' own time, as ``fn(); torch.cuda.synchronize()`` under a stopwatch
-  would. ``do_bench`` does not wait: its next call is queued behind the flush, so any host
-  overhead shorter than the flush (a 256 MB flush runs ~140 us on an H200) vanishes from its
-  figure, and a compiled call at N=1e2 that needs ~40 us of host time read 3.8 us "per call",
-  faster than eager: the opposite of what a user's loop gets.
+- **Wall time is the time per call of a loop of calls, host included.** Each wall rep is a block of
+  back-to-back calls between two synchronisations (what ``torch.utils.benchmark.Timer`` times):
+  the host launches call k+1 while the device runs call k, as in a user's loop, so a host-bound
+  call reads its host time and a device-bound call its device time. Each block starts after the
+  flush has ended. ``do_bench`` instead queues each call behind its flush, so any host overhead
+  shorter than the flush (a 256 MB flush runs ~140 us on an H200) vanishes from its figure: a
+  compiled call at N=1e2 that needs ~40 us of host time read 3.8 us "per call", faster than eager.
+  Timing each call alone from an idle GPU (host + device, never overlapped) overstates it the
+  other way: 1.5-3x a loop's figure below 1e7 on the H200 (benchmarks/results, the truth runs).
 - **No idle clocks.** Warm-up runs the call back to back for at least ``WARMUP_MIN_S`` (do_bench's
   25 ms) so a GPU and CPU that idled while the user typed are at full clocks before the first rep.
 - **No garbage collection inside a rep**: the collector is paused during the reps.
@@ -41,6 +43,11 @@ TARGET_TIMING_S = 0.05
 """Wall-time reps are sized to take about this long: enough for a stable median, short enough
 that an edit re-profiles in well under a second."""
 MIN_REPS, MAX_REPS = 5, 100
+BLOCK_MIN_S = 2e-3
+"""A wall-time block lasts at least this long, so what only its first call pays (launching onto an
+idle GPU, 20-60 µs of host time that later calls overlap with the device) and the synchronisation
+that ends it are a few percent of it."""
+MIN_CALLS_PER_BLOCK, MAX_CALLS_PER_BLOCK = 4, 1000
 MIN_PROFILE_REPS, MAX_PROFILE_REPS = 3, 10
 WARMUP_MIN_S = 0.025
 WARMUP_MAX_CALLS = 2000
@@ -109,38 +116,48 @@ def warm_up(call: Callable[[], Any], device: torch.device, single_s: float) -> N
     sync(device)
 
 
-def choose_reps(call: Callable[[], Any], device: torch.device, reps: int | None) -> tuple[int, int]:
-    """(timing reps, profiled reps), sized so timing takes about TARGET_TIMING_S unless given;
-    the call is warmed up on the way."""
+@dataclass(frozen=True)
+class RepPlan:
+    """How many times a measurement runs the call."""
+
+    timing_reps: int
+    """Wall-time reps (blocks of ``calls_per_block`` back-to-back calls)."""
+    profiled_reps: int
+    calls_per_block: int
+
+
+def choose_reps(call: Callable[[], Any], device: torch.device, reps: int | None) -> RepPlan:
+    """The reps, sized so timing takes about TARGET_TIMING_S unless given; the call is warmed up
+    on the way."""
     single = _settled_call_time(call, device)
     warm_up(call, device, single)
+    calls_per_block = int(min(MAX_CALLS_PER_BLOCK, max(MIN_CALLS_PER_BLOCK, BLOCK_MIN_S / single))) if device.type == "cuda" else 1
     if reps is not None:
-        return reps, max(1, min(reps, MAX_PROFILE_REPS))
-    timing = int(min(MAX_REPS, max(MIN_REPS, TARGET_TIMING_S / single)))
+        return RepPlan(reps, max(1, min(reps, MAX_PROFILE_REPS)), calls_per_block)
+    timing = int(min(MAX_REPS, max(MIN_REPS, TARGET_TIMING_S / (single * calls_per_block))))
     profiled = int(min(MAX_PROFILE_REPS, max(MIN_PROFILE_REPS, TARGET_TIMING_S / single)))
-    return timing, profiled
+    return RepPlan(timing, profiled, calls_per_block)
 
 
-def measure_wall_time(call: Callable[[], Any], device: torch.device, reps: int, flush: L2Flusher) -> list[float]:
-    """Per-call wall times in µs: CUDA events around each call started on an idle GPU with a cold
-    L2 (flushed, then synchronised), or perf_counter on the CPU."""
+def measure_wall_time(call: Callable[[], Any], device: torch.device, reps: int, flush: L2Flusher, calls_per_block: int = 1) -> list[float]:
+    """Per-call wall time in µs of each rep: on CUDA a block of ``calls_per_block`` back-to-back
+    calls started after the flush has ended, timed from one synchronisation to the next; on the
+    CPU (where each call returns when its work is done) one call under perf_counter."""
     with gc_paused():
-        if device.type == "cuda":
-            starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-            ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-            for start, end in zip(starts, ends):
-                flush()
-                torch.cuda.synchronize(device)
-                start.record()
-                call()
-                end.record()
-            torch.cuda.synchronize(device)
-            return [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)]
         times = []
         for _ in range(reps):
-            begin = time.perf_counter()
-            call()
-            times.append((time.perf_counter() - begin) * 1e6)
+            if device.type == "cuda":
+                flush()
+                torch.cuda.synchronize(device)
+                begin = time.perf_counter()
+                for _ in range(calls_per_block):
+                    call()
+                torch.cuda.synchronize(device)
+                times.append((time.perf_counter() - begin) / calls_per_block * 1e6)
+            else:
+                begin = time.perf_counter()
+                call()
+                times.append((time.perf_counter() - begin) * 1e6)
         return times
 
 

@@ -68,3 +68,30 @@ def test_elementwise_kernels_have_no_flop_count_rather_than_a_guess() -> None:
     results = profile("(a + b).relu()", [4096], ["eager", "compiled"], reps=3)
     assert all(k.flops is None and k.tflops is None for m in results.values() for k in m.kernels)
     assert all(m.compute_peak_tflops is None for m in results.values())
+
+
+def test_a_training_step_counts_the_backward_matmuls_flops_too() -> None:
+    n, k, m = 2048, 64, 32
+    results = profile(f"x: [N, {k}]\nw: [{k}, {m}]\nx @ w", [n], ["eager"], reps=3, grad=True)
+    rows = results[(n, "eager")].kernels
+    by_pass = {p: sum(r.flops or 0 for r in rows if r.pass_ == p) for p in ("forward", "backward")}
+    assert by_pass == {"forward": 2 * n * k * m, "backward": 2 * (2 * n * k * m)}  # grad of x and of w
+
+
+def test_two_kernels_of_one_op_get_its_flops_only_when_the_calls_cannot_be_mixed_up() -> None:
+    from probes.flops import assign
+    from probes.protocol import KernelRow
+
+    def rows() -> list[KernelRow]:
+        return [
+            KernelRow(name=f"gemm_{i}", short_name=f"gemm_{i}", kind="kernel", launches_per_call=1.0, device_time_us=10.0,
+                      time_per_call_us=10.0, share=0.5, bytes=None, gbps=None, pct_of_peak=None, ops=["aten::mm"], pass_="backward")
+            for i in range(2)
+        ]
+
+    same = rows()
+    assign(same, {"backward": {"aten::mm": [100, 100]}})
+    assert [r.flops for r in same] == [100, 100]
+    different = rows()
+    assign(different, {"backward": {"aten::mm": [100, 300]}})  # which gemm did which is unknown
+    assert [r.flops for r in different] == [None, None]
