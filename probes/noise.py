@@ -15,8 +15,11 @@ from dataclasses import dataclass
 
 NOISY_IQR_FRACTION = 0.10
 BUSY_OTHER_CORES = 0.5
-"""Cores kept busy by other processes (beyond this one) from which a measurement is noisy. Even
-half a core stolen on a 2-core machine shifts host-bound timings by tens of percent."""
+"""Cores kept busy by other processes (beyond this one) from which a measurement is noisy, when
+they leave less than ``SPARE_CORES`` idle. Even half a core stolen on a 2-core machine shifts
+host-bound timings by tens of percent; on a 16-core box the same load takes nothing from the
+measuring thread."""
+SPARE_CORES = 1.0
 
 
 def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
@@ -72,7 +75,7 @@ class CpuLoad:
 
     @property
     def busy(self) -> bool:
-        return self.other_cores >= BUSY_OTHER_CORES
+        return self.other_cores >= BUSY_OTHER_CORES and self.cores - self.busy_cores < SPARE_CORES
 
     def reason(self) -> str:
         return (

@@ -134,3 +134,11 @@ def test_bytes_per_call_is_never_a_partial_sum() -> None:
     assert bytes_per_call(kernels) is None
     kernels, _ = build_rows(launches, 1, {"k1": 100, "k2": 50}, {}, {})
     assert bytes_per_call(kernels) == 150
+
+
+def test_other_processes_make_a_figure_noisy_only_when_they_leave_no_core_idle() -> None:
+    from probes.noise import CpuLoad
+
+    assert CpuLoad(cores=2, busy_cores=1.7, other_cores=0.7).busy  # the CI machine: the worker's core is shared
+    assert not CpuLoad(cores=16, busy_cores=1.6, other_cores=0.6).busy  # the app drawing beside it on a GPU box
+    assert not CpuLoad(cores=2, busy_cores=1.2, other_cores=0.2).busy

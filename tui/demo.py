@@ -14,12 +14,14 @@ from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.driver import Driver
 from textual.widgets import Footer, Static
 
 from probes.protocol import Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
 from probes.summary import format_size
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
+from tui.driver import quick_exit_driver
 from tui.runs import Run, SweepResults, Target, normalize
 from tui.views import FocusView, ModeView, SweepView
 from tui.widgets.cells import plain
@@ -74,6 +76,9 @@ class DemoApp(App[int]):
         self.worker_note = "worker starting: importing torch…"
         self.device_label = ""
         self._ids = 0
+
+    def get_driver_class(self) -> type[Driver]:
+        return quick_exit_driver(self)
 
     def compose(self) -> ComposeResult:
         yield Static(id="demo-step")

@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING
 
 from probes.safe_text import inert_line
 from tui.debug_log import log_error
+from tui.driver import quick_exit_driver
 from tui.screens.dialogs import ChoiceDialog
 from tui.workspace_file import WorkspaceFile
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from tui.app import KernelTuiApp as _App
 else:
     _App = object
@@ -55,6 +58,9 @@ class LifecycleActions(_App):
     def closing(self) -> bool:
         """Not running (starting, quitting or exiting): the panes may not be there, nothing is drawn."""
         return self._quitting or self._exiting or not self.is_running
+
+    def get_driver_class(self) -> type[Driver]:
+        return quick_exit_driver(self)  # type: ignore[arg-type]
 
     def exit(self, *args: object, **kwargs: object) -> None:
         self._exiting = True
