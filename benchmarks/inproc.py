@@ -159,6 +159,7 @@ def task_wall(args: argparse.Namespace) -> dict:
     """Ours (run_profile's wall_time_us) and do_bench's median, alternated, per size x mode."""
     import torch
     import triton.testing
+    from torch.utils.benchmark import Timer
 
     from probes.expr import parse_chain
     from probes.compiling import CHAIN_NAMESPACE
@@ -183,15 +184,16 @@ def task_wall(args: argparse.Namespace) -> dict:
                 same()
                 plain()
             _sync(device)
-            ours, theirs, theirs_plain, failures = [], [], [], []
+            ours, timer, theirs, theirs_plain, failures = [], [], [], [], []
             for _ in range(args.rounds):
                 measurements, failed = run_engine(CHAIN, [n], [mode], str(device))
                 failures += failed
                 if measurements:
                     ours.append(measurements[0].wall_time_us)
+                timer.append(Timer(stmt="same()", globals={"same": same}).blocked_autorange(min_run_time=0.2).median * 1e6)
                 theirs.append(triton.testing.do_bench(same, return_mode="median") * 1e3)
                 theirs_plain.append(triton.testing.do_bench(plain, return_mode="median") * 1e3)
-            out.append({"size": n, "mode": mode, "ours_us": ours, "do_bench_us": theirs,
+            out.append({"size": n, "mode": mode, "ours_us": ours, "timer_us": timer, "do_bench_us": theirs,
                         "do_bench_plain_fn_us": theirs_plain, "failures": failures})
         del a, b, compiled_chain, compiled_plain
         torch.cuda.empty_cache()
