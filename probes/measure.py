@@ -58,7 +58,7 @@ def _row(
     key = strip_graph_prefix(name)
     nbytes = kernel_bytes.get(key, kernel_bytes.get(name))
     ops = kernel_ops.get(key) or kernel_ops.get(name) or ([aten_op] if aten_op else []) or ([name] if name.startswith("aten::") else [])
-    if nbytes is None and aten_op in op_bytes_by_name:
+    if nbytes is None and kind == "kernel" and aten_op in op_bytes_by_name:  # not a memset inside the op
         nbytes = int(op_bytes_by_name[aten_op] * launches_per_call)
     return KernelRow(
         name=name,

@@ -57,8 +57,8 @@ def kernels_table(size: int, results: list[Measurement]) -> Table:
         table.add_row(plain(mode_label(m), "bold"))
         for row in m.kernels + m.transfers:
             name = plain(row.short_name) if row.kind == "kernel" else plain(f"{row.short_name} ({row.kind})", "dim")
-            if row.pass_:
-                name.append(" bwd" if row.pass_ == "backward" else " fwd", style="cyan")
+            if row.pass_:  # in front, so that a long name is cut at its end, never its pass
+                name = Text.assemble(("bwd " if row.pass_ == "backward" else "fwd ", "cyan"), name)
             table.add_row(
                 name,
                 f"{row.launches_per_call:g}",

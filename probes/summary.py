@@ -91,12 +91,21 @@ def format_gbps(gbps: float | None) -> str:
     return f"{gbps:,.0f} GB/s" if gbps >= 10 else f"{gbps:.2f} GB/s"
 
 
+MAX_ARRAYS = 16
+
+
 def transfers(measurement: Measurement) -> float | None:
-    """Bytes per call in units of one input-sized array (5.0 for eager add+relu, 3.0 compiled)."""
+    """Bytes per call in units of one input-sized array (5.0 for eager add+relu, 3.0 compiled);
+    None where the inputs are not N-element arrays (``x: [N, 4096]`` and ``w`` of a matmul), where
+    such a unit would only be a big number."""
     element = ELEMENT_BYTES.get(measurement.dtype)
     if not measurement.bytes_per_call or not element:
         return None
-    return measurement.bytes_per_call / (measurement.size * element)
+    unit = measurement.size * element
+    arrays = measurement.input_bytes / unit
+    if measurement.input_bytes and (abs(arrays - round(arrays)) > 0.01 or not 1 <= round(arrays) <= MAX_ARRAYS):
+        return None
+    return measurement.bytes_per_call / unit
 
 
 def format_transfers(measurement: Measurement) -> str:

@@ -70,3 +70,14 @@ def test_bad_sizes_are_refused_in_plain_words(text: str) -> None:
 
 def test_format_size_reads_like_the_article() -> None:
     assert [format_size(n) for n in (100, 10**6, 3 * 10**7, 8, 1234)] == ["1e2", "1e6", "3e7", "8", "1,234"]
+
+
+def test_transfers_count_input_sized_arrays_only_where_the_inputs_are_n_element_arrays() -> None:
+    """5N -> 3N for add+relu; a matmul's bytes stay bytes (its inputs are [N, K] and [K, K]: an
+    'N' unit would be a meaningless big number)."""
+    sweep = ProfileReport.from_json((DATA / "h200_add_relu_sweep.json").read_text()).results
+    assert {format_transfers(m) for m in sweep if m.mode == "eager"} == {"5N"}
+    assert {format_transfers(m) for m in sweep if m.mode == "compiled"} == {"3N"}
+    matmul = ProfileReport.from_json((DATA / "h200_gelu_matmul_grad.json").read_text()).results
+    eager = next(m for m in matmul if m.mode == "eager")
+    assert format_transfers(eager).endswith("MB") and "N" not in format_transfers(eager)

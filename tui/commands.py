@@ -58,7 +58,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("edit", "e,i", "Edit", "Edit", "back to the editor", "outside the editor", footer=False),
     Command("sweep", "s", "Sweep", "Run the sweep", "measure every size in the selected modes", "outside the editor"),
     Command("stop", "x", "Stop", "Stop", "cancel the running request", "outside the editor"),
-    Command("cycle_modes", "m", "Mode", "Mode: cycle", "eager / compiled / both", "outside the editor"),
+    Command("cycle_modes", "m", "Mode", "Mode: cycle", "both / eager / compiled / static vs dynamic", "outside the editor"),
     Command("cycle_compile_mode", "c", "Compile", "Compile mode: cycle",
             "default, max-autotune, reduce-overhead, dynamic", "outside the editor", footer=False),
     Command("cycle_dtype", "t", "Dtype", "Dtype: cycle", "fp32 / bf16 / fp16", "outside the editor", footer=False),
