@@ -26,10 +26,13 @@ RECORDING = ROOT / "tests" / "data" / "h200_add_relu_sweep.json"
 STARTUP_S = 90.0
 """The CPU worker's first rows: torch imports in a few seconds on a quiet 2-core machine; CI's
 loaded cores and cold disk caches can take ten times that."""
+REPLAY_S = 30.0
+"""The replay worker's first rows (it imports no torch): a second or two, more on loaded cores."""
 SCREEN_S = 10.0
 """Anything the app draws without the worker (a key's effect, a dialog, a new layout)."""
 TOAST_WIDTH = 60
-"""Textual's toast is 60 cells wide (its text starts after the ``▌`` on its left edge)."""
+"""Textual's toast is 60 cells wide with a cell of margin on its right: its text starts after the
+``▌`` on its left edge and ends 58 cells later."""
 PANE_TITLES = ("chains", "chain", "op chain", "kernels", "sweep")
 
 
@@ -57,7 +60,12 @@ class AppTerminal(Terminal):
         environment = {"KERNEL_TUI_STATE_DIR": str(self.state_dir), "KERNEL_TUI_CACHE_DIR": str(home / "cache"),
                        **(env or {})}  # fmt: skip
         self._seen: set[int] = set()
-        super().__init__([sys.executable, "-m", "tui", *args], width=width, height=height, env=environment, cwd=ROOT)
+        home.mkdir(parents=True, exist_ok=True)
+        self._status_file = home / "exit-status"
+        # A shell around the app writes its exit status down: tmux 3.3 leaves #{pane_dead_status} empty.
+        record = ["sh", "-c", '"$@"; echo $? > "$0"', str(self._status_file)]
+        super().__init__([*record, sys.executable, "-m", "tui", *args], width=width, height=height, env=environment,
+                         cwd=ROOT)  # fmt: skip
 
     @property
     def state_dir(self) -> Path:
@@ -93,6 +101,21 @@ class AppTerminal(Terminal):
 
     # -- ending ----------------------------------------------------------------------------------
 
+    def exit_status(self) -> int | None:
+        """The app's exit status once it has exited; None while it runs."""
+        deadline = time.monotonic() + 5
+        while self.exited() and time.monotonic() < deadline:
+            written = self._status_file.read_text() if self._status_file.exists() else ""
+            if written.endswith("\n"):
+                return int(written)
+            time.sleep(0.01)
+        return None
+
+    def app_pids(self) -> list[int]:
+        """The app's own process (not the shell around it, nor its worker)."""
+        return [pid for pid in [self.pid, *self.descendants()] if _command_line(pid).startswith(
+            f"{sys.executable}\0-m\0tui\0".encode())]  # fmt: skip
+
     def remember_processes(self) -> list[int]:
         """The program's processes now (its worker among them), kept to be checked at close."""
         found = self.descendants() if not self.exited() else []
@@ -119,12 +142,16 @@ class AppTerminal(Terminal):
                 os.kill(pid, signal.SIGKILL)
 
 
+def _command_line(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _is_ours(pid: int) -> bool:
     """Still a process of this test (not a recycled pid): its command line names our program."""
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
+    command = _command_line(pid)
     return any(name in command for name in (b"tui", b"probes", b"torch"))
 
 
@@ -177,13 +204,24 @@ def editor_lines(screen: str) -> list[str]:
     return found
 
 
+def measured_ops(screen: str) -> list[str]:
+    """The ops of the op chain pane, in order: what the worker measured (its first column)."""
+    ops = []
+    rows = pane(screen, "op chain")
+    for line in rows[1:] if rows and rows[0].split()[:1] == ["op"] else []:
+        if not line.strip():
+            break
+        ops.append(line.split()[0])
+    return ops
+
+
 def toast_text(screen: str) -> str:
     """The text of the toasts on screen (the notices that stay a few seconds), unwrapped."""
     parts = []
     for line in screen.splitlines():
         edge = line.find("▌")
         if edge >= 0:
-            parts.append(line[edge + 1 : edge + TOAST_WIDTH])
+            parts.append(line[edge + 1 : edge + TOAST_WIDTH - 1])
     return words(" ".join(parts))
 
 
