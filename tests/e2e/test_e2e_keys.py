@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from app_terminal import (
     SCREEN_S,
     REPLAY_S,
