@@ -94,6 +94,10 @@ async def test_a_burst_in_a_dialog_input_is_applied_in_order(make_app) -> None:
         burst(app, ["ctrl+u", *typed("1e4"), "enter"])  # clear, type, apply: as one read
         await wait_for(pilot, lambda: app.workspace.settings.focus_size == 10_000,
                        what=f"N set to 1e4 (N is {app.workspace.settings.focus_size})")  # fmt: skip
+        burst(app, ["n", "ctrl+u", *typed("1e5"), "enter"])  # the dialog's key and its answer in one read
+        await wait_for(pilot, lambda: app.workspace.settings.focus_size == 100_000 and app.screen.id != "size-dialog",
+                       what=f"N set to 1e5 (N is {app.workspace.settings.focus_size})")  # fmt: skip
+        assert isinstance(app.focused, KernelTable)  # the focus is back where it was
 
 
 async def test_a_paste_from_a_terminal_keeps_its_line_breaks(make_app) -> None:
