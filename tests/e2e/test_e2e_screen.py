@@ -25,6 +25,8 @@ from app_terminal import (
     words,
 )
 
+from probes.expr import ChainError, parse_chain
+
 SEED = "(a + b).relu()"
 
 
@@ -121,6 +123,15 @@ def shown_whole_or_tail_kept(name: str, text: str) -> bool:
 ERROR = re.compile(r"✗ line \d+, col \d+: .+?(?=\s{2,}|[│╰╭]|$)")
 
 
+def chain_error(chain: str) -> str:
+    """The error the app shows under the editor for ``chain`` (the same parser says it)."""
+    try:
+        parse_chain(chain)
+    except ChainError as exc:
+        return f"✗ {exc.info.located()}"
+    raise AssertionError(f"{chain!r} parses")
+
+
 def message_lines(screen: str) -> list[str]:
     """The kernel pane's headline and note, and a chain's error line: each on one line of a wide screen."""
     kernels = [line.strip() for line in pane(screen, "kernels")[:2]]
@@ -133,7 +144,9 @@ def test_no_word_is_cut_at_80x24_or_at_200x60(tmp_path: Path, chain: str) -> Non
         app.wait_for(lambda s: done(s) and laid_out_for(s, 200), timeout=REPLAY_S, what="the first rows")
         if chain != SEED:
             app.type(chain.removeprefix(SEED))
-            app.wait_for(lambda s: ERROR.search(s) is not None, timeout=SCREEN_S, what="the chain's error")
+            error = chain_error(chain)  # not an error of the chain half typed, which may show first
+            app.wait_for(lambda s: error in [found.group(0) for found in ERROR.finditer(s)], timeout=SCREEN_S,
+                         what=f"the chain's error: {error}")  # fmt: skip
         wide = app.screen()
         kernels = pane_text(wide, "kernels")
         names = recorded_kernels(1_000_000)
