@@ -74,6 +74,7 @@ def test_x_n_r_mean_stop_size_reps_in_every_focus(tmp_path: Path, where: str) ->
         start_with_results(app)
         focus(app, where)
         held = app.focused_pane()
+        assert held is not None
         chains = chain_count(app.screen())
         assert chains is not None
 
@@ -96,7 +97,7 @@ def test_x_n_r_mean_stop_size_reps_in_every_focus(tmp_path: Path, where: str) ->
         app.wait_for(lambda s: dialog_open(s, "Reps"), timeout=SCREEN_S, what="the reps dialog")
         app.press("Escape")
         app.wait_for(lambda s: not dialog_open(s, "Reps"), timeout=SCREEN_S, what="the reps dialog closed")
-        assert app.focused_pane() == held  # the focus came back where it was
+        app.wait_for_focus(held)  # the focus came back where it was
 
         assert editor_lines(app.screen()) == [SEED]  # no key of these typed into the chain
 
