@@ -7,7 +7,7 @@ from textual import events
 from tui_helpers import SEED_CHAIN, focus_done, wait_for
 
 from tui.widgets.editor import ChainEditor
-from tui.widgets.kernel_pane import KernelTable
+from tui.widgets.kernel_pane import KernelPane, KernelTable
 
 CHARACTERS = {"space": " ", "backspace": None, "ctrl+e": None, "ctrl+a": None, "escape": None}
 
@@ -67,3 +67,44 @@ async def test_a_paste_is_one_edit(make_app) -> None:
         app.post_message(events.Paste("x: [N, 4]\nx.sum(dim=1)"))  # a bracketed paste, as the driver posts it
         await wait_for(pilot, lambda: editor.text == "x: [N, 4]\nx.sum(dim=1)", what="the paste")
         assert edits == ["x: [N, 4]\nx.sum(dim=1)"]
+
+
+async def test_keys_after_a_key_that_moves_the_focus_go_where_the_focus_went(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        editor = app.query_one(ChainEditor)
+        app.query_one(KernelPane).focus_table()
+        await wait_for(pilot, lambda: isinstance(app.focused, KernelTable), what="the kernel table")
+        burst(app, ["e", *typed(" * 2")])  # back to the editor, then text, in one read
+        await wait_for(pilot, lambda: editor.text == SEED_CHAIN + " * 2", what=f"the text after e (got {editor.text!r})")
+        burst(app, ["escape", "tab", "e", *typed(" + 1")])  # through another pane and back
+        await wait_for(pilot, lambda: editor.text == SEED_CHAIN + " * 2 + 1",
+                       what=f"the text after tab, e (got {editor.text!r})")  # fmt: skip
+
+
+async def test_a_burst_in_a_dialog_input_is_applied_in_order(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        app.query_one(KernelPane).focus_table()
+        await wait_for(pilot, lambda: isinstance(app.focused, KernelTable), what="the kernel table")
+        burst(app, ["n"])
+        await wait_for(pilot, lambda: app.screen.id == "size-dialog" and app.focused is not None, what="the N dialog")
+        burst(app, ["ctrl+u", *typed("1e4"), "enter"])  # clear, type, apply: as one read
+        await wait_for(pilot, lambda: app.workspace.settings.focus_size == 10_000,
+                       what=f"N set to 1e4 (N is {app.workspace.settings.focus_size})")  # fmt: skip
+        burst(app, ["n", "ctrl+u", *typed("1e5"), "enter"])  # the dialog's key and its answer in one read
+        await wait_for(pilot, lambda: app.workspace.settings.focus_size == 100_000 and app.screen.id != "size-dialog",
+                       what=f"N set to 1e5 (N is {app.workspace.settings.focus_size})")  # fmt: skip
+        assert isinstance(app.focused, KernelTable)  # the focus is back where it was
+
+
+async def test_a_paste_from_a_terminal_keeps_its_line_breaks(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        editor = app.query_one(ChainEditor)
+        editor.select_all()
+        app.post_message(events.Paste("x: [N, 4]\rx.sum(dim=1)"))  # tmux and xterm send a pasted newline as CR
+        await wait_for(pilot, lambda: editor.text == "x: [N, 4]\nx.sum(dim=1)", what=f"two lines (got {editor.text!r})")

@@ -12,6 +12,15 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from tui.widgets.keys_in_order import KeysInOrder
+
+
+class DialogInput(KeysInOrder, Input):
+    """The dialog's one-line input: typed text and its keys (backspace, ctrl+u, enter) in order."""
+
+    def types(self, event: events.Key) -> bool:
+        return event.is_printable
+
 
 class InputDialog(ModalScreen[str | None]):
     """Ask for one value; ``check`` returns an error message (kept open) or None (accepted)."""
@@ -37,7 +46,7 @@ class InputDialog(ModalScreen[str | None]):
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title")
             yield Static(self.prompt, classes="dialog-prompt")
-            yield Input(self.value, id="dialog-input", select_on_focus=True)
+            yield DialogInput(self.value, id="dialog-input", select_on_focus=True)
             yield Static("", id="dialog-error", classes="dialog-error")
             yield Static("enter: apply · escape: cancel", classes="dialog-hint")
 

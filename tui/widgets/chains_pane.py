@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from tui.commands import bindings
 from tui.widgets.cells import plain
+from tui.widgets.keys_in_order import KeysInOrder
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class ChainsState:
     """The chain marked for compare (space), shown with a ◆."""
 
 
-class ChainsPane(OptionList):
+class ChainsPane(KeysInOrder, OptionList):
     """A list of chains; Enter (or a click) posts ``Chosen``."""
 
     BINDINGS = bindings("chains pane")

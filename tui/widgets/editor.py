@@ -1,11 +1,8 @@
 """The op-chain editor: a TextArea with Python highlighting, and the inline error line under it.
 
 Every key is applied in the order it was typed, however fast keys arrive (over SSH or from tmux
-they come in bursts). Textual resolves a key binding (backspace, ctrl+e, escape...) only once the
-key event has bubbled up to the app, while printable keys are inserted at once: in a burst,
-``relu()`` + 6 backspaces + ``sigmoid()`` would apply the backspaces last. So the editor runs its
-bindings itself, as each key arrives; and once a key has moved the focus away (escape, tab), the
-keys still queued behind it go where the focus now is.
+they come in bursts): see ``tui.widgets.keys_in_order``. Escape and a key read together arrive as
+alt+key: the editor takes them apart.
 
 Highlighting needs tree-sitter and its Python grammar (``textual[syntax]``); without them the
 editor works the same, uncoloured. A paste is one edit; the cursor starts at the end of the text.
@@ -26,6 +23,7 @@ from probes.protocol import ChainErrorInfo
 from probes.safe_text import inert
 from tui.commands import bindings
 from tui.widgets.cells import plain
+from tui.widgets.keys_in_order import KeysInOrder, pass_on, run_binding
 
 
 def python_highlighting_available() -> bool:
@@ -45,7 +43,7 @@ class EditorStatus:
     """``✓``, ``profiling…``, ``edited``, ``✗ error``, ``empty``."""
 
 
-class ChainEditor(TextArea):
+class ChainEditor(KeysInOrder, TextArea):
     """Where the chain is typed. Posts ``Edited`` on every change of the text."""
 
     BINDINGS = bindings("editor")
@@ -101,7 +99,9 @@ class ChainEditor(TextArea):
         self.move_to_end()
 
     def _on_paste(self, event: events.Paste) -> None:
-        event.text = inert(event.text)  # TextArea inserts it next, as one edit
+        # Terminals send a pasted line break as CR (tmux, xterm): it is a line break, not a control
+        # character. TextArea inserts the text next, as one edit.
+        event.text = inert(event.text.replace("\r\n", "\n").replace("\r", "\n"))
 
     def watch_status(self, status: EditorStatus | None) -> None:
         if status is not None:
@@ -115,36 +115,17 @@ class ChainEditor(TextArea):
         self._loading = None
         self.post_message(self.Edited(self.text, loaded))
 
-    async def _on_key(self, event: events.Key) -> None:
-        """Apply this key now, in order: see the module doc."""
-        screen = self.app.screen
-        if screen is not self.screen or screen.focused is not self:
-            # An earlier key of the same burst moved the focus (or opened a dialog): this one goes there.
-            event.stop()
-            event.prevent_default()
-            (screen.focused or screen).post_message(events.Key(event.key, event.character))
-            return
-        key = event.key
-        if key.startswith("alt+") and event.character and len(key) == 5:
-            # Escape and a key in one burst read as alt+key: it was escape, then that key.
-            event.stop()
-            event.prevent_default()
-            await self._run_binding("escape")
-            self.app.screen.focused.post_message(events.Key(key[4:], event.character))
-            return
-        if event.is_printable or key == "enter":
-            return  # TextArea inserts it
-        if await self._run_binding(key):
-            event.stop()
-            event.prevent_default()
+    def types(self, event: events.Key) -> bool:
+        return event.is_printable or event.key == "enter"
 
-    async def _run_binding(self, key: str) -> bool:
-        """Run what ``key`` is bound to where the editor is, now; False if it is bound to nothing."""
-        active = self.app.active_bindings.get(key)
-        if active is None or not active.enabled or active.binding.priority:
-            return False
-        await self.app.run_action(active.binding.action, active.node)
-        return True
+    async def _on_key(self, event: events.Key) -> None:
+        """Escape and a key in one burst read as alt+key: it was escape, then that key."""
+        key = event.key
+        if key.startswith("alt+") and event.character and len(key) == 5 and not pass_on(self, event):
+            event.stop()
+            event.prevent_default()
+            await run_binding(self, "escape")
+            self.app.screen.focused.post_message(events.Key(key[4:], event.character))
 
 
 class ChainErrorLine(Static):

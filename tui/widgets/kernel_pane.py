@@ -35,10 +35,11 @@ from tui.widgets.cells import (
     share_width,
 )
 from tui.widgets.headline import comparison_text
+from tui.widgets.keys_in_order import KeysInOrder
 from tui.widgets.pane import Pane
 from tui.widgets.passes import ordered_rows, pass_cell, pass_summary
 from tui.widgets.spread import NOISY_MARK, NOISY_STYLE, kernel_is_noisy, time_text
-from tui.widgets.tables import fill_table
+from tui.widgets.tables import ResultsTable, fill_table
 
 SIDE_BY_SIDE_MIN = 72
 """Narrower than this per table, the mode tables are stacked."""
@@ -140,7 +141,7 @@ def kernel_table(m: Measurement, width: int, *, stale: bool) -> tuple[list[Text]
     return [Text("kernel"), *labels], table_rows, rows
 
 
-class KernelTable(DataTable):
+class KernelTable(ResultsTable):
     BINDINGS = bindings("kernel table")
 
 
@@ -263,7 +264,7 @@ def headline_text(state: FocusView, baseline: Text | None = None) -> Text:
     return head
 
 
-class KernelPane(Pane, can_focus=True):
+class KernelPane(KeysInOrder, Pane, can_focus=True):
     """Headline + one ModeBlock per selected mode (focusable itself while it has no rows)."""
 
     TITLE = "kernels"

@@ -22,7 +22,7 @@ from tui.views import FocusView
 from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share_width
 from tui.widgets.pane import Pane
 from tui.widgets.passes import backward_fusion, mentions, op_passes, split_ops
-from tui.widgets.tables import fill_table
+from tui.widgets.tables import ResultsTable, fill_table
 
 SHORT_DTYPES = {
     "float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float64": "fp64", "int64": "i64",
@@ -117,7 +117,7 @@ class OpChainPane(Pane):
 
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="ops-table", cursor_type="row", zebra_stripes=False)
+        yield ResultsTable(id="ops-table", cursor_type="row", zebra_stripes=False)
         yield Static(id="compile-info")
 
     def draw(self, state: FocusView) -> None:

@@ -29,7 +29,7 @@ from tui.widgets.passes import PASS_COLUMNS, pass_cells
 from tui.widgets.spread import ratio_text, time_text
 from tui.widgets.pane import Pane
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, time_label
-from tui.widgets.tables import fill_table
+from tui.widgets.tables import ResultsTable, fill_table
 
 MODE_STYLES = {
     "eager": "#ff8c42",
@@ -216,7 +216,7 @@ class SweepPane(Pane):
     def compose(self) -> ComposeResult:
         yield Static(id="crossover")
         with Horizontal(id="sweep-body"):
-            yield DataTable(id="sweep-table", cursor_type="row", zebra_stripes=False)
+            yield ResultsTable(id="sweep-table", cursor_type="row", zebra_stripes=False)
             yield LogChart(id="sweep-chart")
 
     @property

@@ -1,4 +1,4 @@
-"""Fill a DataTable in one go, with column widths computed here.
+"""The results tables: keys applied in order, and filled in one go with column widths computed here.
 
 DataTable measures auto-width columns later, when it is idle; a table re-filled and drawn before
 that shows clipped columns. Widths given up front make every frame right, and a table whose
@@ -11,6 +11,12 @@ from collections.abc import Sequence
 
 from rich.text import Text
 from textual.widgets import DataTable
+
+from tui.widgets.keys_in_order import KeysInOrder
+
+
+class ResultsTable(KeysInOrder, DataTable):
+    """A table of results (kernels, ops, sweep sizes): the single-letter keys act at once."""
 
 
 def fill_table(table: DataTable, columns: Sequence[Text | str], rows: Sequence[Sequence[Text | str]]) -> bool:
