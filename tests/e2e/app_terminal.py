@@ -61,11 +61,7 @@ class AppTerminal(Terminal):
                        **(env or {})}  # fmt: skip
         self._seen: set[int] = set()
         home.mkdir(parents=True, exist_ok=True)
-        self._status_file = home / "exit-status"
-        # A shell around the app writes its exit status down: tmux 3.3 leaves #{pane_dead_status} empty.
-        record = ["sh", "-c", '"$@"; echo $? > "$0"', str(self._status_file)]
-        super().__init__([*record, sys.executable, "-m", "tui", *args], width=width, height=height, env=environment,
-                         cwd=ROOT)  # fmt: skip
+        super().__init__([sys.executable, "-m", "tui", *args], width=width, height=height, env=environment, cwd=ROOT)
 
     @property
     def state_dir(self) -> Path:
@@ -100,16 +96,6 @@ class AppTerminal(Terminal):
         self.wait_for_focus(title, timeout=0)
 
     # -- ending ----------------------------------------------------------------------------------
-
-    def exit_status(self) -> int | None:
-        """The app's exit status once it has exited; None while it runs."""
-        deadline = time.monotonic() + 5
-        while self.exited() and time.monotonic() < deadline:
-            written = self._status_file.read_text() if self._status_file.exists() else ""
-            if written.endswith("\n"):
-                return int(written)
-            time.sleep(0.01)
-        return None
 
     def app_pids(self) -> list[int]:
         """The app's own process (not the shell around it, nor its worker)."""

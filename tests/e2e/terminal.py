@@ -14,6 +14,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -45,6 +46,11 @@ class Terminal:
         self.socket = f"kt-{os.getpid()}-{next(_SESSIONS)}"
         self.target = "app"
         self.started_at = 0.0
+        self._status_dir = tempfile.mkdtemp(prefix="kt-status-")
+        self._status_file = Path(self._status_dir) / "exit-status"
+        # A shell around the program writes its exit status down: tmux 3.3 often leaves
+        # #{pane_dead_status} empty.
+        record = ["sh", "-c", '"$@"; echo $? > "$0"', str(self._status_file)]
         environment = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
         environment.update({"TERM": "xterm-256color", "COLORTERM": "truecolor", **(env or {})})
         self._tmux(
@@ -53,7 +59,7 @@ class Terminal:
             # the pane keeps its exit status; the window keeps the size asked for
             ";", "set-option", "-t", self.target, "remain-on-exit", "on",
             ";", "set-option", "-t", self.target, "window-size", "manual",
-            ";", "respawn-pane", "-k", "-t", self.target, shlex.join(command),
+            ";", "respawn-pane", "-k", "-t", self.target, shlex.join([*record, *command]),
             env=environment,
         )  # fmt: skip
         self.started_at = time.monotonic()
@@ -89,15 +95,13 @@ class Terminal:
         return self._pane("#{pane_dead}") == "1"
 
     def exit_status(self) -> int | None:
-        """The exit status once the program has exited (minus the signal number if a signal
-        ended it); None while it runs. tmux fills these in just after the pane dies."""
+        """The program's exit status once it has exited (128 + N if signal N ended it); None while
+        it runs."""
         deadline = time.monotonic() + 5
         while self.exited() and time.monotonic() < deadline:
-            status, _, signal = self._pane("#{pane_dead_status}|#{pane_dead_signal}").partition("|")
-            if status:
-                return int(status)
-            if signal:
-                return -int(signal)
+            written = self._status_file.read_text() if self._status_file.exists() else ""
+            if written.endswith("\n"):
+                return int(written)
             time.sleep(POLL_S)
         return None
 
@@ -170,6 +174,7 @@ class Terminal:
 
     def close(self) -> None:
         self._tmux("kill-server", check=False)
+        shutil.rmtree(self._status_dir, ignore_errors=True)
 
     def __enter__(self) -> Terminal:
         return self

@@ -8,7 +8,7 @@ with ``pytest tests/tui/test_tui_snapshots.py --snapshot-update`` and look at th
 from __future__ import annotations
 
 import pytest
-from tui_helpers import focus_done, settle, sweep_done, wait_for
+from tui_helpers import focus_done, kernel_tables_drawn, settle, sweep_done, wait_for
 
 SIZES = [(80, 24), (160, 50)]
 
@@ -25,6 +25,7 @@ def test_main_screen(snap_compare, make_app, modes: str, size: tuple[int, int]) 
     async def run_before(pilot) -> None:  # noqa: ANN001
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("escape")
+        await wait_for(pilot, lambda: kernel_tables_drawn(app), what="the kernel tables")
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
@@ -57,6 +58,7 @@ def test_error_and_stale(snap_compare, make_app, size: tuple[int, int]) -> None:
             and "STALE" in str(app.query_one("#headline").render()),
             what="inline error and stale mark",
         )
+        await wait_for(pilot, lambda: kernel_tables_drawn(app), what="the kernel tables")
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

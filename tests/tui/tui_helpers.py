@@ -92,6 +92,15 @@ def focus_done(app) -> bool:  # noqa: ANN001
     return not app.session.running() and all(v.fresh for v in view.modes)
 
 
+def kernel_tables_drawn(app) -> bool:  # noqa: ANN001
+    """Every kernel table on screen holds its rows and has been laid out (a loaded machine can
+    take a picture between the rows arriving and the table's first layout)."""
+    from tui.widgets.kernel_pane import KernelTable
+
+    shown = [t for t in app.query(KernelTable) if t.display and t.parent is not None and t.parent.display]
+    return bool(shown) and all(t.row_count > 0 and t.size.height > 0 for t in shown)
+
+
 def settled(app) -> bool:  # noqa: ANN001
     """Nothing runs and nothing is due: every mode has fresh rows or a failure."""
     view = focus_view(app)

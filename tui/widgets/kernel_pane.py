@@ -42,6 +42,8 @@ from tui.widgets.spread import NOISY_MARK, NOISY_STYLE, kernel_is_noisy, time_te
 from tui.widgets.tables import ResultsTable, fill_table
 
 SIDE_BY_SIDE_MIN = 72
+TABLE_MAX_LINES = 10
+"""A kernel table shows at most this many lines (header included) and scrolls beyond."""
 """Narrower than this per table, the mode tables are stacked."""
 OPS_MIN = 100
 """A table gets its ops column from this width."""
@@ -185,6 +187,10 @@ class ModeBlock(Vertical):
             return
         columns, rows, self.rows = kernel_table(m, width, stale=dim)
         fill_table(table, columns, rows)
+        # Its size set here, not left to "auto": the table measures its rows later (when idle), and
+        # a layout made before that left it 0 wide or 0 high, blank until something else moved.
+        table.styles.width = sum(column.get_render_width(table) for column in table.columns.values())
+        table.styles.height = min(table.row_count + 1, TABLE_MAX_LINES)
 
     @on(DataTable.RowSelected)
     def _chosen(self, event: DataTable.RowSelected) -> None:
@@ -326,7 +332,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         for block in self.query(ModeBlock):
             if block.display:
                 table = block.query_one(KernelTable)
-                heights.append(1 + block.note_lines + (min(table.row_count + 1, 10) if table.display else 0))
+                heights.append(1 + block.note_lines + (min(table.row_count + 1, TABLE_MAX_LINES) if table.display else 0))
         stacked = getattr(self, "stacked", False)
         body = sum(h + 1 for h in heights) - 1 if stacked and heights else max(heights, default=1)
         return head + body + 2
