@@ -37,6 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
 
+from app_terminal import pane  # noqa: E402
 from terminal import Terminal, TerminalError, alive  # noqa: E402
 
 from probes.summary import parse_size  # noqa: E402
@@ -53,29 +54,10 @@ INPROC = ROOT / "benchmarks" / "inproc.py"
 # ---------------------------------------------------------------------------------------------
 
 
-def pane_lines(screen: str, title: str) -> list[str]:
-    """The lines of the bordered pane whose top border carries ``title`` (e.g. "kernels")."""
-    lines = screen.splitlines()
-    for index, line in enumerate(lines):
-        match = re.search(rf"╭─ {re.escape(title)}\b", line)
-        if match is None:
-            continue
-        left = match.start()
-        right = line.find("╮", left)
-        body = []
-        for below in lines[index + 1 :]:
-            cell = below[left : right + 1] if right > left else below[left:]
-            if cell.startswith("╰"):
-                break
-            body.append(cell)
-        return body
-    return []
-
-
 def mode_block(screen: str, mode: str) -> str:
     """The kernel pane's lines for ``mode`` (from its title line to the next mode's title)."""
     block, inside = [], False
-    for line in pane_lines(screen, "kernels"):
+    for line in pane(screen, "kernels"):
         text = line.strip("│ ")
         title = re.match(r"(eager|compiled|max-autotune|reduce-overhead|dynamic)\b\s+\d", text)
         if title:
@@ -90,7 +72,7 @@ def rows_show(op: str, mode: str) -> Callable[[str], bool]:
     """The screen shows fresh ``mode`` rows of the chain with ``op``."""
 
     def check(screen: str) -> bool:
-        kernels = "\n".join(pane_lines(screen, "kernels"))
+        kernels = "\n".join(pane(screen, "kernels"))
         if "STALE" in kernels or not kernels:
             return False
         block = mode_block(screen, mode)
@@ -255,7 +237,7 @@ def bench_quit(args: argparse.Namespace, report: dict[str, Any]) -> None:
             if state == "mid-compile":  # a constant no cache has seen: a real compile starts
                 term.press("End")
                 term.type_slowly(f" * {time.time_ns() % 9973 + 2}.5", KEY_INTERVAL_S)
-                term.wait_for(lambda s: "compil" in "\n".join(pane_lines(s, "kernels")).lower(), timeout=60,
+                term.wait_for(lambda s: "compil" in "\n".join(pane(s, "kernels")).lower(), timeout=60,
                               what="the compile in progress")  # fmt: skip
             workers = term.descendants()
             term.press("Escape")
