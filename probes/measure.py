@@ -200,7 +200,7 @@ def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs
                 fn(*inputs, N=n)
         kernel_bytes, kernel_ops = compiled_bytes(prepared)
         run = profile_run(profiled, device, plan.profiled_reps, flush)
-    wall = measure_wall_time(prepared.call, device, plan.timing_reps, flush, plan.calls_per_block)
+    wall = measure_wall_time(prepared.call, device, plan, flush)
     load = load_window.stop()
     return _Collected(prepared, run, trace, kernel_bytes, kernel_ops, op_kernels, wall, plan.timing_reps, plan.profiled_reps, load, _flops(chain, inputs, n, grad))
 

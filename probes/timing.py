@@ -139,13 +139,14 @@ def choose_reps(call: Callable[[], Any], device: torch.device, reps: int | None)
     return RepPlan(timing, profiled, calls_per_block)
 
 
-def measure_wall_time(call: Callable[[], Any], device: torch.device, reps: int, flush: L2Flusher, calls_per_block: int = 1) -> list[float]:
-    """Per-call wall time in µs of each rep: on CUDA a block of ``calls_per_block`` back-to-back
-    calls started after the flush has ended, timed from one synchronisation to the next; on the
-    CPU (where each call returns when its work is done) one call under perf_counter."""
+def measure_wall_time(call: Callable[[], Any], device: torch.device, plan: RepPlan, flush: L2Flusher) -> list[float]:
+    """Per-call wall time in µs of each rep: on CUDA a block of ``plan.calls_per_block``
+    back-to-back calls started after the flush has ended, timed from one synchronisation to the
+    next; on the CPU (where each call returns when its work is done) one call under perf_counter."""
+    calls_per_block = plan.calls_per_block
     with gc_paused():
         times = []
-        for _ in range(reps):
+        for _ in range(plan.timing_reps):
             if device.type == "cuda":
                 flush()
                 torch.cuda.synchronize(device)

@@ -42,9 +42,9 @@ from tui.widgets.spread import NOISY_MARK, NOISY_STYLE, kernel_is_noisy, time_te
 from tui.widgets.tables import ResultsTable, fill_table
 
 SIDE_BY_SIDE_MIN = 72
+"""Narrower than this per table, the mode tables are stacked."""
 TABLE_MAX_LINES = 10
 """A kernel table shows at most this many lines (header included) and scrolls beyond."""
-"""Narrower than this per table, the mode tables are stacked."""
 OPS_MIN = 100
 """A table gets its ops column from this width."""
 NAME_MIN = 14
@@ -56,6 +56,11 @@ ACTIVITY_NOTES = {
     "after a pause": ("compiles when you pause typing", "dim italic"),
     "held": ("not measured: ctrl+r measures", "dim italic"),
 }
+
+
+def table_lines(table: DataTable) -> int:
+    """Lines a kernel table takes on screen: its header and rows, up to TABLE_MAX_LINES."""
+    return min(table.row_count + 1, TABLE_MAX_LINES)
 
 
 def measurement_summary(m: Measurement) -> Text:
@@ -190,7 +195,7 @@ class ModeBlock(Vertical):
         # Its size set here, not left to "auto": the table measures its rows later (when idle), and
         # a layout made before that left it 0 wide or 0 high, blank until something else moved.
         table.styles.width = sum(column.get_render_width(table) for column in table.columns.values())
-        table.styles.height = min(table.row_count + 1, TABLE_MAX_LINES)
+        table.styles.height = table_lines(table)
 
     @on(DataTable.RowSelected)
     def _chosen(self, event: DataTable.RowSelected) -> None:
@@ -332,7 +337,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         for block in self.query(ModeBlock):
             if block.display:
                 table = block.query_one(KernelTable)
-                heights.append(1 + block.note_lines + (min(table.row_count + 1, TABLE_MAX_LINES) if table.display else 0))
+                heights.append(1 + block.note_lines + (table_lines(table) if table.display else 0))
         stacked = getattr(self, "stacked", False)
         body = sum(h + 1 for h in heights) - 1 if stacked and heights else max(heights, default=1)
         return head + body + 2
