@@ -398,6 +398,17 @@ def _attribute_problem(name: str) -> str | None:
 
 _TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "grad", "data"})
 """Attributes of a tensor that are tensors (``a.shape``, ``a.dtype``... are Python values)."""
+_PYTHON_VALUED_ATTRIBUTES = frozenset({
+    "shape", "dtype", "ndim", "device", "layout", "requires_grad", "is_leaf", "grad_fn", "names", "itemsize",
+    "nbytes", "is_cuda", "is_sparse", "is_quantized", "is_meta",
+})  # fmt: skip
+"""Attributes of a tensor that are Python values."""
+_RETURN_TYPE_FIELDS = frozenset({
+    "L", "LD", "LU", "P", "Q", "R", "S", "U", "V", "Vh", "a", "bin_edges", "cloned_coefficient", "eigenvalues",
+    "eigenvectors", "exponent", "hist", "indices", "info", "inverse", "logabsdet", "logsumexp", "mantissa", "max",
+    "min", "output", "pivots", "rank", "residuals", "result", "sign", "singular_values", "solution", "tau", "values",
+})  # fmt: skip
+"""Fields of the named tuples torch ops return (``torch.return_types``): ``a.max(0).values``."""
 _PYTHON_VALUED_METHODS = frozenset({
     "numel", "dim", "ndimension", "size", "stride", "element_size", "nelement", "storage_offset",
     "get_device", "nbytes", "itemsize",
@@ -500,11 +511,23 @@ class _Validator:
         col = None if line is None else self._col(line, getattr(node, "col_offset", 0))
         return _error(kind, message, line, col)
 
-    def _at_attr(self, node: ast.Attribute, message: str) -> ChainError:
+    def _at_attr(self, node: ast.Attribute, message: str, kind: ErrorKind = "rejected") -> ChainError:
         """An error placed on the attribute's name (identifiers are ASCII by now)."""
         line = node.end_lineno or node.lineno
         col = self._col(line, (node.end_col_offset or 0) - len(node.attr))
-        return _error("rejected", message, line, col)
+        return _error(kind, message, line, col)
+
+    def check_result(self, node: ast.expr | None) -> None:
+        """A chain ending in ``x.name`` with ``x`` a tensor returns a method or a Python value, never
+        a tensor: refused here, so the texts on the way to ``.tanh()`` never reach the worker."""
+        if not isinstance(node, ast.Attribute) or node.attr in _TENSOR_ATTRIBUTES or not self.is_tensor(node.value):
+            return
+        if isinstance(node.value, ast.Call) and node.attr in _RETURN_TYPE_FIELDS:
+            return
+        if node.attr in _PYTHON_VALUED_ATTRIBUTES:
+            raise self._at_attr(node, f"the chain ends in .{node.attr}, a Python value, not a tensor", "syntax")
+        raise self._at_attr(node, f"the chain ends in .{node.attr}, which is not a tensor: a method is called "
+                                  f"with (), as in .{node.attr}()", "syntax")  # fmt: skip
 
     # -- statements ------------------------------------------------------------------------
 
@@ -770,6 +793,7 @@ def _analyse(text: str) -> tuple[ParsedChain, ast.Module, _Validator]:
     validator = _Validator(source, declared)
     validator.run(module)
     last = module.body[-1]
+    validator.check_result(last.value if isinstance(last, (ast.Expr, ast.Assign)) else None)
     target = last.targets[0] if isinstance(last, ast.Assign) else None
     result_name = target.id if isinstance(target, ast.Name) else None
     return ParsedChain(text, tuple(validator.used.values()), result_name), module, validator

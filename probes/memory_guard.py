@@ -19,6 +19,7 @@ The chain's plain Python values are capped as it runs (probes.chain_limits), her
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 import os
 import re
@@ -66,6 +67,19 @@ def free_memory(device: torch.device) -> tuple[int, int]:
         return free + cached, total
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return _cpu_available_bytes(), total
+
+
+def _fits(nbytes: int, device: torch.device) -> tuple[bool, int]:
+    """Whether ``nbytes`` fit in the free memory, and how much is free. Before saying no, a full
+    collection: cycles left by a stopped or failed run may still hold memory (the engine collects
+    only the young generations between runs; a full collection costs ~0.1 s after a few compiles)."""
+    free, _ = free_memory(device)
+    if nbytes > free * MEMORY_HEADROOM:
+        gc.collect()
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+        free, _ = free_memory(device)
+    return nbytes <= free * MEMORY_HEADROOM, free
 
 
 def _gb(nbytes: float) -> str:
@@ -271,8 +285,8 @@ def check_memory(chain: ParsedChain, n: int, dtype: str, device: torch.device) -
     """
     specs = input_specs(chain, n, dtype)
     inputs = sum(spec.nbytes for spec in specs)
-    free, _ = free_memory(device)
-    if inputs > free * MEMORY_HEADROOM:
+    fits, free = _fits(inputs, device)
+    if not fits:
         raise MeasureError(
             ChainErrorInfo("memory", f"N={n:.0e} needs about {_gb(inputs)} for its inputs but {device} has {_gb(free)} free")
         )
@@ -280,7 +294,8 @@ def check_memory(chain: ParsedChain, n: int, dtype: str, device: torch.device) -
     trace = trace_on_meta(function, meta_inputs(specs), n)
     intermediates = trace.output_bytes_total
     needed = inputs + intermediates
-    if needed > free * MEMORY_HEADROOM:
+    fits, free = _fits(needed, device)
+    if not fits:
         raise MeasureError(
             ChainErrorInfo(
                 "memory",

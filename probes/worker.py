@@ -334,8 +334,10 @@ class Worker:
 
 
 def _release() -> None:
-    """Give back what a stopped request held (its tensors went with its frames)."""
-    gc.collect()
+    """Give back what a stopped request held (its tensors went with its frames). Only the young
+    generations: a stop comes with the next edit, whose request must not wait ~0.1 s for a full
+    collection (the memory guard runs one before it would refuse a size)."""
+    gc.collect(1)
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available():
         torch.cuda.empty_cache()

@@ -44,8 +44,9 @@ from tui.workspace import Settings
 
 @dataclass(frozen=True)
 class Timing:
-    eager_delay_s: float = 0.03
-    """Eager runs this long after the last edit: enough to coalesce a burst of keys."""
+    eager_delay_s: float = 0.01
+    """Eager runs this long after the last edit: enough to coalesce a burst of keys, which arrive
+    together (a run the next key makes outdated is stopped at once anyway)."""
     compile_delay_s: float = 0.5
     """Compiled modes run once the text has been stable this long (a compile cannot be stopped)."""
     compile_delay_max_s: float = 2.0
@@ -148,8 +149,7 @@ class LiveSession:
         if self.chain == before and self.text.strip():
             return self._plan(now)  # whitespace only: same chain, same results
         self.changed_at = now
-        if any(run.kind == "focus" and not run.cancelled and run.chain != self.chain and
-               any(mode != "eager" for mode in run.request.modes) for run in self.book.runs.values()):  # fmt: skip
+        if self._compiling_another_chain():
             self.compile_delay = min(self.timing.compile_delay_max_s, self.compile_delay * 2)
         self.eager_due = now + self.timing.eager_delay_s
         self.compiled_due = now + self.compile_delay
@@ -354,6 +354,16 @@ class LiveSession:
             m = self.book.cache.get(key)
             if m is not None:
                 self.shown[mode] = m
+
+    def _compiling_another_chain(self) -> bool:
+        """A focus run of another chain still owes compiled rows (only its end may be left to come:
+        the rows of a compile that has delivered them were not wasted)."""
+        book = self.book
+        return any(
+            run.kind == "focus" and not run.cancelled and run.chain != self.chain
+            and any(key[3] != "eager" and key not in book.cache and key not in book.failed for key in run.keys())
+            for run in book.runs.values()
+        )  # fmt: skip
 
     def _is_current(self, run: Run) -> bool:
         return run.kind != "other" and not run.cancelled and run.chain == self.chain and run.target == self.target()

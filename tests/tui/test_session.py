@@ -103,6 +103,18 @@ def test_typing_over_a_compile_makes_the_next_compile_wait_longer() -> None:
     assert TIMING.compile_delay_s <= session.compile_delay < 2 * TIMING.compile_delay_s  # it counted: shorter again
 
 
+def test_typing_right_after_the_compiled_rows_came_does_not_slow_the_next_compile() -> None:
+    session, first = started()
+    answer(session, first, 0.1)
+    session.edit("a * b", 1.0)
+    [eager] = sends(session.tick(1.03))
+    answer(session, eager, 1.1)
+    [compiled] = sends(session.tick(1.5))
+    answer(session, compiled, 1.9, done=False)  # the rows are on screen, the request's end not yet
+    session.edit("a * c", 1.95)
+    assert session.compile_delay == TIMING.compile_delay_s
+
+
 def test_a_burst_of_keys_sends_one_request_for_the_last_text() -> None:
     session, first = started()
     answer(session, first, 0.1)
