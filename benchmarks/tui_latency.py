@@ -78,7 +78,7 @@ def rows_show(op: str, mode: str) -> Callable[[str], bool]:
         block = mode_block(screen, mode)
         if mode == "eager":
             return re.search(rf"(aten::{op}\b|{op}_kernel|<{op}\b|\b{op}\b)", block, re.IGNORECASE) is not None
-        return re.search(rf"fused\w*?_{op}(?:_\d+)?\b", block) is not None
+        return re.search(rf"fused_(?:\w+_)?{op}(?:_|\b)", block) is not None
 
     return check
 
