@@ -525,9 +525,8 @@ class _Validator:
         if isinstance(node.value, ast.Call) and node.attr in _RETURN_TYPE_FIELDS:
             return
         if node.attr in _PYTHON_VALUED_ATTRIBUTES:
-            raise self._at_attr(node, f"the chain ends in .{node.attr}, a Python value, not a tensor", "syntax")
-        raise self._at_attr(node, f"the chain ends in .{node.attr}, which is not a tensor: a method is called "
-                                  f"with (), as in .{node.attr}()", "syntax")  # fmt: skip
+            raise self._at_attr(node, f".{node.attr} is a Python value, not a tensor", "syntax")
+        raise self._at_attr(node, f".{node.attr} is not a tensor: call it, as in .{node.attr}()", "syntax")
 
     # -- statements ------------------------------------------------------------------------
 

@@ -340,6 +340,25 @@ def test_empty_chains(text: str) -> None:
     assert info.message == "the chain is empty: type an expression such as (a + b).relu()"
 
 
+@pytest.mark.parametrize(("text", "col", "words"), [
+    ("(a + b).tanh", 9, ".tanh is not a tensor: call it, as in .tanh()"),
+    ("(a + b).ta", 9, ".ta is not a tensor"),
+    ("a.relu().tanh", 10, ".tanh is not a tensor"),
+    ("a.shape", 3, ".shape is a Python value, not a tensor"),
+    ("y = a.relu", 7, ".relu is not a tensor"),
+])
+def test_a_chain_ending_in_a_method_of_a_tensor_is_refused_while_typing(text: str, col: int, words: str) -> None:
+    info = error_of(text)  # never sent to the worker: the text on the way to .tanh() costs nothing
+    assert (info.kind, info.line, info.col) == ("syntax", 1, col)
+    assert words in info.message
+
+
+@pytest.mark.parametrize("text", ["a.T", "a.sum(0).mT", "torch.max(a, 0).values", "a.sort().indices", "a.aminmax().max",
+                                  "torch.linalg.qr(a.reshape(100, -1)).Q", "y = a.relu()\ny.real"])
+def test_tensor_valued_attributes_and_named_tuple_fields_end_a_chain(text: str) -> None:
+    parse_chain(text)
+
+
 def test_every_prefix_while_typing_parses_or_is_a_located_syntax_error() -> None:
     target = "x: [N, 4] bf16\n(a + b).relu() * x.sum()"
     start = target.index("\n") + 1

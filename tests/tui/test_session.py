@@ -86,7 +86,8 @@ def test_an_edit_runs_eager_at_once_and_compiled_after_a_pause() -> None:
     assert all(v.fresh for v in session.focus_view(1.9).modes)
 
 
-def test_typing_over_a_compile_makes_the_next_compile_wait_longer() -> None:
+def compiling_a_new_chain() -> tuple[LiveSession, ProfileRequest]:
+    """A session whose text was edited to ``a * b``: its eager rows are in, its compile was sent."""
     session, first = started()
     answer(session, first, 0.1)
     session.edit("a * b", 1.0)
@@ -94,6 +95,11 @@ def test_typing_over_a_compile_makes_the_next_compile_wait_longer() -> None:
     answer(session, eager, 1.1)
     [compiled] = sends(session.tick(1.5))
     assert compiled.modes == ["compiled"]
+    return session, compiled
+
+
+def test_typing_over_a_compile_makes_the_next_compile_wait_longer() -> None:
+    session, compiled = compiling_a_new_chain()
     session.edit("a * c", 1.6)  # typing again while that compile runs: it was wasted
     assert session.compile_delay == 2 * TIMING.compile_delay_s
     answer(session, sends(session.tick(1.7))[0], 1.75)
@@ -104,12 +110,7 @@ def test_typing_over_a_compile_makes_the_next_compile_wait_longer() -> None:
 
 
 def test_typing_right_after_the_compiled_rows_came_does_not_slow_the_next_compile() -> None:
-    session, first = started()
-    answer(session, first, 0.1)
-    session.edit("a * b", 1.0)
-    [eager] = sends(session.tick(1.03))
-    answer(session, eager, 1.1)
-    [compiled] = sends(session.tick(1.5))
+    session, compiled = compiling_a_new_chain()
     answer(session, compiled, 1.9, done=False)  # the rows are on screen, the request's end not yet
     session.edit("a * c", 1.95)
     assert session.compile_delay == TIMING.compile_delay_s
