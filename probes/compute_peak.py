@@ -14,16 +14,15 @@ import torch
 from probes.bandwidth import Peak, cached_peak, device_key, was_busy
 from probes.inputs import TORCH_DTYPES
 from probes.noise import LoadWindow, quartiles
+from probes.timing import WARMUP_MIN_S, L2Flusher
 
-MATMUL_SIZE = {"cuda": 8192, "cpu": 1024}
+MATMUL_SIZE = {"cuda": 4096, "cpu": 1024}
 REPS = 10
-WARMUP_S = 0.1
-"""Back-to-back matmuls for this long before the first rep: a lone 8192 matmul lasts ~1 ms on an
-H200, and two of them (the earlier warm-up) left the clocks low enough that the training step's
-own matmuls ran at 107-115% of the "peak"."""
-CALLS_PER_REP = 5
-"""Matmuls per timed rep on CUDA, back to back, as a real kernel stream keeps the device busy."""
-KEY_VERSION = "v2"
+WARMUP_S = WARMUP_MIN_S
+"""Back-to-back matmuls for this long before the first rep, as a chain is warmed up: the clocks
+are up, and the device is not yet held at its power limit (0.1 s of bf16 matmuls on an H200 left
+the reps ~15% below what a chain's matmuls reach)."""
+KEY_VERSION = "v3"
 """Part of the cache key: peaks cached by an older way of measuring are measured again."""
 
 
@@ -33,11 +32,19 @@ def _sync(device: torch.device) -> None:
 
 
 def measure_compute_peak(device: torch.device, dtype: str) -> Peak:
-    """TFLOP/s of ``[S, S] @ [S, S]`` in ``dtype`` at full clocks: the median over repeats, with its IQR."""
+    """TFLOP/s of ``[S, S] @ [S, S]`` in ``dtype`` as the tool measures a chain's kernels: at full
+    clocks, each rep one matmul after the L2 flush; the median over repeats, with its IQR.
+
+    Not back to back: a stream of large matmuls runs into the power limit (on an H200, bf16 8192
+    matmuls five at a time sustained 671-774 TFLOP/s, while a training step's 4096 matmuls, each
+    after a flush, reached 779-852), and two lone matmuls as the only warm-up left the clocks low
+    (734). Either way a measured kernel would stand above its roof.
+    """
     size = MATMUL_SIZE.get(device.type, MATMUL_SIZE["cpu"])
     a = torch.randn(size, size, device=device).to(TORCH_DTYPES[dtype])
     b = torch.randn(size, size, device=device).to(TORCH_DTYPES[dtype])
     flops = 2 * size**3
+    flush = L2Flusher(device)
     window = LoadWindow().start()
     begin = time.perf_counter()
     while time.perf_counter() - begin < WARMUP_S:
@@ -45,14 +52,14 @@ def measure_compute_peak(device: torch.device, dtype: str) -> Peak:
         _sync(device)
     rates = []
     for _ in range(REPS):
+        flush()
         if device.type == "cuda":
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            for _ in range(CALLS_PER_REP):
-                torch.mm(a, b)
+            torch.mm(a, b)
             end.record()
             end.synchronize()
-            seconds = start.elapsed_time(end) * 1e-3 / CALLS_PER_REP
+            seconds = start.elapsed_time(end) * 1e-3
         else:
             begin = time.perf_counter()
             torch.mm(a, b)

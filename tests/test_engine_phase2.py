@@ -123,3 +123,17 @@ def test_a_compute_peak_that_a_kernel_beats_is_measured_again(monkeypatch: pytes
     assert any("beat" in getattr(e, "message", "") and "compute peak" in e.message for e in events)
     (row,) = result.kernels
     assert row.pct_of_compute_peak == pytest.approx(100 * row.tflops / taken[1].value)
+
+
+def test_a_kernel_above_the_compute_peak_is_explained_not_just_shown() -> None:
+    from probes import flops
+
+    results = profile("x: [N, 256]\nw: [256, 256]\nx @ w", [2048], ["eager"], reps=3)
+    measurement = results[(2048, "eager")]
+    (row,) = measurement.kernels
+    flops.apply_compute_peak(measurement, row.tflops / 1.2)
+    assert row.pct_of_compute_peak == pytest.approx(120)
+    (why,) = [line for line in measurement.diagnostics if "of the measured compute peak" in line]
+    assert why.startswith(f"{row.short_name} reached 120%")
+    flops.apply_compute_peak(measurement, row.tflops * 2)  # applied again with a better peak: no stale line
+    assert not any("of the measured compute peak" in line for line in measurement.diagnostics)
