@@ -11,6 +11,7 @@ import torch
 
 from probes.expr import ChainError, parse_chain
 from probes.errors import MeasureError
+from probes import memory_guard
 from probes.memory_guard import MAX_PIECES, MAX_TRACED_OPS, check_memory, trace_on_meta
 from probes.watchdog import WATCH, ChainStuck, PlainPythonWatch
 
@@ -85,6 +86,20 @@ def test_split_refusal_counts_what_the_split_would_make() -> None:
 def test_a_chain_that_would_fail_is_refused_before_it_allocates() -> None:
     message = refusal("t = torch.ones(N, 20000)\nt @ a", 10**5)
     assert message.startswith("line 2: ") and "size mismatch" in message
+
+
+def test_memory_held_by_garbage_is_collected_before_a_size_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between runs the engine collects only the young generations (a full collection costs ~0.1 s
+    after a few compiles); cycles a stopped run left may still hold memory, so the guard collects
+    everything before it says no."""
+    collections: list[tuple] = []
+    monkeypatch.setattr(memory_guard.gc, "collect", lambda *generation: collections.append(generation) or 0)
+    monkeypatch.setattr(memory_guard, "free_memory", lambda device: (10**12 if collections else 10**3, 10**12))
+    check_memory(parse_chain("(a + b).relu()"), 10**6, "fp32", torch.device("cpu"))
+    assert collections == [()]  # one full collection, and then the size fits
+    monkeypatch.setattr(memory_guard, "free_memory", lambda device: (10**3, 10**12))
+    with pytest.raises(MeasureError, match="free"):
+        check_memory(parse_chain("(a + b).relu()"), 10**6, "fp32", torch.device("cpu"))
 
 
 def test_shape_errors_read_as_the_device_words_them() -> None:
