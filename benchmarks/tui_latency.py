@@ -91,9 +91,12 @@ def rows_show(op: str, mode: str) -> Callable[[str], bool]:
 class Session:
     """The app started fresh, with its own state dir (and caches, when asked)."""
 
-    def __init__(self, args: argparse.Namespace, chain: str, *, env: dict[str, str] | None = None) -> None:
+    def __init__(self, args: argparse.Namespace, chain: str, *, own_caches: tuple[str, ...] = ()) -> None:
+        """``own_caches``: of "torchinductor", "triton", the compile caches this app starts empty with
+        (inside its state folder, removed with it)."""
         self.state = Path(tempfile.mkdtemp(prefix="kt-latency-"))
-        environment = {"KERNEL_TUI_STATE_DIR": str(self.state / "state"), **(env or {})}
+        environment = {"KERNEL_TUI_STATE_DIR": str(self.state / "state")}
+        environment.update({f"{name.upper()}_CACHE_DIR": str(self.state / name) for name in own_caches})
         command = [sys.executable, "-m", "tui", chain, "--device", args.device, "--n", str(args.n)]
         # 120x40: the kernel pane stacks its modes (mode_block reads them one below the other)
         self.term = Terminal(command, width=120, height=40, env=environment, cwd=ROOT)
@@ -157,8 +160,7 @@ def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
     # Inductor's on-disk cache of its own: a chain compiled by an earlier run of this benchmark on
     # the same machine would otherwise load from it and read as "never compiled" (Triton's cache of
     # built kernels is kept: the bare compile it is compared with keeps it too).
-    inductor_cache = tempfile.mkdtemp(prefix="kt-edit-inductor-")
-    session = Session(args, TEMPLATE.format(op="relu"), env={"TORCHINDUCTOR_CACHE_DIR": inductor_cache})
+    session = Session(args, TEMPLATE.format(op="relu"), own_caches=("torchinductor",))
     results: dict[str, list[float]] = {"new_eager": [], "new_compiled": [], "hit_eager": [], "hit_compiled": []}
     try:
         term = session.term
@@ -174,7 +176,6 @@ def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
                 results[f"{round_name}_compiled"].append(time.monotonic() - last_key)
     finally:
         session.close()
-        shutil.rmtree(inductor_cache, ignore_errors=True)
     bare = bare_compile(args, fresh_cache=False)
     report["edit"] = {key: spread(values) for key, values in results.items()}
     report["edit"]["bare_compile_warm_process_s"] = bare.get("warm_s")
@@ -203,15 +204,12 @@ def bare_compile(args: argparse.Namespace, *, fresh_cache: bool) -> dict[str, An
 
 
 def bench_cold(args: argparse.Namespace, report: dict[str, Any]) -> None:
-    cache = tempfile.mkdtemp(prefix="kt-cold-app-")
-    env = {"TORCHINDUCTOR_CACHE_DIR": f"{cache}/inductor", "TRITON_CACHE_DIR": f"{cache}/triton"}
-    session = Session(args, TEMPLATE.format(op="relu"), env=env)
+    session = Session(args, TEMPLATE.format(op="relu"), own_caches=("torchinductor", "triton"))
     try:
         session.term.wait_for(rows_show("relu", "compiled"), timeout=600, what="the first compiled rows")
         app_s = session.since_start()
     finally:
         session.close()
-        shutil.rmtree(cache, ignore_errors=True)
     bare = bare_compile(args, fresh_cache=True)
     report["cold"] = {"launch_to_first_compiled_rows_s": app_s, "bare_fresh_process_s": bare["fresh_process_s"],
                       "bare_first_compile_s": bare["first_s"]}  # fmt: skip

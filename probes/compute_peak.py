@@ -14,21 +14,12 @@ import torch
 from probes.bandwidth import Peak, cached_peak, device_key, was_busy
 from probes.inputs import TORCH_DTYPES
 from probes.noise import LoadWindow, quartiles
-from probes.timing import WARMUP_MIN_S, L2Flusher
+from probes.timing import WARMUP_MIN_S, L2Flusher, sync
 
 MATMUL_SIZE = {"cuda": 4096, "cpu": 1024}
 REPS = 10
-WARMUP_S = WARMUP_MIN_S
-"""Back-to-back matmuls for this long before the first rep, as a chain is warmed up: the clocks
-are up, and the device is not yet held at its power limit (0.1 s of bf16 matmuls on an H200 left
-the reps ~15% below what a chain's matmuls reach)."""
 KEY_VERSION = "v3"
 """Part of the cache key: peaks cached by an older way of measuring are measured again."""
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def measure_compute_peak(device: torch.device, dtype: str) -> Peak:
@@ -46,10 +37,12 @@ def measure_compute_peak(device: torch.device, dtype: str) -> Peak:
     flops = 2 * size**3
     flush = L2Flusher(device)
     window = LoadWindow().start()
+    # Warmed up as a chain is: the clocks are up, and the device is not yet held at its power limit
+    # (0.1 s of bf16 matmuls on an H200 left the reps ~15% below what a chain's matmuls reach).
     begin = time.perf_counter()
-    while time.perf_counter() - begin < WARMUP_S:
+    while time.perf_counter() - begin < WARMUP_MIN_S:
         torch.mm(a, b)
-        _sync(device)
+        sync(device)
     rates = []
     for _ in range(REPS):
         flush()
