@@ -19,7 +19,7 @@ A chain that runs plain Python for too long without reaching a tensor op is stop
 guard's watch (probes.watchdog), which answers in one line; when it cannot be stopped, the worker
 says so and exits with ``EXIT_STUCK``.
 
-Exit codes (``probes.protocol``): 0 on shutdown or end of input; ``EXIT_DEVICE_POISONED`` after a
+Exit codes (``probes.protocol``): 0 on shutdown or end of input (at once, whatever it is doing); ``EXIT_DEVICE_POISONED`` after a
 CUDA error that leaves the context unusable; ``EXIT_STUCK`` as above (the client restarts it).
 """
 
@@ -177,7 +177,7 @@ class Worker:
     def __init__(self, out: IO[str], heartbeat_s: float = HEARTBEAT_S) -> None:
         self._out = out
         self._lock = threading.Lock()
-        self._requests: queue.Queue[Request | None] = queue.Queue()
+        self._requests: queue.Queue[Request] = queue.Queue()
         self._cancelled: set[str] = set()
         self._current: Request | None = None
         self._stage = ""
@@ -221,7 +221,11 @@ class Worker:
     # -- input -----------------------------------------------------------------------------------
 
     def read_requests(self, stream: IO[str]) -> None:
-        """Reader thread: queue work, apply cancels at once, stop on shutdown or EOF."""
+        """Reader thread: queue work, apply cancels at once, end the process on shutdown or EOF.
+
+        EOF means the client is gone (a closed terminal or SSH link kills the app without a word):
+        nobody reads what this process would still measure, so it ends at once rather than finish
+        a sweep or a compile on a device someone else may want."""
         for message in incoming(stream, self.emit):
             if isinstance(message, CancelRequest):
                 self._cancel(message.id, CANCEL_SAFE_POINT_S)
@@ -230,7 +234,7 @@ class Worker:
                 if isinstance(current, WarmupRequest) and not isinstance(message, WarmupRequest):
                     self._cancel(current.id, 0.0)  # a real request pre-empts the warm-up
                 self._requests.put(message)
-        self._requests.put(None)
+        os._exit(0)
 
     def _cancel(self, request_id: str, grace_s: float) -> None:
         self._cancelled.add(request_id)
@@ -260,8 +264,6 @@ class Worker:
     def serve(self) -> int:
         while True:
             request = self._requests.get()
-            if request is None:
-                return 0
             if request.id in self._cancelled:
                 self.emit(RequestDone(request.id, cancelled=True))
                 continue

@@ -46,6 +46,7 @@ class Terminal:
         self.socket = f"kt-{os.getpid()}-{next(_SESSIONS)}"
         self.target = "app"
         self.started_at = 0.0
+        self.hung_up = False
         self._status_dir = tempfile.mkdtemp(prefix="kt-status-")
         self._status_file = Path(self._status_dir) / "exit-status"
         # A shell around the program writes its exit status down: tmux 3.3 often leaves
@@ -92,7 +93,8 @@ class Terminal:
         return int(self._pane("#{pane_pid}"))
 
     def exited(self) -> bool:
-        return self._pane("#{pane_dead}") == "1"
+        """The program has exited (after a hang-up, there is no pane left to run it in)."""
+        return self.hung_up or self._pane("#{pane_dead}") == "1"
 
     def exit_status(self) -> int | None:
         """The program's exit status once it has exited (128 + N if signal N ended it); None while
@@ -171,6 +173,12 @@ class Terminal:
                 found.append(child)
                 stack.append(child)
         return found
+
+    def hang_up(self) -> None:
+        """The terminal goes away, as a closed window or a dropped SSH link: tmux's server ends and
+        the program gets its hang-up, with no key pressed."""
+        self._tmux("kill-server", check=False)
+        self.hung_up = True
 
     def close(self) -> None:
         self._tmux("kill-server", check=False)

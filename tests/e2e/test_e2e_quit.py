@@ -59,3 +59,17 @@ def test_quit_mid_sweep(tmp_path: Path) -> None:
         app.wait_for(lambda s: "measuring" in pane_text(s, "sweep") and sweep_step(s) >= 2, timeout=STARTUP_S,
                      what="the sweep past its first size")  # fmt: skip
         assert quit_now(app) < QUIT_BOUND_S
+
+
+
+def test_a_closed_terminal_mid_compile_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """A terminal window closed, or an SSH link dropped, kills the app without a word: its worker
+    must end with it, not finish a compile (seconds, saying nothing that would fail) for nobody."""
+    with AppTerminal(tmp_path, ["--device", "cpu", "--modes", "compiled", "--n", "1e3"]) as app:
+        app.wait_for(lambda s: "compiling and measuring" in status_text(s), timeout=STARTUP_S, what="a compile")
+        processes = app.remember_processes()
+        app.hang_up()
+        deadline = time.monotonic() + QUIT_BOUND_S
+        while (left := [pid for pid in processes if alive(pid)]) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not left, f"processes left {QUIT_BOUND_S} s after the terminal closed: {left}"
