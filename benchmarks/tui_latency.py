@@ -244,6 +244,9 @@ def bench_quit(args: argparse.Namespace, report: dict[str, Any]) -> None:
                               what="the compile in progress")  # fmt: skip
             workers = term.descendants()
             term.press("Escape")
+            # out of the editor (the footer offers q): a q right behind the Escape would be read with
+            # it as one escape sequence, ~0.1 s later (Textual's escape delay), which no person sees
+            term.wait_for(lambda s: "q Quit" in s.splitlines()[-1], timeout=10, what="the editor left")
             if state == "mid-sweep":
                 term.press("s")
                 term.wait_for(lambda s: re.search(r"measuring \d+/\d+", s) is not None, timeout=60, what="the sweep")

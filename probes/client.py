@@ -9,8 +9,8 @@ worker that
   integer; a compile, even max-autotune, releases the GIL and keeps beating), or
 - does not end a cancelled request within ``cancel_ack_s``,
 
-and the request it was serving ends with one plain line. ``close()`` never waits long: it asks
-the worker to stop, and kills it and its children after ``CLOSE_GRACE_S``.
+and the request it was serving ends with one plain line. ``close()`` kills the worker and its
+children at once: a worker has nothing to finish, and a quit must not wait for it.
 """
 
 from __future__ import annotations
@@ -55,8 +55,6 @@ DEFAULT_SILENCE_S = 15.0
 """Longest a running request may go without any message (heartbeats come every second)."""
 CANCEL_ACK_S = 3.0
 """Longest a cancelled request may take to end before its worker is restarted."""
-CLOSE_GRACE_S = 0.2
-"""How long close() lets the worker exit by itself before killing it."""
 STARTUP_TIMEOUT_S = 120.0
 STDERR_LINES = 40
 
@@ -252,7 +250,8 @@ class WorkerClient:
         return await self.start()
 
     async def close(self) -> None:
-        """Ask the worker to shut down; kill it (and its children) after CLOSE_GRACE_S."""
+        """Kill the worker and its children now; a remote one (``--worker-cmd 'ssh ...'``) is told to
+        shut down first, in case its link outlives the local process."""
         self._closing = True
         process = self._process
         if process is None:
@@ -261,8 +260,6 @@ class WorkerClient:
             with contextlib.suppress(Exception):
                 process.stdin.write((encode(ShutdownRequest()) + "\n").encode())
                 process.stdin.close()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.wait(), CLOSE_GRACE_S)
         await self._kill()
         self._process = None
         self._set_state("stopped")

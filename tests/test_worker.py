@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from probes.client import CLOSE_GRACE_S, WorkerClient
+from probes.client import WorkerClient
 from probes.protocol import (
     MeasurementResult,
     ProfileRequest,
@@ -26,6 +26,9 @@ from probes.worker import TEST_FAULT_ENV
 
 CHAIN = "(a + b).relu()"
 WAIT_S = 120
+CLOSE_S = 0.25
+"""close() kills at once: the kill and the kernel's teardown of the process took ~30 ms here; a
+grace waited out (0.2 s before) would show above this."""
 """Upper bound on anything a test waits for (a cold compile on a loaded 2-core machine)."""
 
 
@@ -248,8 +251,8 @@ async def test_close_leaves_no_worker_behind(client: WorkerClient) -> None:
 
 
 async def test_close_is_quick_in_every_state(tmp_path: Path) -> None:
-    """Idle, mid-sweep and mid-request stuck in C: close() returns within CLOSE_GRACE_S and a
-    little, and leaves no worker."""
+    """Idle, mid-sweep and mid-request stuck in C: close() kills the worker at once (no grace to
+    wait out), and leaves no worker."""
     marker = tmp_path / "fired"
     for state in ("idle", "mid-sweep", "holding the GIL"):
         env = {TEST_FAULT_ENV: f"hold-gil:{marker}"} if state == "holding the GIL" else {}
@@ -265,7 +268,7 @@ async def test_close_is_quick_in_every_state(tmp_path: Path) -> None:
         begin = time.monotonic()
         await client.close()
         elapsed = time.monotonic() - begin
-        assert elapsed < CLOSE_GRACE_S + 0.25, f"close() took {elapsed:.2f} s {state}"
+        assert elapsed < CLOSE_S, f"close() took {elapsed:.2f} s {state}"
         await until(lambda: not alive(pid), 2)
         if stream is not None:
             events = await stream

@@ -4,8 +4,8 @@ streamed into Textual messages.
 The main app, the demo and the compare screen all send requests through a ``WorkerBridge``; each
 event of a request arrives as a ``WorkerEvent`` message (Progress, MeasurementResult, RequestFailed,
 RequestDone: the last one always comes, in plain words, even when the worker is lost), and every
-change of the worker's state as a ``WorkerStateChanged``. Quitting never waits for the worker
-longer than ``close_grace_s``: it is asked to stop, then killed.
+change of the worker's state as a ``WorkerStateChanged``. Quitting kills the worker at once and
+waits at most ``close_wait_s`` for it to be gone.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from textual.message_pump import MessagePump
     from textual.worker import Worker
 
-CLOSE_GRACE_S = 0.05
-"""How long quitting waits for the worker to exit by itself before killing it (with 0.2 s, quitting
-took 0.46-0.56 s on the H200, where a worker's exit tears down a CUDA context)."""
+CLOSE_WAIT_S = 0.25
+"""How long quitting waits for the killed worker to be gone (its kernel-side teardown: ~30 ms on the
+CPU machine; a CUDA context takes longer), so that no worker outlives the prompt's return."""
 WARMUP_SILENCE_S = 2.0
 """A warm-up that has not said a word by then is not understood by this worker: it is let go."""
 
@@ -61,11 +61,11 @@ class WorkerEvent(Message):
 class WorkerBridge:
     """Owns a ``WorkerClient``; runs its requests as Textual workers of ``host``."""
 
-    def __init__(self, host: App, command: list[str] | str | None = None, *, close_grace_s: float = CLOSE_GRACE_S,
+    def __init__(self, host: App, command: list[str] | str | None = None, *, close_wait_s: float = CLOSE_WAIT_S,
                  warmup_silence_s: float = WARMUP_SILENCE_S) -> None:  # fmt: skip
         self.host = host
         self.client = WorkerClient(command, on_state=self._state_changed)
-        self.close_grace_s = close_grace_s
+        self.close_wait_s = close_wait_s
         self.warmup_silence_s = warmup_silence_s
         self.closing = False
         self._streams: dict[str, Worker] = {}
@@ -139,23 +139,17 @@ class WorkerBridge:
             self.host.run_worker(self.client.cancel(request_id), group="cancel", exit_on_error=False)
 
     async def close(self) -> None:
-        """Stop the worker within about ``close_grace_s``: ask an idle one to exit, then kill it; kill one
-        that is busy or still starting at once. Never raises."""
+        """Kill the worker, whatever it is doing, and wait at most ``close_wait_s`` for it to be
+        gone. Never raises."""
         if self.closing:
             return
         self.closing = True
         for stream in [*self._streams.values(), self._starter]:
             if stream is not None:
                 stream.cancel()  # before the client closes: a stream that saw the worker end would restart it
-        busy = self.client.state != "ready"  # importing torch, compiling, sweeping: it would not stop in time
-        if busy:
-            await self.client.kill_worker()
         closing = asyncio.ensure_future(self.client.close())
-        done, _ = await asyncio.wait({closing}, timeout=0.1 if busy else self.close_grace_s)
+        done, _ = await asyncio.wait({closing}, timeout=self.close_wait_s)
         if not done:
-            await self.client.kill_worker()
-            await asyncio.wait({closing}, timeout=0.1)
-        if not closing.done():
             closing.cancel()
         elif not closing.cancelled() and closing.exception() is not None:
             log_error(self.host, "closing the worker", closing.exception())
