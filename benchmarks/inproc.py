@@ -76,7 +76,9 @@ def run_engine(chain: str, sizes: list[int], modes: list[str], device: str) -> t
 
 
 def task_bare_compile(args: argparse.Namespace) -> dict:
-    """torch.compile + first call for each fresh constant; the first one is the fresh process."""
+    """torch.compile + first call for each chain (``--chains``) or fresh constant; the first one is
+    the fresh process. Floats are not specialised by Dynamo: a second constant in the same chain
+    reuses the first one's graph, a second chain does not."""
     begin = time.perf_counter()
     import torch
 
@@ -85,14 +87,15 @@ def task_bare_compile(args: argparse.Namespace) -> dict:
     a, b = _inputs(args.size, device)
     _sync(device)
     runs = []
-    for constant in args.constants:
-        fn = eval(f"lambda a, b: (a + b).relu() * {constant}")  # a fresh code object, a fresh chain
+    sources = args.chains or [f"(a + b).relu() * {constant}" for constant in args.constants]
+    for source in sources:
+        fn = eval(f"lambda a, b: {source}")  # a fresh code object
         _sync(device)
         start = time.perf_counter()
         compiled = torch.compile(fn)
         compiled(a, b)
         _sync(device)
-        runs.append({"constant": constant, "seconds": time.perf_counter() - start})
+        runs.append({"chain": source, "seconds": time.perf_counter() - start})
     return {"import_torch_s": import_s, "device": str(device), "runs": runs}
 
 
@@ -338,6 +341,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--modes", nargs="+", default=["eager", "compiled"])
     parser.add_argument("--constants", nargs="+", default=["1.2345"])
+    parser.add_argument("--chains", nargs="+", help="bare-compile: these chains of a and b instead of constants")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--runs", type=int, default=50)

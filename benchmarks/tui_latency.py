@@ -5,7 +5,8 @@
 
 Each figure is timed from the user's side of the screen (tmux capture-pane, polled every 10 ms)
 and printed with its spread, beside what it is compared with, measured in the same run:
-- frame: launch -> first frame, and launch -> first eager rows (5 launches);
+- frame: launch -> first frame, and launch -> first eager rows (5 launches), beside the first
+  frame of a minimal Textual app (benchmarks/textual_floor.py), the floor under the app's;
 - edit: last key -> new eager rows and -> new compiled rows, for chains never compiled before and
   for chains compiled earlier in the session (compile-cache hits), typing at 30 ms a key; compared
   with a bare torch.compile + first call of a fresh chain in a warm process;
@@ -46,7 +47,10 @@ KEY_INTERVAL_S = 0.030
 OPS = ("tanh", "sigmoid", "exp", "sin", "cos", "neg", "sqrt", "abs", "log1p", "expm1")
 """Each gives its own eager kernel and fused kernel name, so new rows can be told from old ones."""
 TEMPLATE = "(a + b).{op}()"
+BARE_OP = "erf"
+"""The bare warm-process compile's op: none of OPS, so neither process has compiled its graph."""
 INPROC = ROOT / "benchmarks" / "inproc.py"
+FLOOR = ROOT / "benchmarks" / "textual_floor.py"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,20 +143,29 @@ def ms(value: float | None) -> str:
 
 
 def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
-    frames, rows = [], []
+    frames, rows, floor = [], [], []
+    chain = TEMPLATE.format(op="relu")
     for i in range(args.launches + 1):  # the first is a warm-up (.pyc, disk caches)
-        session = Session(args, TEMPLATE.format(op="relu"))
+        session = Session(args, chain)
         try:
-            session.term.wait_for("(a + b).relu()", timeout=30, what="the first frame")
+            session.term.wait_for(chain, timeout=30, what="the first frame")
             frame = session.since_start()
             session.term.wait_for(rows_show("relu", "eager"), timeout=120, what="the first eager rows")
             eager = session.since_start()
         finally:
             session.close()
+        minimal = Terminal([sys.executable, str(FLOOR), chain], width=120, height=40, cwd=ROOT)
+        try:
+            minimal.wait_for(chain, timeout=30, what="the minimal Textual app's first frame")
+            bare_frame = time.monotonic() - minimal.started_at
+        finally:
+            minimal.close()
         if i:
             frames.append(frame)
             rows.append(eager)
-    report["frame"] = {"first_frame_s": spread(frames), "first_eager_rows_s": spread(rows)}
+            floor.append(bare_frame)
+    report["frame"] = {"first_frame_s": spread(frames), "first_eager_rows_s": spread(rows),
+                       "minimal_textual_app_first_frame_s": spread(floor)}  # fmt: skip
 
 
 def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
@@ -176,30 +189,27 @@ def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
                 results[f"{round_name}_compiled"].append(time.monotonic() - last_key)
     finally:
         session.close()
-    bare = bare_compile(args, fresh_cache=False)
+    bare = bare_compile(args, fresh_caches=("torchinductor",))  # as the edit round's app
     report["edit"] = {key: spread(values) for key, values in results.items()}
     report["edit"]["bare_compile_warm_process_s"] = bare.get("warm_s")
 
 
-def bare_compile(args: argparse.Namespace, *, fresh_cache: bool) -> dict[str, Any]:
-    """torch.compile + first call of fresh chains in a fresh process: the first is a fresh process's,
-    the second a warm process's."""
+def bare_compile(args: argparse.Namespace, *, fresh_caches: tuple[str, ...]) -> dict[str, Any]:
+    """torch.compile + first call of two chains in a fresh process: the first is a fresh process's,
+    the second (an op the app's rounds never use) a warm process's compile of a chain never seen.
+    ``fresh_caches``: of "torchinductor", "triton", the caches it starts empty, as the app did."""
     env = dict(os.environ)
-    cache = None
-    if fresh_cache:
-        cache = tempfile.mkdtemp(prefix="kt-cold-")
-        env.update(TORCHINDUCTOR_CACHE_DIR=f"{cache}/inductor", TRITON_CACHE_DIR=f"{cache}/triton")
+    cache = tempfile.mkdtemp(prefix="kt-bare-")
+    env.update({f"{name.upper()}_CACHE_DIR": f"{cache}/{name}" for name in fresh_caches})
     out = Path(tempfile.mkstemp(suffix=".json")[1])
-    constants = [f"{time.time_ns() % 997 + 1}.{i}5" for i in range(2)]
     command = [sys.executable, str(INPROC), "bare-compile", "--json", str(out), "--device", args.device,
-               "--size", str(parse_size(args.n)), "--constants", *constants]  # fmt: skip
+               "--size", str(parse_size(args.n)), "--chains", TEMPLATE.format(op="relu"), TEMPLATE.format(op=BARE_OP)]  # fmt: skip
     begin = time.monotonic()
     subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, timeout=600)
     process_s = time.monotonic() - begin
     runs = json.loads(out.read_text())["runs"]
     out.unlink()
-    if cache:
-        shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)
     return {"fresh_process_s": process_s, "first_s": runs[0]["seconds"], "warm_s": runs[1]["seconds"]}
 
 
@@ -210,7 +220,7 @@ def bench_cold(args: argparse.Namespace, report: dict[str, Any]) -> None:
         app_s = session.since_start()
     finally:
         session.close()
-    bare = bare_compile(args, fresh_cache=True)
+    bare = bare_compile(args, fresh_caches=("torchinductor", "triton"))
     report["cold"] = {"launch_to_first_compiled_rows_s": app_s, "bare_fresh_process_s": bare["fresh_process_s"],
                       "bare_first_compile_s": bare["first_s"]}  # fmt: skip
 
@@ -274,6 +284,8 @@ def summary(report: dict[str, Any]) -> list[str]:
         f = report["frame"]
         lines.append(f"launch -> first frame        median {ms(f['first_frame_s']['median'])} "
                      f"(p25-p75 {ms(f['first_frame_s'].get('p25'))}-{ms(f['first_frame_s'].get('p75'))})")
+        lines.append(f"launch -> first frame of a minimal Textual app (the floor) "
+                     f"median {ms(f['minimal_textual_app_first_frame_s']['median'])}")
         lines.append(f"launch -> first eager rows   median {ms(f['first_eager_rows_s']['median'])}")
     if "edit" in report:
         e = report["edit"]

@@ -47,8 +47,10 @@ class Timing:
     eager_delay_s: float = 0.01
     """Eager runs this long after the last edit: enough to coalesce a burst of keys, which arrive
     together (a run the next key makes outdated is stopped at once anyway)."""
-    compile_delay_s: float = 0.5
-    """Compiled modes run once the text has been stable this long (a compile cannot be stopped)."""
+    compile_delay_s: float = 0.25
+    """Compiled modes run once the text has been stable this long: a pause, not a gap between two
+    keys of a burst. A compile the next key makes outdated is stopped, but only at its next Python
+    step after a 0.3 s grace (its kernels build in C), and the next eager rows wait for that."""
     compile_delay_max_s: float = 2.0
     """The delay doubles (up to this) each time typing resumes while a compile of an older text runs:
     that compile was wasted, and the eager rows of the new text had to wait for it."""
