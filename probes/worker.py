@@ -367,10 +367,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="stop a chain after this long in plain Python without a tensor op (seconds)")
     parser.add_argument("--heartbeat-s", type=float, default=HEARTBEAT_S, help="seconds between heartbeats")
     args = parser.parse_args(argv)
-    # Without teardown, CUPTI stays attached after the first profiler session and every later CUDA
-    # launch of the process costs more (+8 us per call of 3 kernels on an H200; benchmarks/results,
-    # the truth runs): wall times would carry the tool's own cost. Teardown costs ~5 ms a session.
-    os.environ.setdefault("TEARDOWN_CUPTI", "1")
     warnings.filterwarnings("ignore", message=".*(Profiler clears events|Failed to initialize NumPy).*")
     # Keep fd 1 for the protocol; point everything else that writes to stdout at stderr.
     protocol_out = os.fdopen(os.dup(1), "w", buffering=1)

@@ -103,29 +103,39 @@ def test_the_flush_leaves_nothing_for_a_reduction_to_pay_for() -> None:
 
 async def test_a_long_lived_worker_times_calls_like_the_in_process_engine() -> None:
     """Wall time per call through one worker that already served requests (as the app's does)
-    agrees with the in-process engine within 10% (or 3 µs) where the device does the work (the
-    issue's case: compiled at 1e7 read 83 µs through the worker against 43.6 µs in-process). Below
-    that the flushed wall time races host against flush (benchmarks/results: the truth run)."""
+    agrees with the in-process engine within 10% (or 3 µs) where the device does the work, and
+    within 25% for calls under 100 µs, where the H200's host swings 15-30% between two measurements
+    of the same call (compiled at 1e7: 42 against 55 µs, 54 against 64 µs in one run,
+    ``benchmarks/results/h200-2026-11-30-latency-3``). The issue's case, compiled at 1e7 reading
+    83 µs through the worker against 43.6 µs in-process, still fails it.
+
+    Each side is measured twice and its faster reading kept: a cost the worker adds to every call
+    shows in both readings."""
     from probes.client import WorkerClient
 
     chain, sizes, modes = "(a * b + c).tanh()", [10**7, 10**8], ["eager", "compiled"]
     client = WorkerClient()
-    from_worker = {}
+    from_worker: dict[tuple[int, str], list[float]] = {}
     try:
         await client.start()
-        for _ in range(2):
+        for round_ in range(3):  # the first makes the worker long-lived; the next two are kept
             request = ProfileRequest(client.new_id(), chain, sizes=sizes, modes=modes, device="cuda")
-            from_worker = {
-                (e.measurement.size, e.measurement.mode): e.measurement
-                async for e in client.request(request) if isinstance(e, MeasurementResult)
-            }
+            readings = [e.measurement async for e in client.request(request) if isinstance(e, MeasurementResult)]
+            if round_:
+                for m in readings:
+                    from_worker.setdefault((m.size, m.mode), []).append(m.wall_time_us)
     finally:
         await client.close()
-    in_process, failures = profile(chain, sizes, modes)
-    assert not failures
+    in_process: dict[tuple[int, str], list[float]] = {}
+    for _ in range(2):
+        results, failures = profile(chain, sizes, modes)
+        assert not failures
+        for key, m in results.items():
+            in_process.setdefault(key, []).append(m.wall_time_us)
     for key, ours in in_process.items():
-        theirs = from_worker[key]
-        assert abs(theirs.wall_time_us - ours.wall_time_us) <= max(0.10 * ours.wall_time_us, 3.0), (key, theirs.wall_time_us, ours.wall_time_us)
+        theirs, best = min(from_worker[key]), min(ours)
+        tolerance = max(0.10 * best, 3.0) if best >= 100 else 0.25 * best
+        assert abs(theirs - best) <= tolerance, (key, from_worker[key], ours)
 
 
 def test_training_step_on_cuda_tags_every_kernel_with_its_pass_and_counts_matmul_flops() -> None:
