@@ -9,7 +9,8 @@ Three threads:
 - the main thread runs requests;
 - a reader thread keeps listening: a ``CancelRequest`` stops the running request at its next safe
   point (between sizes and modes), or, when none comes within ``CANCEL_SAFE_POINT_S``, by raising
-  in the main thread; a real request pre-empts a warm-up at once; ``ShutdownRequest`` ends the
+  in the main thread (a compile, which has no safe point, at once); a real request pre-empts a
+  warm-up at once; ``ShutdownRequest`` ends the
   process at once, whatever it is doing;
 - a heartbeat thread sends a ``Heartbeat`` every ``HEARTBEAT_S`` while a request runs. It needs the
   GIL, so a chain stuck in one long C call (big-integer arithmetic) goes quiet, and the client
@@ -240,6 +241,8 @@ class Worker:
         self._cancelled.add(request_id)
         current = self._current
         if current is not None and current.id == request_id:
+            if self._stage == "compiling":
+                grace_s = 0.0  # a compile has no safe point to wait for: stopped at its next Python step
             threading.Timer(grace_s, self._stop.stop, args=(request_id,)).start()
 
     # -- requests --------------------------------------------------------------------------------

@@ -327,6 +327,24 @@ async def test_a_compile_stops_soon_after_a_cancel_and_the_worker_compiles_again
         await client.close()
 
 
+@pytest.mark.parametrize(("stage", "stops_at_once"), [("compiling", True), ("measuring", False)])
+def test_a_compile_is_stopped_without_waiting_for_a_safe_point(stage: str, stops_at_once: bool) -> None:
+    """A measurement reaches a safe point (between sizes and modes) within the grace and ends
+    there, whole; a compile has none, so waiting out the grace only delays the next edit's rows."""
+    import io
+    import threading
+
+    from probes.worker import CANCEL_SAFE_POINT_S, Worker
+
+    worker = Worker(io.StringIO())
+    stopped = threading.Event()
+    worker._stop = type("Stop", (), {"stop": lambda self, request_id: stopped.set()})()
+    worker._current, worker._stage = ProfileRequest("r1", CHAIN), stage
+    worker._cancel("r1", CANCEL_SAFE_POINT_S)
+    assert stopped.wait(CANCEL_SAFE_POINT_S * 0.8) is stops_at_once
+    assert stopped.wait(CANCEL_SAFE_POINT_S * 5), "the stop never came"
+
+
 @pytest.mark.slow
 async def test_a_warm_up_gives_way_to_a_real_request_at_once(tmp_path: Path) -> None:
     client = WorkerClient(env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")})

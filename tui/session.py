@@ -49,8 +49,8 @@ class Timing:
     together (a run the next key makes outdated is stopped at once anyway)."""
     compile_delay_s: float = 0.25
     """Compiled modes run once the text has been stable this long: a pause, not a gap between two
-    keys of a burst. A compile the next key makes outdated is stopped, but only at its next Python
-    step after a 0.3 s grace (its kernels build in C), and the next eager rows wait for that."""
+    keys of a burst. A compile the next key makes outdated is stopped at its next Python step, but
+    not inside a kernel's build (g++ on the CPU: up to ~1 s), and the next eager rows wait for it."""
     compile_delay_max_s: float = 2.0
     """The delay doubles (up to this) each time typing resumes while a compile of an older text runs:
     that compile was wasted, and the eager rows of the new text had to wait for it."""
