@@ -42,6 +42,19 @@ def test_eager_add_relu_is_two_kernels(add_relu: dict[str, Measurement]) -> None
     assert clamp.ops == ["aten::relu"]
 
 
+def test_a_product_with_a_python_number_is_the_mul_kernel_itself() -> None:
+    """``* 4`` runs aten::mul, which first converts the 4 into a one-element tensor (aten::to):
+    that conversion is setup, and the kernel is the mul with the whole of its time, not the
+    conversion of one number (which the table once showed in its place, with the mul's bytes)."""
+    (eager,), failures, _ = profile("(a + b) * 4", [N], ["eager"], reps=5)
+    assert not failures, failures
+    assert sorted(k.name for k in eager.kernels) == ["aten::add", "aten::mul"]
+    mul = next(k for k in eager.kernels if k.name == "aten::mul")
+    add = next(k for k in eager.kernels if k.name == "aten::add")
+    assert mul.ops == ["aten::mul"] and mul.bytes == 8 * N
+    assert mul.device_time_us > 0.25 * add.device_time_us, "the mul's own pass over 4 MB is missing from its time"
+
+
 def test_compiled_add_relu_is_one_fused_kernel(add_relu: dict[str, Measurement]) -> None:
     compiled = add_relu["compiled"]
     assert compiled.ran_compiled and compiled.fallback_reason is None
