@@ -19,9 +19,7 @@ import asyncio
 import contextlib
 import itertools
 import os
-import shlex
 import signal
-import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -47,6 +45,7 @@ from probes.protocol import (
     encode,
 )
 from probes.safe_text import inert_line
+from probes.worker_process import STREAM_LIMIT, EarlyWorker, PipedProcess, worker_command, worker_environment
 
 WorkerState = Literal["stopped", "starting", "ready", "busy", "restarting"]
 Request = ProfileRequest | InfoRequest | WarmupRequest
@@ -57,10 +56,6 @@ CANCEL_ACK_S = 3.0
 """Longest a cancelled request may take to end before its worker is restarted."""
 STARTUP_TIMEOUT_S = 120.0
 STDERR_LINES = 40
-
-
-def default_worker_command() -> list[str]:
-    return [sys.executable, "-m", "probes.worker"]
 
 
 class _Died:
@@ -111,8 +106,11 @@ class WorkerClient:
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
         env: dict[str, str] | None = None,
         on_state: Callable[[WorkerState, str], None] | None = None,
+        early: EarlyWorker | None = None,
     ) -> None:
-        self.command = shlex.split(command) if isinstance(command, str) else (command or default_worker_command())
+        """``early``: a worker process already started with this command (``launch_early``); the
+        first ``start()`` adopts it instead of starting one."""
+        self.command = worker_command(command)
         self.silence_s = silence_s
         self.cancel_ack_s = cancel_ack_s
         self.startup_timeout_s = startup_timeout_s
@@ -121,7 +119,8 @@ class WorkerClient:
         self.ready: WorkerReady | None = None
         self.state: WorkerState = "stopped"
         self.restarts = 0
-        self._process: asyncio.subprocess.Process | None = None
+        self._process: asyncio.subprocess.Process | PipedProcess | None = None
+        self._early = early
         self._reader: asyncio.Task[None] | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._queues: dict[str, asyncio.Queue[Event | _Died]] = {}
@@ -159,18 +158,19 @@ class WorkerClient:
         self.ready = None
         self._in_flight = None
         self._idle.set()
-        env = {**os.environ, **(self.env or {})}
-        env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
-        env.setdefault("PYTHONUNBUFFERED", "1")
-        self._process = await asyncio.create_subprocess_exec(
-            *self.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            limit=64 * 1024 * 1024,
-            start_new_session=True,  # its own process group: killed with its children, never by the terminal's ^C
-        )
+        early, self._early = self._early, None
+        if early is not None:
+            self._process = await early.adopt()
+        else:
+            self._process = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=worker_environment(self.env),
+                limit=STREAM_LIMIT,
+                start_new_session=True,  # its own process group: killed with its children, never by the terminal's ^C
+            )
         self._last_heard = time.monotonic()
         self._reader = asyncio.create_task(self._read_stdout(self._process))
         assert self._process.stderr is not None
@@ -194,7 +194,7 @@ class WorkerClient:
         self._set_state("ready")
         return self.ready
 
-    async def _read_stdout(self, process: asyncio.subprocess.Process) -> None:
+    async def _read_stdout(self, process: asyncio.subprocess.Process | PipedProcess) -> None:
         assert process.stdout is not None
         while True:
             try:

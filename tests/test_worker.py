@@ -242,6 +242,26 @@ async def test_killed_mid_request_then_next_request_works(client: WorkerClient) 
     await assert_next_chain_works(client)
 
 
+async def test_a_worker_started_before_the_event_loop_is_adopted_then_restarted_as_usual() -> None:
+    """The app starts its worker before it imports Textual (no event loop yet); the client adopts
+    that process, talks to it like one it started, and after it dies starts the next the usual way."""
+    from probes.worker_process import EarlyWorker
+
+    early = EarlyWorker(None)
+    client = WorkerClient(early=early)
+    try:
+        ready = await client.start()
+        assert client.pid == early.popen.pid == ready.pid
+        assert any(isinstance(e, MeasurementResult) for e in await collect(client, eager_request(client)))
+        await client.kill_worker()
+        await until(lambda: not alive(early.popen.pid), 2)
+        await assert_next_chain_works(client)
+        assert client.pid != early.popen.pid and client.restarts == 1
+    finally:
+        await client.close()
+    await until(lambda: not alive(early.popen.pid), 2)
+
+
 async def test_close_leaves_no_worker_behind(client: WorkerClient) -> None:
     await client.start()
     pid = client.pid

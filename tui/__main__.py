@@ -58,6 +58,7 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
         parser.error("--reps: give a number between 1 and 10000")
     command = _worker_command(parser, args)
     chain = args.chain.replace("\\n", "\n").replace(";", "\n") if args.chain is not None else None
+    early = _start_worker(command)
 
     from tui.app import KernelTuiApp  # noqa: PLC0415 (textual only for the app)
     from tui.workspace_file import WorkspaceRefused  # noqa: PLC0415
@@ -66,6 +67,7 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
         return KernelTuiApp(
             chain=chain,
             worker_command=command,
+            early_worker=early,
             workspace_path=args.workspace,
             device=args.device,
             sizes=sizes,
@@ -76,6 +78,8 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
             export_dir=args.export_dir,
         )
     except WorkspaceRefused as exc:
+        if early is not None:
+            early.kill()
         parser.exit(2, f"kernel-tui: {exc}\n")
 
 
@@ -112,6 +116,17 @@ def _worker_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     return command
 
 
+def _start_worker(command: list[str] | str | None):  # noqa: ANN202 (EarlyWorker, imported lazily)
+    """The worker, started now, before Textual is imported: torch imports while the app starts.
+    None when it cannot be started: the app tries again and says why on screen."""
+    from probes.worker_process import EarlyWorker  # noqa: PLC0415
+
+    try:
+        return EarlyWorker(command)
+    except OSError:
+        return None
+
+
 def build_demo(argv: list[str]):  # noqa: ANN201 (DemoApp, imported lazily)
     """The app for ``kernel-tui demo ARGV``."""
     parser = build_demo_parser()
@@ -119,10 +134,11 @@ def build_demo(argv: list[str]):  # noqa: ANN201 (DemoApp, imported lazily)
     if args.reps is not None and not 1 <= args.reps <= 10_000:
         parser.error("--reps: give a number between 1 and 10000")
     command = _worker_command(parser, args)
+    early = _start_worker(command)
 
     from tui.demo import DemoApp  # noqa: PLC0415
 
-    return DemoApp(worker_command=command, device=args.device, dtype=args.dtype, reps=args.reps)
+    return DemoApp(worker_command=command, early_worker=early, device=args.device, dtype=args.dtype, reps=args.reps)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,6 +33,7 @@ from tui.actions.settings import SettingsActions
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from probes.protocol import ProfileRequest
 from probes.safe_text import inert
+from probes.worker_process import EarlyWorker
 from tui.debug_log import log_error
 from tui.session import Cancel, Effect, LiveSession, Notice, Send, Timing, WakeAt
 from tui.trust import TrustedChains
@@ -57,6 +58,7 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
     BINDINGS = commands.bindings("anywhere") + commands.bindings("outside the editor")
 
     def __init__(self, *, chain: str | None = None, worker_command: list[str] | str | None = None,
+                 early_worker: EarlyWorker | None = None,
                  workspace_path: Path | None = None, device: str | None = None, sizes: list[int] | None = None,
                  dtype: str | None = None, modes: str | None = None, focus_size: int | None = None,
                  reps: int | None = None, export_dir: Path | None = None, frozen: bool = False,
@@ -81,7 +83,7 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         self.session = LiveSession(s, inert(self.workspace.chain.text), timing=timing)
         if not self.trust.knows(self.workspace.chain.text):
             self.session.hold(UNCONFIRMED)
-        self.bridge = WorkerBridge(self, worker_command)
+        self.bridge = WorkerBridge(self, worker_command, early=early_worker)
         self.messages: list[tuple[str, str]] = []
         """Every status-bar message (the newest last), for the record and for tests."""
         self.last_export: Path | None = None
@@ -101,7 +103,7 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.bridge.start()  # torch imports in the worker while the first frame paints
+        self.bridge.start()  # adopts the worker started at launch (tui.__main__), or starts one
         editor = self.query_one(ChainEditor)
         if self.frozen:
             editor.cursor_blink = False

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from probes.client import WorkerClient, WorkerState
+from probes.worker_process import EarlyWorker
 from probes.protocol import (
     ChainErrorInfo,
     Event,
@@ -61,10 +62,11 @@ class WorkerEvent(Message):
 class WorkerBridge:
     """Owns a ``WorkerClient``; runs its requests as Textual workers of ``host``."""
 
-    def __init__(self, host: App, command: list[str] | str | None = None, *, close_wait_s: float = CLOSE_WAIT_S,
-                 warmup_silence_s: float = WARMUP_SILENCE_S) -> None:  # fmt: skip
+    def __init__(self, host: App, command: list[str] | str | None = None, *, early: EarlyWorker | None = None,
+                 close_wait_s: float = CLOSE_WAIT_S, warmup_silence_s: float = WARMUP_SILENCE_S) -> None:  # fmt: skip
+        """``early``: the worker, already started with ``command`` as the program launched."""
         self.host = host
-        self.client = WorkerClient(command, on_state=self._state_changed)
+        self.client = WorkerClient(command, on_state=self._state_changed, early=early)
         self.close_wait_s = close_wait_s
         self.warmup_silence_s = warmup_silence_s
         self.closing = False

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Static
 
 from probes.protocol import Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
 from probes.summary import format_size
+from probes.worker_process import EarlyWorker
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
 from tui.driver import quick_exit_driver
@@ -62,10 +63,10 @@ class DemoApp(App[int]):
         Binding("ctrl+q,ctrl+c", "quit_demo", "Quit", show=False, priority=True),
     ]
 
-    def __init__(self, *, worker_command: list[str] | str | None = None, device: str | None = None,
-                 dtype: str = "fp32", reps: int | None = None, frozen: bool = False) -> None:  # fmt: skip
+    def __init__(self, *, worker_command: list[str] | str | None = None, early_worker: EarlyWorker | None = None,
+                 device: str | None = None, dtype: str = "fp32", reps: int | None = None, frozen: bool = False) -> None:  # fmt: skip
         super().__init__()
-        self.bridge = WorkerBridge(self, worker_command)
+        self.bridge = WorkerBridge(self, worker_command, early=early_worker)
         self.device = device
         self.dtype = dtype
         self.reps = reps

@@ -40,10 +40,13 @@ def test_profile_subcommand_does_not_import_textual(tmp_path: Path) -> None:
 
 
 def captured_app(monkeypatch: pytest.MonkeyPatch) -> dict:
-    """Run main() with App.run replaced: returns the app it would have run."""
+    """Run main() with App.run replaced: returns the app it would have run (and starts no worker:
+    these tests read what the app was given)."""
+    import tui.__main__
     from tui.app import KernelTuiApp
 
     seen: dict = {}
+    monkeypatch.setattr(tui.__main__, "_start_worker", lambda command: None)
 
     def fake_run(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
         seen["app"] = self

@@ -1,0 +1,95 @@
+"""The worker's process: how it is started, and starting it before there is an event loop.
+
+The app starts its worker as the very first thing it does, before it imports Textual (a second or
+more on a slow host): torch imports in the worker while the app imports and paints. There is no
+event loop yet then, so ``launch_early`` starts the process with ``subprocess``, and
+``WorkerClient.start`` later adopts it (``EarlyWorker.adopt``) as if it had started it itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+
+STREAM_LIMIT = 64 * 1024 * 1024
+"""The longest line read from the worker (a result with generated kernel sources is long)."""
+
+
+def default_worker_command() -> list[str]:
+    return [sys.executable, "-m", "probes.worker"]
+
+
+def worker_command(command: list[str] | str | None) -> list[str]:
+    """The command line: a list as given, a string split as a shell would, or the local worker."""
+    return shlex.split(command) if isinstance(command, str) else (command or default_worker_command())
+
+
+def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {**os.environ, **(extra or {})}
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+class PipedProcess:
+    """What ``WorkerClient`` uses of ``asyncio.subprocess.Process``, for a process started by
+    ``subprocess.Popen`` before the event loop existed."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader,
+                 stderr: asyncio.StreamReader) -> None:  # fmt: skip
+        self._popen = popen
+        self.pid = popen.pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll()
+
+    async def wait(self) -> int:
+        while (code := self._popen.poll()) is None:
+            await asyncio.sleep(0.01)
+        return code
+
+    def kill(self) -> None:
+        self._popen.kill()
+
+
+class EarlyWorker:
+    """A worker process started before the event loop; adopted once by ``WorkerClient.start``."""
+
+    def __init__(self, command: list[str] | str | None, env: dict[str, str] | None = None) -> None:
+        self.command = worker_command(command)
+        self.popen = subprocess.Popen(
+            self.command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=worker_environment(env),
+            start_new_session=True,  # its own process group: killed with its children, never by the terminal's ^C
+        )
+
+    async def adopt(self) -> PipedProcess:
+        """Its pipes as asyncio streams, on the running loop."""
+        loop = asyncio.get_running_loop()
+        popen = self.popen
+        assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
+        readers = []
+        for pipe in (popen.stdout, popen.stderr):
+            reader = asyncio.StreamReader(limit=STREAM_LIMIT)
+            await loop.connect_read_pipe(lambda reader=reader: asyncio.StreamReaderProtocol(reader), pipe)
+            readers.append(reader)
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, popen.stdin)
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        return PipedProcess(popen, writer, readers[0], readers[1])
+
+    def kill(self) -> None:
+        """End it (and its children) when the app that started it does not start after all."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
