@@ -108,7 +108,7 @@ class WorkerClient:
         on_state: Callable[[WorkerState, str], None] | None = None,
         early: EarlyWorker | None = None,
     ) -> None:
-        """``early``: a worker process already started with this command (``launch_early``); the
+        """``early``: a worker process already started with this command (``EarlyWorker``); the
         first ``start()`` adopts it instead of starting one."""
         self.command = worker_command(command)
         self.silence_s = silence_s
@@ -287,7 +287,7 @@ class WorkerClient:
             await self._send(CancelRequest(request_id))
 
     async def kill_worker(self) -> None:
-        """Kill the worker process outright (also used by tests)."""
+        """Kill the worker process outright, whatever it is doing; the next request starts another."""
         if self._process is not None and self._process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self._process.kill()

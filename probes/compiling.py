@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
@@ -51,6 +52,22 @@ CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")
 COMPILED_CACHE_SIZE = 16
 
 _frame_ids = itertools.count()
+_compiling = threading.Event()
+
+
+@contextmanager
+def compile_window() -> Iterator[None]:
+    """Marks a compile in progress: a stretch with no safe point, where a request that is stopped
+    (the worker's cancel) is better stopped at once than after a grace (see ``compiling_now``)."""
+    _compiling.set()
+    try:
+        yield
+    finally:
+        _compiling.clear()
+
+
+def compiling_now() -> bool:
+    return _compiling.is_set()
 
 
 def own_frame(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -249,8 +266,9 @@ def _compile(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, 
         call = GradStep(call, leaves)
     with tool_compile_settings(mode, device):
         begin = time.perf_counter()
-        result = call()
-        _sync(device)
+        with compile_window():
+            result = call()
+            _sync(device)
         compile_time = time.perf_counter() - begin
         if leaves is None:
             check_result(result)

@@ -10,8 +10,7 @@ Three threads:
 - a reader thread keeps listening: a ``CancelRequest`` stops the running request at its next safe
   point (between sizes and modes), or, when none comes within ``CANCEL_SAFE_POINT_S``, by raising
   in the main thread (a compile, which has no safe point, at once); a real request pre-empts a
-  warm-up at once; ``ShutdownRequest`` ends the
-  process at once, whatever it is doing;
+  warm-up at once; ``ShutdownRequest`` ends the process at once, whatever it is doing;
 - a heartbeat thread sends a ``Heartbeat`` every ``HEARTBEAT_S`` while a request runs. It needs the
   GIL, so a chain stuck in one long C call (big-integer arithmetic) goes quiet, and the client
   restarts the worker; compiles release the GIL often and keep beating.
@@ -20,8 +19,9 @@ A chain that runs plain Python for too long without reaching a tensor op is stop
 guard's watch (probes.watchdog), which answers in one line; when it cannot be stopped, the worker
 says so and exits with ``EXIT_STUCK``.
 
-Exit codes (``probes.protocol``): 0 on shutdown or end of input (at once, whatever it is doing); ``EXIT_DEVICE_POISONED`` after a
-CUDA error that leaves the context unusable; ``EXIT_STUCK`` as above (the client restarts it).
+Exit codes (``probes.protocol``): 0 on shutdown or end of input (at once, whatever it is doing);
+``EXIT_DEVICE_POISONED`` after a CUDA error that leaves the context unusable; ``EXIT_STUCK`` as
+above (the client restarts it).
 """
 
 from __future__ import annotations
@@ -241,7 +241,8 @@ class Worker:
         self._cancelled.add(request_id)
         current = self._current
         if current is not None and current.id == request_id:
-            if self._stage == "compiling":
+            compiling = sys.modules.get("probes.compiling")
+            if compiling is not None and compiling.compiling_now():
                 grace_s = 0.0  # a compile has no safe point to wait for: stopped at its next Python step
             threading.Timer(grace_s, self._stop.stop, args=(request_id,)).start()
 

@@ -2,7 +2,7 @@
 
 The app starts its worker as the very first thing it does, before it imports Textual (a second or
 more on a slow host): torch imports in the worker while the app imports and paints. There is no
-event loop yet then, so ``launch_early`` starts the process with ``subprocess``, and
+event loop yet then, so ``EarlyWorker`` starts the process with ``subprocess``, and
 ``WorkerClient.start`` later adopts it (``EarlyWorker.adopt``) as if it had started it itself.
 """
 
