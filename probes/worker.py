@@ -19,7 +19,8 @@ A chain that runs plain Python for too long without reaching a tensor op is stop
 guard's watch (probes.watchdog), which answers in one line; when it cannot be stopped, the worker
 says so and exits with ``EXIT_STUCK``.
 
-Exit codes (``probes.protocol``): 0 on shutdown or end of input (at once, whatever it is doing);
+Exit codes (``probes.protocol``): 0 on shutdown, and at the end of its input (killed with its
+process group when it leads one), at once, whatever it is doing;
 ``EXIT_DEVICE_POISONED`` after a CUDA error that leaves the context unusable; ``EXIT_STUCK`` as
 above (the client restarts it).
 """
@@ -225,8 +226,9 @@ class Worker:
         """Reader thread: queue work, apply cancels at once, end the process on shutdown or EOF.
 
         EOF means the client is gone (a closed terminal or SSH link kills the app without a word):
-        nobody reads what this process would still measure, so it ends at once rather than finish
-        a sweep or a compile on a device someone else may want."""
+        nobody reads what this process would still measure, so it ends at once, with what it
+        started (a compiler still building a kernel), rather than finish a sweep or a compile on a
+        device someone else may want."""
         for message in incoming(stream, self.emit):
             if isinstance(message, CancelRequest):
                 self._cancel(message.id, CANCEL_SAFE_POINT_S)
@@ -235,6 +237,8 @@ class Worker:
                 if isinstance(current, WarmupRequest) and not isinstance(message, WarmupRequest):
                     self._cancel(current.id, 0.0)  # a real request pre-empts the warm-up
                 self._requests.put(message)
+        if os.getpgrp() == os.getpid():  # its own process group, as the client starts it
+            os.killpg(os.getpid(), signal.SIGKILL)
         os._exit(0)
 
     def _cancel(self, request_id: str, grace_s: float) -> None:
