@@ -85,6 +85,8 @@ class EarlyWorker:
             reader = asyncio.StreamReader(limit=STREAM_LIMIT)
             await loop.connect_read_pipe(lambda reader=reader: asyncio.StreamReaderProtocol(reader), pipe)
             readers.append(reader)
+        # asyncio has no public way to make a StreamWriter for a pipe: this is what its
+        # create_subprocess_exec builds for a child's stdin.
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, popen.stdin)
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
         return PipedProcess(popen, writer, readers[0], readers[1])
