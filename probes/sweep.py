@@ -6,7 +6,6 @@ This is the library entry point: the worker, ``kernel-tui profile`` and a notebo
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable
 
@@ -19,7 +18,7 @@ from probes.errors import Cancelled, DevicePoisoned, MeasureError
 from probes.expr import ChainError, parse_chain
 from probes.inputs import input_specs, make_inputs
 from probes.measure import apply_peak, measure
-from probes.memory_guard import check_memory, free_memory
+from probes.memory_guard import check_memory, free_memory, release_memory
 from probes.protocol import (
     MODES,
     ChainErrorInfo,
@@ -77,16 +76,6 @@ def resolve_device(name: str | None) -> torch.device:
     if device.type != "cpu":
         raise MeasureError(ChainErrorInfo("input", f"unsupported device '{name}': use cpu, cuda or cuda:N"))
     return device
-
-
-def _release(device: torch.device, *, full: bool = False) -> None:
-    """Give the memory of the last size back. Reference counting has freed its tensors already; a
-    collection of the young generations catches cycles made since. A full collection walks every
-    object Inductor ever built (70-120 ms after a few compiles, before the next request could
-    start), so it runs only after running out of memory, where every byte counts."""
-    gc.collect() if full else gc.collect(1)
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
 
 
 def run_profile(
@@ -157,7 +146,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
             except torch.OutOfMemoryError:
                 emit(RequestFailed(rid, ChainErrorInfo("memory", f"out of memory allocating the inputs at N={n}"), size=n))
                 step += len(modes)
-                _release(device, full=True)
+                release_memory(device, full=True)
                 continue
             if peak is None:
                 emit(Progress(rid, f"measuring {device}'s peak bandwidth (once, cached)", "peak", None, n, step, steps))
@@ -179,7 +168,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                 except MeasureError as exc:
                     emit(RequestFailed(rid, exc.info, size=n, mode=mode))
                     if exc.info.kind == "memory":
-                        _release(device, full=True)
+                        release_memory(device, full=True)
                         continue
                     if exc.info.kind == "compile":
                         continue
@@ -201,11 +190,11 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                     flops.apply_compute_peak(measurement, compute_peaks[dtype])
                 emit(MeasurementResult(rid, measurement))
             del inputs
-            _release(device)
+            release_memory(device)
             if stop:
                 break
     except Cancelled:
-        _release(device)
+        release_memory(device)
         emit(RequestDone(rid, cancelled=True))
         return
     emit(RequestDone(rid))
