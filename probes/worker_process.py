@@ -20,13 +20,9 @@ STREAM_LIMIT = 64 * 1024 * 1024
 """The longest line read from the worker (a result with generated kernel sources is long)."""
 
 
-def default_worker_command() -> list[str]:
-    return [sys.executable, "-m", "probes.worker"]
-
-
 def worker_command(command: list[str] | str | None) -> list[str]:
     """The command line: a list as given, a string split as a shell would, or the local worker."""
-    return shlex.split(command) if isinstance(command, str) else (command or default_worker_command())
+    return shlex.split(command) if isinstance(command, str) else (command or [sys.executable, "-m", "probes.worker"])
 
 
 def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
