@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,29 @@ def test_profile_subcommand_does_not_import_textual(tmp_path: Path) -> None:
     assert code == "2"  # the chain is rejected as bad input, headless
     assert textual == "False"
     assert "invalid syntax" in result.stderr
+
+
+@pytest.mark.parametrize(("users", "expected"), [(None, "240"), ("30", "30")])
+def test_the_app_draws_up_to_240_frames_a_second_unless_the_user_says_otherwise(users: str | None, expected: str, tmp_path: Path) -> None:
+    """At Textual's default of 60 a change waits up to two frames (33 ms) to be drawn."""
+    env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"} | {"KERNEL_TUI_STATE_DIR": str(tmp_path)}
+    if users is not None:
+        env["TEXTUAL_FPS"] = users
+    code = (
+        "import tui.__main__ as m\n"
+        "build = m.build_app\n"
+        "def build_and_report(argv):\n"
+        "    app = build(argv)\n"
+        "    import textual.constants\n"
+        "    print(textual.constants.MAX_FPS)\n"
+        "    type(app).run = lambda self, *args, **kwargs: 0\n"
+        "    return app\n"
+        "m.build_app, m._start_worker = build_and_report, lambda command: None\n"
+        "m.main(['--worker-cmd', 'true'])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected
 
 
 def captured_app(monkeypatch: pytest.MonkeyPatch) -> dict:
