@@ -9,7 +9,9 @@ worker that
   integer; a compile, even max-autotune, releases the GIL and keeps beating), or
 - does not end a cancelled request within ``cancel_ack_s``,
 
-and the request it was serving ends with one plain line. ``close()`` kills the worker and its
+and the request it was serving ends with one plain line. An idle worker that ends (the kernel's
+OOM killer, a kill from outside) is replaced at once (state "lost", then a restart), so the next
+edit does not wait for a start. ``close()`` kills the worker and its
 children at once: a worker has nothing to finish, and a quit must not wait for it.
 """
 
@@ -47,7 +49,7 @@ from probes.protocol import (
 from probes.safe_text import inert_line
 from probes.worker_process import STREAM_LIMIT, EarlyWorker, PipedProcess, worker_command, worker_environment
 
-WorkerState = Literal["stopped", "starting", "ready", "busy", "restarting"]
+WorkerState = Literal["stopped", "starting", "ready", "busy", "restarting", "lost"]
 Request = ProfileRequest | InfoRequest | WarmupRequest
 
 DEFAULT_SILENCE_S = 15.0
@@ -55,6 +57,9 @@ DEFAULT_SILENCE_S = 15.0
 CANCEL_ACK_S = 3.0
 """Longest a cancelled request may take to end before its worker is restarted."""
 STARTUP_TIMEOUT_S = 120.0
+MAX_REPLACEMENTS = 3
+"""Idle workers replaced in a row, with no request served in between, before the client gives up
+(a worker that dies as soon as it is ready would otherwise be restarted forever)."""
 STDERR_LINES = 40
 
 
@@ -82,7 +87,7 @@ class _LastWords:
         return inert_line(" | ".join(list(self.lines)[-lines:]))
 
 
-def _death_message(returncode: int | None, last_words: str) -> str:
+def _death_message(returncode: int | None, last_words: str, *, restarting: bool = True) -> str:
     if returncode == EXIT_DEVICE_POISONED:
         what = "the GPU context was poisoned by a CUDA error"
     elif returncode == EXIT_STUCK:
@@ -91,7 +96,7 @@ def _death_message(returncode: int | None, last_words: str) -> str:
         what = f"the worker was killed by signal {-returncode}"
     else:
         what = f"the worker exited (code {returncode})"
-    return f"{what}; it was restarted" + (f" (last words: {last_words[:200]})" if last_words else "")
+    return what + ("; it was restarted" if restarting else "") + (f" (last words: {last_words[:200]})" if last_words else "")
 
 
 class WorkerClient:
@@ -135,6 +140,9 @@ class WorkerClient:
         self._idle = asyncio.Event()
         self._cancel_deadline: float | None = None
         self._cancelled_unsent: set[str] = set()
+        self._replacement: asyncio.Task[None] | None = None
+        self._replacements = 0
+        """Idle workers replaced since the last request was sent."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -225,6 +233,21 @@ class WorkerClient:
         self._idle.set()
         for queue in self._queues.values():
             queue.put_nowait(_Died(returncode))
+        if self.state == "ready" and self._in_flight is None and not self._closing and process is self._process:
+            self._replacement = asyncio.create_task(self._replace(process, returncode))
+
+    async def _replace(self, process: asyncio.subprocess.Process | PipedProcess, returncode: int) -> None:
+        """An idle worker ended: start the next one now (a request that comes meanwhile waits for it)."""
+        async with self._lock:
+            if self._closing or process is not self._process:
+                return  # closed, or a request has restarted it already
+            death = _death_message(returncode, self._last_words.tail(1), restarting=False)
+            if self._replacements >= MAX_REPLACEMENTS:
+                self._set_state("stopped", f"{death}; it ends each time it is started, so it is left stopped")
+                return
+            self._replacements += 1
+            self._set_state("lost", death)
+            await self._restart_quietly(death)
 
     async def _kill(self) -> None:
         """Kill the worker and every process it started; wait only briefly."""
@@ -347,6 +370,7 @@ class WorkerClient:
                     yield RequestDone(request.id)
                     return
             await self._settle()
+            self._replacements = 0
             queue: asyncio.Queue[Event | _Died] = asyncio.Queue()
             self._queues[request.id] = queue
             self._in_flight, self._cancel_deadline = request, None

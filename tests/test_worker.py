@@ -13,6 +13,7 @@ import pytest
 
 from probes.client import WorkerClient
 from probes.protocol import (
+    PROTOCOL_VERSION,
     MeasurementResult,
     ProfileRequest,
     Progress,
@@ -26,10 +27,10 @@ from probes.worker import TEST_FAULT_ENV
 
 CHAIN = "(a + b).relu()"
 WAIT_S = 120
+"""Upper bound on anything a test waits for (a cold compile on a loaded 2-core machine)."""
 CLOSE_S = 0.25
 """close() kills at once: the kill and the kernel's teardown of the process took ~30 ms here; a
 grace waited out (0.2 s before) would show above this."""
-"""Upper bound on anything a test waits for (a cold compile on a loaded 2-core machine)."""
 
 
 async def collect(client: WorkerClient, request: ProfileRequest | WarmupRequest) -> list:
@@ -240,6 +241,39 @@ async def test_killed_mid_request_then_next_request_works(client: WorkerClient) 
     assert any(isinstance(e, RequestFailed) and "signal 9" in e.error.message for e in events)
     assert client.pid != first_pid
     await assert_next_chain_works(client)
+
+
+async def test_an_idle_worker_that_dies_is_replaced_before_the_next_request(client: WorkerClient) -> None:
+    """The OOM killer or a kill from outside while nothing runs: the client says so ("lost") and
+    starts another at once, so the next request neither fails nor waits for a start."""
+    states: list[tuple[str, str]] = []
+    client.on_state = lambda state, detail: states.append((state, detail))
+    await client.start()
+    first_pid = client.pid
+    await client.kill_worker()
+    await until(lambda: client.state == "ready" and client.pid != first_pid)
+    assert ("lost", "the worker was killed by signal 9") in states
+    assert alive(client.pid) and client.restarts == 1
+    events = await collect(client, eager_request(client))
+    assert not [e for e in events if isinstance(e, RequestFailed)] and client.restarts == 1
+
+
+async def test_a_worker_that_dies_each_time_it_is_ready_is_left_stopped() -> None:
+    """Replacing an idle worker that died is not a loop: after MAX_REPLACEMENTS in a row, the
+    client stops, and says why."""
+    from probes.client import MAX_REPLACEMENTS
+
+    ready = WorkerReady(pid=1, torch_version="2.0", devices=[], default_device="cpu", protocol=PROTOCOL_VERSION)
+    states: list[tuple[str, str]] = []
+    client = WorkerClient([sys.executable, "-c", f"print({encode(ready)!r}, flush=True)"],
+                          on_state=lambda state, detail: states.append((state, detail)))  # fmt: skip
+    try:
+        await client.start()
+        await until(lambda: client.state == "stopped")
+        assert client.restarts == MAX_REPLACEMENTS
+        assert "left stopped" in states[-1][1]
+    finally:
+        await client.close()
 
 
 async def test_a_worker_started_before_the_event_loop_is_adopted_then_restarted_as_usual() -> None:

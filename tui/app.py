@@ -178,6 +178,10 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
             status.set(worker_state="ready", worker_detail="")  # only warming up: ready for a chain
         else:
             status.set(worker_state=event.state, worker_detail=event.detail if event.state != "busy" else "")
+        if event.state == "lost":
+            self.message(f"{event.detail}; starting another", "yellow")
+        elif event.state == "stopped" and event.detail:
+            self.message(event.detail, "bold red")
         if event.state == "ready" and event.ready is not None and event.ready is not self.session.ready:
             effects = self.session.worker_ready(event.ready, time.monotonic())
             status.set(device=self.device_label(), torch=event.ready.torch_version)

@@ -197,6 +197,19 @@ async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app) -> No
                        what="results after restart")  # fmt: skip
 
 
+async def test_an_idle_worker_that_dies_is_said_and_replaced_with_the_rows_kept(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), timeout=30, what="the first rows")
+        rows = headline(app)
+        client = app.bridge.client
+        pid = client.pid
+        await client.kill_worker()
+        await wait_for(pilot, lambda: client.state == "ready" and client.pid not in (None, pid), what="a new worker")
+        assert "killed by signal 9; starting another" in app.query_one(StatusBar).info.message
+        assert headline(app) == rows and not [v.failure for v in focus_view(app).modes if v.failure]
+
+
 async def test_worker_that_cannot_start_is_reported(make_app) -> None:
     app = make_app(worker_command=[sys.executable, "-c", "import sys; sys.exit(3)"])
     async with app.run_test(size=(120, 40)) as pilot:

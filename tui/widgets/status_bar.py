@@ -23,6 +23,7 @@ STATE_STYLES = {
     "ready": "green",
     "busy": "cyan",
     "restarting": "yellow",
+    "lost": "yellow",
     "stopped": "red",
     "failed": "red",
 }
@@ -65,7 +66,7 @@ class StatusBar(Widget):
         state = info.worker_state
         if state == "starting" and info.worker_detail:
             state = f"starting worker ({info.worker_detail})"
-        elif state in ("restarting", "stopped", "failed") and info.worker_detail:
+        elif state in ("restarting", "lost", "stopped", "failed") and info.worker_detail:
             state = f"{state}: {info.worker_detail}"
         left = Text()
         left.append(" ● ", style=style)
