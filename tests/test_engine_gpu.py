@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -101,41 +105,64 @@ def test_the_flush_leaves_nothing_for_a_reduction_to_pay_for() -> None:
     assert kernel.device_time_us == pytest.approx(bare[kernel.name], rel=0.05), (kernel.device_time_us, bare)
 
 
+@contextlib.contextmanager
+def on_one_core() -> Iterator[None]:
+    """This process, and every process it starts, on the core it runs on now."""
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {_current_cpu()})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
+def _current_cpu() -> int:
+    with open("/proc/self/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[36])  # field 39, "processor"
+
+
 async def test_a_long_lived_worker_times_calls_like_the_in_process_engine() -> None:
     """Wall time per call through one worker that already served requests (as the app's does)
-    agrees with the in-process engine within 10% (or 3 µs) where the device does the work, and
-    within 25% for calls under 100 µs, where the H200's host swings 15-30% between two measurements
-    of the same call (compiled at 1e7: 42 against 55 µs, 54 against 64 µs in one run,
-    ``benchmarks/results/h200-2026-11-30-latency-3``). The issue's case, compiled at 1e7 reading
-    83 µs through the worker against 43.6 µs in-process, still fails it.
+    agrees with the in-process engine within 10% (or 3 µs) where the device does the work, and is
+    at most 25% slower for calls under 100 µs, where the host's time is what is read. The issue's
+    case, compiled at 1e7 reading 83 µs through the worker against 43.6 µs in-process, fails it.
 
-    Each side is measured twice and its faster reading kept: a cost the worker adds to every call
-    shows in both readings."""
+    Both sides run on one core, in turns: the H200 box's cores run Python at speeds up to 4x
+    apart, and one core changes speed from second to second (a fixed loop took 6.6-7.7 or 11-12 ms
+    on the same core within a second, with no steal time), so a host-bound call reads what its core
+    gives at the time (the compiled call at 1e7, a 37.3 µs kernel in every process, took 39, 52,
+    57 and 58 µs of host time per call in four fresh processes:
+    ``benchmarks/results/h200-2026-11-30-latency-4``). Each side's fastest of four readings, taken
+    alternately, is compared: a cost the worker adds to every call shows in all of its readings.
+    A host-bound call may read faster through the worker (42.9 against 64.4 µs, when only the
+    worker's first reading caught its core at speed); the defect this test is for is a slower one."""
     from probes.client import WorkerClient
 
     chain, sizes, modes = "(a * b + c).tanh()", [10**7, 10**8], ["eager", "compiled"]
-    client = WorkerClient()
     from_worker: dict[tuple[int, str], list[float]] = {}
-    try:
-        await client.start()
-        for round_ in range(3):  # the first makes the worker long-lived; the next two are kept
-            request = ProfileRequest(client.new_id(), chain, sizes=sizes, modes=modes, device="cuda")
-            readings = [e.measurement async for e in client.request(request) if isinstance(e, MeasurementResult)]
-            if round_:
-                for m in readings:
-                    from_worker.setdefault((m.size, m.mode), []).append(m.wall_time_us)
-    finally:
-        await client.close()
     in_process: dict[tuple[int, str], list[float]] = {}
-    for _ in range(2):
-        results, failures = profile(chain, sizes, modes)
-        assert not failures
-        for key, m in results.items():
-            in_process.setdefault(key, []).append(m.wall_time_us)
+    with on_one_core():
+        client = WorkerClient()
+        try:
+            await client.start()
+            for round_ in range(5):  # the first makes the worker long-lived
+                request = ProfileRequest(client.new_id(), chain, sizes=sizes, modes=modes, device="cuda")
+                readings = [e.measurement async for e in client.request(request) if isinstance(e, MeasurementResult)]
+                if round_:
+                    for m in readings:
+                        from_worker.setdefault((m.size, m.mode), []).append(m.wall_time_us)
+                    results, failures = profile(chain, sizes, modes)
+                    assert not failures
+                    for key, m in results.items():
+                        in_process.setdefault(key, []).append(m.wall_time_us)
+        finally:
+            await client.close()
     for key, ours in in_process.items():
         theirs, best = min(from_worker[key]), min(ours)
-        tolerance = max(0.10 * best, 3.0) if best >= 100 else 0.25 * best
-        assert abs(theirs - best) <= tolerance, (key, from_worker[key], ours)
+        if best >= 100:
+            assert abs(theirs - best) <= max(0.10 * best, 3.0), (key, from_worker[key], ours)
+        else:
+            assert theirs - best <= 0.25 * best, (key, from_worker[key], ours)
 
 
 def test_training_step_on_cuda_tags_every_kernel_with_its_pass_and_counts_matmul_flops() -> None:
