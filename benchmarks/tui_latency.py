@@ -14,6 +14,8 @@ and printed with its spread, beside what it is compared with, measured in the sa
   compile in a fresh process with empty caches;
 - sweep: s -> the whole sweep on screen, in a freshly started app (warm disk caches);
 - quit: q -> the program gone (and no worker left) when idle, mid-compile and mid-sweep.
+
+The app's sources are compiled to bytecode first, as an installed tool's are.
 """
 
 from __future__ import annotations
