@@ -179,7 +179,7 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         else:
             status.set(worker_state=event.state, worker_detail=event.detail if event.state != "busy" else "")
         if event.state == "lost":
-            self.message(f"{event.detail}; starting another", "yellow")
+            self.message(f"{event.detail}; replaced by a new worker", "yellow")
         elif event.state == "stopped" and event.detail:
             self.message(event.detail, "bold red")
         if event.state == "ready" and event.ready is not None and event.ready is not self.session.ready:

@@ -206,7 +206,7 @@ async def test_an_idle_worker_that_dies_is_said_and_replaced_with_the_rows_kept(
         pid = client.pid
         await client.kill_worker()
         await wait_for(pilot, lambda: client.state == "ready" and client.pid not in (None, pid), what="a new worker")
-        assert "killed by signal 9; starting another" in app.query_one(StatusBar).info.message
+        assert "killed by signal 9; replaced by a new worker" in app.query_one(StatusBar).info.message
         assert headline(app) == rows and not [v.failure for v in focus_view(app).modes if v.failure]
 
 
