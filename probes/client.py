@@ -141,6 +141,8 @@ class WorkerClient:
         self._cancel_deadline: float | None = None
         self._cancelled_unsent: set[str] = set()
         self._replacement: asyncio.Task[None] | None = None
+        """The replacement of an idle worker that died, while it runs (held: the loop keeps only a
+        weak reference to a task)."""
         self._replacements = 0
         """Idle workers replaced since the last request was sent."""
 

@@ -245,7 +245,7 @@ class Worker:
         self._cancelled.add(request_id)
         current = self._current
         if current is not None and current.id == request_id:
-            compiling = sys.modules.get("probes.compiling")
+            compiling = sys.modules.get("probes.compiling")  # not imported yet: nothing has compiled
             if compiling is not None and compiling.compiling_now():
                 grace_s = 0.0  # a compile has no safe point to wait for: stopped at its next Python step
             threading.Timer(grace_s, self._stop.stop, args=(request_id,)).start()

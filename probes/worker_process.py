@@ -61,9 +61,8 @@ class EarlyWorker:
     """A worker process started before the event loop; adopted once by ``WorkerClient.start``."""
 
     def __init__(self, command: list[str] | str | None, env: dict[str, str] | None = None) -> None:
-        self.command = worker_command(command)
         self.popen = subprocess.Popen(
-            self.command,
+            worker_command(command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
