@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from probes.device_lock import measuring
 from probes.noise import CpuLoad, LoadWindow, iqr_is_wide, quartiles
 from probes.state_files import user_cache_dir, write_private_file
 
@@ -82,6 +83,11 @@ def was_busy(iqr: list[float], median: float, load: CpuLoad | None) -> bool:
 
 def measure_peak(device: torch.device) -> Peak:
     """Copy and triad at each array size; the best sustained (median) rate wins."""
+    with measuring(device):
+        return _measure_peak(device)
+
+
+def _measure_peak(device: torch.device) -> Peak:
     window = LoadWindow().start()
     best: tuple[float, list[float], str] | None = None
     for nbytes in _array_bytes(device):

@@ -278,6 +278,9 @@ class WorkerClient:
         """Kill the worker and its children now; a remote one (``--worker-cmd 'ssh ...'``) is told to
         shut down first, in case its link outlives the local process."""
         self._closing = True
+        if self._early is not None:  # closed before it was adopted
+            self._early.kill()
+            self._early = None
         process = self._process
         if process is None:
             return

@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from probes import compiled as inductor
+from probes.device_lock import compiling
 from probes.diagnostics import Diagnostics
 from probes.errors import MeasureError, check_result
 from probes.expr import ParsedChain
@@ -266,7 +267,7 @@ def _compile(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, 
         call = GradStep(call, leaves)
     with tool_compile_settings(mode, device):
         begin = time.perf_counter()
-        with compile_window():
+        with compile_window(), compiling(device):
             result = call()
             _sync(device)
         compile_time = time.perf_counter() - begin

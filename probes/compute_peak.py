@@ -12,6 +12,7 @@ import time
 import torch
 
 from probes.bandwidth import Peak, cached_peak, device_key, was_busy
+from probes.device_lock import measuring
 from probes.inputs import TORCH_DTYPES
 from probes.noise import LoadWindow, quartiles
 from probes.timing import WARMUP_MIN_S, L2Flusher, sync
@@ -31,6 +32,11 @@ def measure_compute_peak(device: torch.device, dtype: str) -> Peak:
     after a flush, reached 779-852), and two lone matmuls as the only warm-up left the clocks low
     (734). Either way a measured kernel would stand above its roof.
     """
+    with measuring(device):
+        return _measure_compute_peak(device, dtype)
+
+
+def _measure_compute_peak(device: torch.device, dtype: str) -> Peak:
     size = MATMUL_SIZE.get(device.type, MATMUL_SIZE["cpu"])
     a = torch.randn(size, size, device=device).to(TORCH_DTYPES[dtype])
     b = torch.randn(size, size, device=device).to(TORCH_DTYPES[dtype])

@@ -24,6 +24,7 @@ import torch
 from probes import flops
 from probes.bytes_moved import compiled_bytes, eager_bytes, op_nodes
 from probes.compiling import CHAIN_NAMESPACE, PreparedCall, loss_of, prepare
+from probes.device_lock import measuring
 from probes.diagnostics import Diagnostics, capturing
 from probes.errors import Cancelled, DevicePoisoned, MeasureError, classify_failure
 from probes.expr import ParsedChain
@@ -247,7 +248,7 @@ def measure(
     With ``grad``, each call is forward + ``.sum()`` + ``.backward()``; every row has its pass.
     Raises MeasureError (or DevicePoisoned) with a plain-words reason.
     """
-    with capturing() as diagnostics:
+    with capturing() as diagnostics, measuring(device):
         try:
             got = _collect(chain, mode, n, device, inputs, trace, reps, flush or L2Flusher(device), diagnostics, grad)
         except MeasureError:

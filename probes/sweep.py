@@ -13,6 +13,7 @@ import torch
 
 from probes import bandwidth, flops
 from probes.compute_peak import compute_peak
+from probes.device_lock import measuring
 from probes.diagnostics import capturing
 from probes.errors import Cancelled, DevicePoisoned, MeasureError
 from probes.expr import ChainError, parse_chain
@@ -135,7 +136,8 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                 raise Cancelled
             try:
                 trace = check_memory(chain, n, request.dtype, device)
-                inputs = make_inputs(input_specs(chain, n, request.dtype), device, n)
+                with measuring(device):  # filling them runs kernels: not inside another's measurement
+                    inputs = make_inputs(input_specs(chain, n, request.dtype), device, n)
             except ChainError as exc:
                 emit(RequestFailed(rid, exc.info, size=n))
                 break

@@ -286,6 +286,9 @@ class Worker:
                     self.emit(RequestDone(request.id, cancelled=True))
             finally:
                 self._current = None
+                device_lock = sys.modules.get("probes.device_lock")  # not imported yet: nothing was held
+                if device_lock is not None:
+                    device_lock.release_all()
             if code is not None:
                 return code
 
@@ -323,6 +326,7 @@ class Worker:
         does not pay for it. Imports are never interrupted; the compile is, by any real request."""
         import torch
 
+        from probes.device_lock import compiling
         from probes.errors import MeasureError
         from probes.sweep import resolve_device
 
@@ -337,9 +341,10 @@ class Worker:
             import torch._inductor.compile_fx  # noqa: F401
         if request.id not in self._cancelled:
             self.emit(Progress(request.id, f"warming up: compiling a tiny kernel on {device}", "warmup"))
-            torch.compile(_tiny, dynamic=False)(torch.ones(8, device=device))
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
+            with compiling(device):
+                torch.compile(_tiny, dynamic=False)(torch.ones(8, device=device))
+                if device.type == "cuda":
+                    torch.cuda.synchronize(device)
         self.emit(RequestDone(request.id, cancelled=request.id in self._cancelled))
 
 

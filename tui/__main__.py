@@ -64,7 +64,7 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
         parser.error("--reps: give a number between 1 and 10000")
     command = _worker_command(parser, args)
     chain = args.chain.replace("\\n", "\n").replace(";", "\n") if args.chain is not None else None
-    early = _start_worker(command)
+    early, early_compiler = _start_workers(command)
 
     from tui.app import KernelTuiApp  # noqa: PLC0415 (textual only for the app)
     from tui.workspace_file import WorkspaceRefused  # noqa: PLC0415
@@ -74,6 +74,7 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
             chain=chain,
             worker_command=command,
             early_worker=early,
+            early_compiler=early_compiler,
             workspace_path=args.workspace,
             device=args.device,
             sizes=sizes,
@@ -84,8 +85,9 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
             export_dir=args.export_dir,
         )
     except WorkspaceRefused as exc:
-        if early is not None:
-            early.kill()
+        for worker in (early, early_compiler):
+            if worker is not None:
+                worker.kill()
         parser.exit(2, f"kernel-tui: {exc}\n")
 
 
@@ -122,15 +124,20 @@ def _worker_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     return command
 
 
-def _start_worker(command: list[str] | str | None):  # noqa: ANN202 (EarlyWorker, imported lazily)
-    """The worker, started now, before Textual is imported: torch imports while the app starts.
-    None when it cannot be started: the app tries again and says why on screen."""
+def _start_workers(command: list[str] | str | None):  # noqa: ANN202 (EarlyWorkers, imported lazily)
+    """The worker (and the compile worker where one is wanted), started now, before Textual is
+    imported: torch imports while the app starts. None for one that cannot be started: the app
+    tries again and says why on screen."""
+    from probes.worker_pair import compile_worker_wanted  # noqa: PLC0415
     from probes.worker_process import EarlyWorker  # noqa: PLC0415
 
-    try:
-        return EarlyWorker(command)
-    except OSError:
-        return None
+    started = []
+    for wanted in (True, compile_worker_wanted(command)):
+        try:
+            started.append(EarlyWorker(command) if wanted else None)
+        except OSError:
+            started.append(None)
+    return started[0], started[1]
 
 
 def build_demo(argv: list[str]):  # noqa: ANN201 (DemoApp, imported lazily)
@@ -140,11 +147,11 @@ def build_demo(argv: list[str]):  # noqa: ANN201 (DemoApp, imported lazily)
     if args.reps is not None and not 1 <= args.reps <= 10_000:
         parser.error("--reps: give a number between 1 and 10000")
     command = _worker_command(parser, args)
-    early = _start_worker(command)
+    early, early_compiler = _start_workers(command)
 
     from tui.demo import DemoApp  # noqa: PLC0415
 
-    return DemoApp(worker_command=command, early_worker=early, device=args.device, dtype=args.dtype, reps=args.reps)
+    return DemoApp(worker_command=command, early_worker=early, early_compiler=early_compiler, device=args.device, dtype=args.dtype, reps=args.reps)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,7 +30,7 @@ from tui.actions.grad import GradActions
 from tui.actions.lifecycle import LifecycleActions
 from tui.actions.roofline import RooflineActions
 from tui.actions.settings import SettingsActions
-from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
+from tui.bridge import CompileWorkerStateChanged, WorkerBridge, WorkerEvent, WorkerStateChanged
 from probes.protocol import ProfileRequest
 from probes.safe_text import inert
 from probes.worker_process import EarlyWorker
@@ -58,7 +58,8 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
     BINDINGS = commands.bindings("anywhere") + commands.bindings("outside the editor")
 
     def __init__(self, *, chain: str | None = None, worker_command: list[str] | str | None = None,
-                 early_worker: EarlyWorker | None = None,
+                 early_worker: EarlyWorker | None = None, early_compiler: EarlyWorker | None = None,
+                 compile_worker: bool | None = None,
                  workspace_path: Path | None = None, device: str | None = None, sizes: list[int] | None = None,
                  dtype: str | None = None, modes: str | None = None, focus_size: int | None = None,
                  reps: int | None = None, export_dir: Path | None = None, frozen: bool = False,
@@ -83,7 +84,8 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         self.session = LiveSession(s, inert(self.workspace.chain.text), timing=timing)
         if not self.trust.knows(self.workspace.chain.text):
             self.session.hold(UNCONFIRMED)
-        self.bridge = WorkerBridge(self, worker_command, early=early_worker)
+        self.bridge = WorkerBridge(self, worker_command, early=early_worker, early_compiler=early_compiler,
+                                   compile_worker=compile_worker)  # fmt: skip
         self.messages: list[tuple[str, str]] = []
         """Every status-bar message (the newest last), for the record and for tests."""
         self.last_export: Path | None = None
@@ -183,9 +185,22 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         elif event.state == "stopped" and event.detail:
             self.message(event.detail, "bold red")
         if event.state == "ready" and event.ready is not None and event.ready is not self.session.ready:
+            self.session.compiles_apart = self.bridge.compiles_apart()
             effects = self.session.worker_ready(event.ready, time.monotonic())
             status.set(device=self.device_label(), torch=event.ready.torch_version)
             self.apply(effects)
+
+    @on(CompileWorkerStateChanged)
+    def _compile_worker_state(self, event: CompileWorkerStateChanged) -> None:
+        if self.closing:
+            return
+        self.session.compiles_apart = self.bridge.compiles_apart()
+        if event.state == "failed":
+            self.message(f"the compile worker did not start: {event.detail}; compiles run in the eager worker", "yellow")
+        elif event.state == "lost":
+            self.message(f"the compile worker: {event.detail}; replaced by a new one", "yellow")
+        elif event.state == "stopped" and event.detail:
+            self.message(f"the compile worker: {event.detail}; compiles run in the eager worker", "yellow")
 
     def settings_changed(self, what: str) -> None:
         self.schedule_save()

@@ -4,8 +4,9 @@ streamed into Textual messages.
 The main app, the demo and the compare screen all send requests through a ``WorkerBridge``; each
 event of a request arrives as a ``WorkerEvent`` message (Progress, MeasurementResult, RequestFailed,
 RequestDone: the last one always comes, in plain words, even when the worker is lost), and every
-change of the worker's state as a ``WorkerStateChanged``. Quitting kills the worker at once and
-waits at most ``close_wait_s`` for it to be gone.
+change of the worker's state as a ``WorkerStateChanged``. Where a GPU measures, compiles run in a
+second worker (``probes.worker_pair``); its troubles arrive as ``CompileWorkerStateChanged``.
+Quitting kills the workers at once and waits at most ``close_wait_s`` for them to be gone.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from probes.client import WorkerClient, WorkerState
+from probes.client import WorkerState
+from probes.worker_pair import WorkerPair, compile_worker_wanted
 from probes.worker_process import EarlyWorker
 from probes.protocol import (
     ChainErrorInfo,
@@ -50,6 +52,16 @@ class WorkerStateChanged(Message):
         self.ready = ready
 
 
+class CompileWorkerStateChanged(Message):
+    """The compile worker is starting, ready, busy, lost, stopped, or failed to start (compiles
+    then run in the eager worker)."""
+
+    def __init__(self, state: WorkerState | str, detail: str) -> None:
+        super().__init__()
+        self.state = state
+        self.detail = detail
+
+
 class WorkerEvent(Message):
     """One event of a request sent through the bridge."""
 
@@ -60,13 +72,19 @@ class WorkerEvent(Message):
 
 
 class WorkerBridge:
-    """Owns a ``WorkerClient``; runs its requests as Textual workers of ``host``."""
+    """Owns a ``WorkerPair``; runs its requests as Textual workers of ``host``."""
 
     def __init__(self, host: App, command: list[str] | str | None = None, *, early: EarlyWorker | None = None,
+                 early_compiler: EarlyWorker | None = None, compile_worker: bool | None = None,
                  close_wait_s: float = CLOSE_WAIT_S, warmup_silence_s: float = WARMUP_SILENCE_S) -> None:  # fmt: skip
-        """``early``: the worker, already started with ``command`` as the program launched."""
+        """``early``, ``early_compiler``: the workers, already started with ``command`` as the
+        program launched. ``compile_worker``: None decides by ``compile_worker_wanted``."""
         self.host = host
-        self.client = WorkerClient(command, on_state=self._state_changed, early=early)
+        self.workers = WorkerPair(
+            command, compile_worker=compile_worker_wanted(command) if compile_worker is None else compile_worker,
+            on_state=self._state_changed, on_compiler_state=self._compiler_state_changed,
+            early=early, early_compiler=early_compiler,
+        )  # fmt: skip
         self.close_wait_s = close_wait_s
         self.warmup_silence_s = warmup_silence_s
         self.closing = False
@@ -76,7 +94,10 @@ class WorkerBridge:
 
     @property
     def ready(self) -> WorkerReady | None:
-        return self.client.ready
+        return self.workers.ready
+
+    def compiles_apart(self) -> bool:
+        return self.workers.compiles_apart()
 
     def starting(self) -> bool:
         return self._starter is not None and self._starter.is_running
@@ -89,7 +110,7 @@ class WorkerBridge:
 
     async def _start(self) -> None:
         try:
-            await self.client.start()
+            await self.workers.start()
         except Exception as exc:  # noqa: BLE001 (any start failure is a message, never a crash)
             log_error(self.host, "the worker did not start", exc)
             self._post(self.host, WorkerStateChanged("failed", str(exc) or exc.__class__.__name__, None))
@@ -105,7 +126,7 @@ class WorkerBridge:
 
     async def _stream(self, request: ProfileRequest | WarmupRequest, target: MessagePump) -> None:
         try:
-            events = self.client.request(request)  # type: ignore[arg-type] (a warm-up is answered the same way)
+            events = self.workers.request(request)  # type: ignore[arg-type] (a warm-up is answered the same way)
             first = True
             while True:
                 try:
@@ -137,8 +158,8 @@ class WorkerBridge:
             stream = self._streams.get(request_id)
             if stream is not None:
                 stream.cancel()
-        if self.client.state != "stopped":
-            self.host.run_worker(self.client.cancel(request_id), group="cancel", exit_on_error=False)
+        if self.workers.state != "stopped":
+            self.host.run_worker(self.workers.cancel(request_id), group="cancel", exit_on_error=False)
 
     async def close(self) -> None:
         """Kill the worker, whatever it is doing, and wait at most ``close_wait_s`` for it to be
@@ -149,7 +170,7 @@ class WorkerBridge:
         for stream in [*self._streams.values(), self._starter]:
             if stream is not None:
                 stream.cancel()  # before the client closes: a stream that saw the worker end would restart it
-        closing = asyncio.ensure_future(self.client.close())
+        closing = asyncio.ensure_future(self.workers.close())
         done, _ = await asyncio.wait({closing}, timeout=self.close_wait_s)
         if not done:
             closing.cancel()
@@ -158,7 +179,11 @@ class WorkerBridge:
 
     def _state_changed(self, state: WorkerState, detail: str) -> None:
         if not self.closing:
-            self._post(self.host, WorkerStateChanged(state, detail, self.client.ready if state == "ready" else None))
+            self._post(self.host, WorkerStateChanged(state, detail, self.workers.ready if state == "ready" else None))
+
+    def _compiler_state_changed(self, state: WorkerState, detail: str) -> None:
+        if not self.closing:
+            self._post(self.host, CompileWorkerStateChanged(state, detail))
 
     @staticmethod
     def _post(target: MessagePump, message: Message) -> None:

@@ -64,9 +64,10 @@ class DemoApp(App[int]):
     ]
 
     def __init__(self, *, worker_command: list[str] | str | None = None, early_worker: EarlyWorker | None = None,
-                 device: str | None = None, dtype: str = "fp32", reps: int | None = None, frozen: bool = False) -> None:  # fmt: skip
+                 early_compiler: EarlyWorker | None = None, device: str | None = None, dtype: str = "fp32",
+                 reps: int | None = None, frozen: bool = False) -> None:  # fmt: skip
         super().__init__()
-        self.bridge = WorkerBridge(self, worker_command, early=early_worker)
+        self.bridge = WorkerBridge(self, worker_command, early=early_worker, early_compiler=early_compiler)
         self.device = device
         self.dtype = dtype
         self.reps = reps

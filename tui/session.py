@@ -51,6 +51,10 @@ class Timing:
     """Compiled modes run once the text has been stable this long: a pause, not a gap between two
     keys of a burst. A compile the next key makes outdated is stopped at its next Python step, but
     not inside a kernel's build (g++ on the CPU: up to ~1 s), and the next eager rows wait for it."""
+    compile_delay_apart_s: float = 0.03
+    """The same, where compiles run in a worker of their own on a GPU (``compiles_apart``): a compile
+    holds up no eager rows there, so it starts with the edit's eager run (a burst's keys, which
+    arrive together, still make one compile)."""
     compile_delay_max_s: float = 2.0
     """The delay doubles (up to this) each time typing resumes while a compile of an older text runs:
     that compile was wasted, and the eager rows of the new text had to wait for it."""
@@ -115,8 +119,10 @@ class LiveSession:
         self.why_stale = "the chain was edited"
         self.warmed = False
         self.warmup: str | None = None
-        self.compile_delay = self.timing.compile_delay_s
-        """The current wait before compiling (see ``Timing.compile_delay_max_s``)."""
+        self.compile_backoff = 1.0
+        """The wait before compiling, in its shortest waits (see ``Timing.compile_delay_max_s``)."""
+        self.compiles_apart = False
+        """Compiles run in a worker of their own (the app says so as the workers come and go)."""
         self._ids = itertools.count(1)
         self._set_text(text)
 
@@ -152,7 +158,7 @@ class LiveSession:
             return self._plan(now)  # whitespace only: same chain, same results
         self.changed_at = now
         if self._compiling_another_chain():
-            self.compile_delay = min(self.timing.compile_delay_max_s, self.compile_delay * 2)
+            self.compile_backoff = min(2 * self.compile_backoff, 2**10)
         self.eager_due = now + self.timing.eager_delay_s
         self.compiled_due = now + self.compile_delay
         self.why_stale = "the chain was edited" if self.parse_error is None else "the chain has an error"
@@ -357,6 +363,14 @@ class LiveSession:
             if m is not None:
                 self.shown[mode] = m
 
+    @property
+    def compile_delay(self) -> float:
+        """The current wait before compiling. Where a compile holds up eager rows (in the eager
+        worker, or on the CPU, where the compile and the measurement share the cores), a pause."""
+        on_gpu = (self.device or "").startswith("cuda")
+        shortest = self.timing.compile_delay_apart_s if self.compiles_apart and on_gpu else self.timing.compile_delay_s
+        return min(self.timing.compile_delay_max_s, shortest * self.compile_backoff)
+
     def _compiling_another_chain(self) -> bool:
         """A focus run of another chain still owes compiled rows (only its end may be left to come:
         the rows of a compile that has delivered them were not wasted)."""
@@ -385,7 +399,7 @@ class LiveSession:
             return []
         effects: list[Effect] = []
         if self._is_current(run) and any(mode != "eager" for mode in run.request.modes):
-            self.compile_delay = max(self.timing.compile_delay_s, self.compile_delay * 0.8)  # a compile that counted
+            self.compile_backoff = max(1.0, self.compile_backoff * 0.8)  # a compile that counted
         if self._is_current(run) and not run.failures and not self.running():
             what = "sweep" if run.kind == "sweep" else "profile"
             effects.append(Notice(f"{what} done", "green", elapsed_s=now - run.started))

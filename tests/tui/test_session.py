@@ -86,6 +86,31 @@ def test_an_edit_runs_eager_at_once_and_compiled_after_a_pause() -> None:
     assert all(v.fresh for v in session.focus_view(1.9).modes)
 
 
+def test_where_compiles_run_apart_on_a_gpu_an_edit_compiles_with_its_eager_run() -> None:
+    """A compile in a worker of its own holds up no eager rows: it need not wait for a pause."""
+    session, first = started()
+    session.compiles_apart = True
+    answer(session, first, 0.1)
+    session.edit("(a + b).sigmoid()", 1.0)
+    [both] = sends(session.tick(1.0 + max(TIMING.eager_delay_s, TIMING.compile_delay_apart_s)))
+    assert both.modes == ["eager", "compiled"] and both.chain == "(a + b).sigmoid()"
+    session.edit("(a + b).tanh()", 1.2)  # typing over that compile: the next one waits longer
+    assert session.compile_delay == 2 * TIMING.compile_delay_apart_s
+
+
+def test_on_the_cpu_a_compile_waits_for_a_pause_even_in_a_worker_of_its_own() -> None:
+    """There the compile and the measurement share the cores the measurement times: they take turns."""
+    session, first = started(device="cpu")
+    session.compiles_apart = True
+    answer(session, first, 0.1)
+    session.edit("(a + b).sigmoid()", 1.0)
+    [eager] = sends(session.tick(1.03))
+    assert eager.modes == ["eager"]
+    assert sends(session.tick(1.0 + TIMING.compile_delay_s - 0.01)) == []
+    [compiled] = sends(session.tick(1.0 + TIMING.compile_delay_s))
+    assert compiled.modes == ["compiled"]
+
+
 def compiling_a_new_chain() -> tuple[LiveSession, ProfileRequest]:
     """A session whose text was edited to ``a * b``: its eager rows are in, its compile was sent."""
     session, first = started()

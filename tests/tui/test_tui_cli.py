@@ -55,7 +55,7 @@ def test_the_app_draws_up_to_240_frames_a_second_unless_the_user_says_otherwise(
         "    print(textual.constants.MAX_FPS)\n"
         "    type(app).run = lambda self, *args, **kwargs: 0\n"
         "    return app\n"
-        "m.build_app, m._start_worker = build_and_report, lambda command: None\n"
+        "m.build_app, m._start_workers = build_and_report, lambda command: (None, None)\n"
         "m.main(['--worker-cmd', 'true'])\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
@@ -70,7 +70,7 @@ def captured_app(monkeypatch: pytest.MonkeyPatch) -> dict:
     from tui.app import KernelTuiApp
 
     seen: dict = {}
-    monkeypatch.setattr(tui.__main__, "_start_worker", lambda command: None)
+    monkeypatch.setattr(tui.__main__, "_start_workers", lambda command: (None, None))
 
     def fake_run(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
         seen["app"] = self
@@ -94,7 +94,7 @@ def test_chain_and_settings_from_the_command_line(monkeypatch: pytest.MonkeyPatc
     assert app.workspace.chain.text == "x * 2"
     assert (s.device, s.sizes, s.dtype, s.modes, s.focus_size, s.reps) == ("cpu", [1000, 1_000_000], "bf16", "eager", 10_000, 30)
     assert app.store.path == tmp_path / "w.json"
-    assert app.bridge.client.command == ["ssh", "gpu-box", "python", "-m", "probes.worker"]
+    assert app.bridge.workers.primary.command == ["ssh", "gpu-box", "python", "-m", "probes.worker"]
 
 
 def test_replay_option_uses_the_replay_worker(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -102,7 +102,7 @@ def test_replay_option_uses_the_replay_worker(monkeypatch: pytest.MonkeyPatch) -
 
     seen = captured_app(monkeypatch)
     assert main(["(a + b).relu()", "--replay", str(recording())]) == 0
-    assert seen["app"].bridge.client.command[1:3] == ["-m", "probes.replay"]
+    assert seen["app"].bridge.workers.primary.command[1:3] == ["-m", "probes.replay"]
 
 
 @pytest.mark.parametrize(

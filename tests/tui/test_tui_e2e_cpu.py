@@ -67,3 +67,27 @@ async def test_type_break_and_fix_a_chain_with_the_real_worker(make_app) -> None
         assert len(compiled) == 1 and "cpp_fused" in compiled[0]
         assert "eager 3 kernels" in headline(app) and "compiled 1 kernel" in headline(app)
         await pilot.press("ctrl+q")
+
+
+async def test_compiles_in_a_worker_of_their_own_and_its_death_is_said_and_survived(make_app) -> None:
+    """With a compile worker (the default where a GPU driver is), compiled rows come from it, the eager
+    rows from the other; a compile worker killed while idle is said, replaced, and compiles again."""
+    app = make_app(chain="(a + b).relu()", worker_command=None, device="cpu", focus_size=1000, compile_worker=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), timeout=STEP_TIMEOUT, what="eager and compiled rows")
+        pair = app.bridge.workers
+        assert app.session.compiles_apart and pair.compiler.pid not in (None, pair.primary.pid)
+        assert len(rows(app, "compiled")) == 1 and "cpp_fused_add_relu" in rows(app, "compiled")[0]
+        assert len(rows(app, "eager")) == 2
+        pid = pair.compiler.pid
+        await pair.compiler.kill_worker()
+        await wait_for(pilot, lambda: pair.compiler.state == "ready" and pair.compiler.pid not in (None, pid),
+                       timeout=STEP_TIMEOUT, what="a new compile worker")  # fmt: skip
+        assert "the compile worker: the worker was killed by signal 9; replaced by a new one" in [m for m, _ in app.messages]
+        editor = app.query_one(ChainEditor)
+        editor.focus()
+        await type_text(pilot, " * 2")
+        await wait_for(pilot, lambda: app.session.text.endswith(" * 2") and focus_done(app), timeout=STEP_TIMEOUT,
+                       what="fresh rows from the new compile worker")  # fmt: skip
+        assert "STALE" not in headline(app) and "compiled 1 kernel" in headline(app)
+        await pilot.press("ctrl+q")

@@ -157,13 +157,13 @@ async def test_newer_run_cancels_the_running_one(make_app) -> None:
     app = make_app(worker_command=replay_command(delay=2.0))  # still streaming when the sweep starts
     cancelled: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        original = app.bridge.client.cancel
+        original = app.bridge.workers.cancel
 
         async def spy(request_id: str) -> None:
             cancelled.append(request_id)
             await original(request_id)
 
-        app.bridge.client.cancel = spy
+        app.bridge.workers.cancel = spy
         await wait_for(pilot, lambda: app.session.running(), what="a running request")
         first = next(iter(app.session.book.runs.values()))
         await pilot.press("escape")
@@ -182,7 +182,7 @@ async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app) -> No
     async with app.run_test(size=(120, 40)) as pilot:
         # Kill it while a request is in flight (the worker has sent its first progress event).
         await wait_for(pilot, lambda: any(r.progress for r in app.session.book.runs.values()), what="a running request")
-        client = app.bridge.client
+        client = app.bridge.workers.primary
         pid = client.pid
         await client.kill_worker()
         await wait_for(pilot, lambda: settled(app), what="the failure")
@@ -202,7 +202,7 @@ async def test_an_idle_worker_that_dies_is_said_and_replaced_with_the_rows_kept(
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), timeout=30, what="the first rows")
         rows = headline(app)
-        client = app.bridge.client
+        client = app.bridge.workers.primary
         pid = client.pid
         await client.kill_worker()
         await wait_for(pilot, lambda: client.state == "ready" and client.pid not in (None, pid), what="a new worker")
@@ -222,7 +222,7 @@ async def test_quit_closes_the_worker(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        process = app.bridge.client._process
+        process = app.bridge.workers.primary._process
         assert process is not None and process.returncode is None
         await pilot.press("escape", "q")
     assert process.returncode is not None  # quitting waited for the worker to go (briefly)
@@ -236,8 +236,8 @@ async def test_quitting_mid_request_does_not_wait_for_the_worker(make_app) -> No
 
     app = make_app(worker_command=replay_command(delay=2.0))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.session.running() and app.bridge.client.state == "busy", what="busy")
-        process = app.bridge.client._process
+        await wait_for(pilot, lambda: app.session.running() and app.bridge.workers.primary.state == "busy", what="busy")
+        process = app.bridge.workers.primary._process
         started = time.monotonic()
         await pilot.press("ctrl+q")
     assert process.returncode is not None
@@ -248,7 +248,7 @@ async def test_ctrl_q_quits_from_the_editor(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        process = app.bridge.client._process
+        process = app.bridge.workers.primary._process
         assert isinstance(app.focused, ChainEditor)
         await pilot.press("ctrl+q")
     assert process.returncode is not None

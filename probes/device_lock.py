@@ -1,0 +1,161 @@
+"""One measurement at a time on a device, across processes.
+
+The app may run two workers on one GPU (``probes.worker_pair``: one measures eager rows while the
+other compiles), and a user may run two kernel-tui sessions on one box. Two measurements running
+on one device at once read each other's kernels as their own time, so each measurement holds the
+device's lock: an ``flock`` on a file of the user's cache directory, per device.
+
+A compile on a GPU is host work (tracing, code generation, building kernels), so ``compiling()``
+lets the lock go for its duration, and the other worker measures meanwhile; only Inductor's own
+benchmarks of candidate kernels run on the device then, and they take the lock back for each
+benchmark. On the CPU, a compile uses the cores a measurement times, so it keeps the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; one process measures at a time there only by the pair's routing
+    fcntl = None  # type: ignore[assignment]
+
+from probes.state_files import user_cache_dir
+
+
+class DeviceLock:
+    """An exclusive, re-entrant lock on one device, shared by every process of this user."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._depth = 0
+        self._guard = threading.RLock()
+
+    @property
+    def held(self) -> bool:
+        return self._depth > 0
+
+    def _lock(self) -> None:
+        if fcntl is None:
+            return
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def _unlock(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the only descriptor of the file releases its flock
+            self._fd = None
+
+    @contextmanager
+    def measuring(self) -> Iterator[None]:
+        """Hold the device for the block (waiting while another process holds it)."""
+        with self._guard:
+            if self._depth == 0:
+                self._lock()
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._unlock()
+
+    @contextmanager
+    def released(self) -> Iterator[None]:
+        """Let the device go for the block, if this process holds it; hold it again after."""
+        with self._guard:
+            depth, self._depth = self._depth, 0
+            if depth:
+                self._unlock()
+        try:
+            yield
+        finally:
+            with self._guard:
+                if depth:
+                    self._lock()
+                self._depth += depth
+
+
+_locks: dict[str, DeviceLock] = {}
+_compiling: DeviceLock | None = None
+"""The lock a compile let go of, taken back by each of Inductor's benchmarks (see ``compiling``)."""
+
+
+def device_lock(device: object) -> DeviceLock:
+    """The lock of ``device`` (a torch.device or its name: ``cuda:0``, ``cpu``)."""
+    name = str(device)
+    if name not in _locks:
+        directory = user_cache_dir() / "locks"
+        directory.mkdir(mode=0o700, exist_ok=True)
+        _locks[name] = DeviceLock(directory / f"{name.replace(':', '-')}.lock")
+    return _locks[name]
+
+
+def release_all() -> None:
+    """Let every device go. Between two requests nothing is measured: a request stopped halfway
+    through taking or giving back a lock (the worker's stop lands between any two Python steps)
+    must not leave the other worker waiting for it."""
+    for lock in _locks.values():
+        with lock._guard:
+            lock._depth = 0
+            lock._unlock()
+
+
+def measuring(device: object) -> contextlib.AbstractContextManager[None]:
+    """Hold ``device`` for a measurement (or anything else that runs on it)."""
+    return device_lock(device).measuring()
+
+
+@contextmanager
+def compiling(device: Any) -> Iterator[None]:
+    """The span of a compile on ``device``: on a GPU, the device is let go (Inductor's benchmarks
+    take it back each time); elsewhere, or where those benchmarks cannot be reached, it is held."""
+    global _compiling
+    lock = device_lock(device)
+    if getattr(device, "type", str(device).split(":")[0]) != "cuda" or not _guard_inductor_benchmarks():
+        with lock.measuring():
+            yield
+        return
+    outer, _compiling = _compiling, lock
+    try:
+        with lock.released():
+            yield
+    finally:
+        _compiling = outer
+
+
+def _guarded(benchmark: Callable[..., Any]) -> Callable[..., Any]:
+    def locked_benchmark(*args: Any, **kwargs: Any) -> Any:
+        lock = _compiling
+        if lock is None:
+            return benchmark(*args, **kwargs)
+        with lock.measuring():
+            return benchmark(*args, **kwargs)
+
+    return locked_benchmark
+
+
+def _guard_inductor_benchmarks() -> bool:
+    """Make Inductor's benchmarker (one object, shared by its autotuners) hold the device lock
+    while a compile runs. False where this torch has no such object: compiles then hold the lock."""
+    try:
+        from torch._inductor.runtime.benchmarking import benchmarker
+    except ImportError:
+        return False
+    if getattr(benchmarker, "_kernel_tui_guarded", False):
+        return True
+    methods = [name for name in ("benchmark", "benchmark_gpu", "benchmark_gpu_with_cuda_graph") if callable(getattr(benchmarker, name, None))]
+    if not methods:
+        return False
+    for name in methods:
+        setattr(benchmarker, name, _guarded(getattr(benchmarker, name)))
+    benchmarker._kernel_tui_guarded = True  # type: ignore[attr-defined]
+    return True

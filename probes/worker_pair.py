@@ -1,0 +1,165 @@
+"""Two workers on one device: one measures eager rows, the other compiles.
+
+A compile takes a third of a second or more and is not stopped inside a kernel's build: with one
+worker, the next edit's eager rows wait behind it, so compiles could only start once the text had
+been stable for a while. With a second worker for the compiled modes, an edit's compile starts
+beside its eager measurement, and the next edit's eager rows never wait for a compile.
+``probes.device_lock`` keeps the two workers' measurements from overlapping on the device.
+
+``WorkerPair`` has the surface of ``WorkerClient`` that a UI needs (``start``, ``request``,
+``cancel``, ``close``, ``state``, ``ready``): a request of eager and compiled modes goes to both
+workers under its one id and comes back as one stream with one ``RequestDone``. Without a compile
+worker (none wanted, or it could not start) everything goes to the one worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+from collections.abc import AsyncIterator, Callable
+
+from probes.client import Request, WorkerClient, WorkerState
+from probes.protocol import ChainErrorInfo, Event, ProfileRequest, Progress, RequestDone, RequestFailed, WarmupRequest, WorkerReady
+from probes.worker_process import EarlyWorker
+
+COMPILE_WORKER_ENV = "KERNEL_TUI_COMPILE_WORKER"
+GPU_DRIVER_FILES = ("/dev/nvidiactl", "/dev/kfd")
+
+
+def compile_worker_wanted(command: list[str] | str | None) -> bool:
+    """Whether a compile worker pays here: for the local worker on a machine with a GPU driver
+    (told without importing torch). On the CPU a compile and a measurement share the cores the
+    measurement times, so they take turns anyway. ``KERNEL_TUI_COMPILE_WORKER=1`` or ``0`` decides
+    instead; a worker command of the user's own (``--worker-cmd``, ``--replay``) gets none unless asked."""
+    wanted = os.environ.get(COMPILE_WORKER_ENV, "").strip()
+    if wanted in ("0", "1"):
+        return wanted == "1"
+    return command is None and any(os.path.exists(path) for path in GPU_DRIVER_FILES)
+
+
+class WorkerPair:
+    """An eager worker and, when ``compile_worker``, a compile worker, used as one."""
+
+    def __init__(self, command: list[str] | str | None = None, *, compile_worker: bool,
+                 on_state: Callable[[WorkerState, str], None] | None = None,
+                 on_compiler_state: Callable[[str, str], None] | None = None,
+                 early: EarlyWorker | None = None, early_compiler: EarlyWorker | None = None) -> None:  # fmt: skip
+        self.primary = WorkerClient(command, on_state=on_state, early=early)
+        self.compiler = WorkerClient(command, on_state=on_compiler_state, early=early_compiler) if compile_worker else None
+        if self.compiler is None and early_compiler is not None:
+            early_compiler.kill()
+        self._on_compiler_state = on_compiler_state
+        self.compiler_failure: str | None = None
+        """Why the compile worker could not start (its requests then go to the eager worker)."""
+        self._compiler_start: asyncio.Task[None] | None = None
+        self._routes: dict[str, list[WorkerClient]] = {}
+
+    @property
+    def state(self) -> WorkerState:
+        return self.primary.state
+
+    @property
+    def ready(self) -> WorkerReady | None:
+        return self.primary.ready
+
+    def compiles_apart(self) -> bool:
+        """Compiles run in a worker of their own (so they never hold up eager rows)."""
+        return self.compiler is not None and self.compiler_failure is None and self.compiler.state != "stopped"
+
+    async def start(self) -> WorkerReady:
+        """Start both; wait for the eager worker only (the compile worker's start goes on)."""
+        if self.compiler is not None and (self._compiler_start is None or self._compiler_start.done()):
+            self.compiler_failure = None
+            self._compiler_start = asyncio.ensure_future(self._start_compiler(self.compiler))
+        return await self.primary.start()
+
+    async def _start_compiler(self, compiler: WorkerClient) -> None:
+        try:
+            await compiler.start()
+        except Exception as exc:  # noqa: BLE001 (the eager worker compiles instead)
+            self.compiler_failure = str(exc) or exc.__class__.__name__
+            if self._on_compiler_state is not None:
+                self._on_compiler_state("failed", self.compiler_failure)
+
+    def _parts(self, request: Request) -> list[tuple[WorkerClient, Request]]:
+        """Which worker gets which part of ``request``."""
+        if not self.compiles_apart():
+            return [(self.primary, request)]
+        assert self.compiler is not None
+        if isinstance(request, WarmupRequest):
+            return [(self.compiler, request)]
+        if not isinstance(request, ProfileRequest):
+            return [(self.primary, request)]
+        eager = [mode for mode in request.modes if mode == "eager"]
+        compiled = [mode for mode in request.modes if mode != "eager"]
+        if not compiled:
+            return [(self.primary, request)]
+        if not eager:
+            return [(self.compiler, request)]
+        return [(self.primary, dataclasses.replace(request, modes=eager)),
+                (self.compiler, dataclasses.replace(request, modes=compiled))]  # fmt: skip
+
+    async def request(self, request: Request) -> AsyncIterator[Event]:
+        """Send ``request`` (split between the workers) and yield its events; the last one is its
+        one RequestDone (cancelled if either part was)."""
+        compiles = isinstance(request, WarmupRequest) or any(mode != "eager" for mode in getattr(request, "modes", []))
+        if compiles and self._compiler_start is not None:
+            await asyncio.shield(self._compiler_start)  # a stream stopped meanwhile leaves the start be
+        parts = self._parts(request)
+        self._routes[request.id] = [client for client, _ in parts]
+        try:
+            if len(parts) == 1:
+                client, part = parts[0]
+                async for event in client.request(part):
+                    yield event
+                return
+            async for event in self._merged(request, parts):  # type: ignore[arg-type] (split: a ProfileRequest)
+                yield event
+        finally:
+            self._routes.pop(request.id, None)
+
+    async def _merged(self, request: ProfileRequest, parts: list[tuple[WorkerClient, Request]]) -> AsyncIterator[Event]:
+        queue: asyncio.Queue[tuple[int, Event]] = asyncio.Queue()
+
+        async def pump(index: int, client: WorkerClient, part: Request) -> None:
+            try:
+                async for event in client.request(part):
+                    queue.put_nowait((index, event))
+            except Exception as exc:  # noqa: BLE001 (a part that breaks ends in words, like a lost worker)
+                queue.put_nowait((index, RequestFailed(request.id, ChainErrorInfo("worker", f"lost the worker: {exc}"))))
+                queue.put_nowait((index, RequestDone(request.id)))
+
+        pumps = [asyncio.ensure_future(pump(i, client, part)) for i, (client, part) in enumerate(parts)]
+        steps = [0] * len(parts)
+        total = len(request.sizes) * len(dict.fromkeys(request.modes))
+        open_parts, cancelled = len(parts), False
+        try:
+            while open_parts:
+                index, event = await queue.get()
+                if isinstance(event, RequestDone):
+                    open_parts -= 1
+                    cancelled |= event.cancelled
+                    continue
+                if isinstance(event, Progress):
+                    steps[index] = event.step
+                    event = dataclasses.replace(event, step=sum(steps), total=total)
+                yield event
+            yield RequestDone(request.id, cancelled=cancelled)
+        finally:
+            for task in pumps:
+                task.cancel()
+
+    async def cancel(self, request_id: str) -> None:
+        """Stop ``request_id`` in whichever worker has it (not sent yet: in both)."""
+        clients = self._routes.get(request_id) or [c for c in (self.primary, self.compiler) if c is not None]
+        await asyncio.gather(*(client.cancel(request_id) for client in dict.fromkeys(clients)))
+
+    async def close(self) -> None:
+        """Kill both workers now."""
+        if self._compiler_start is not None and not self._compiler_start.done():
+            self._compiler_start.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._compiler_start
+        await asyncio.gather(*(client.close() for client in (self.primary, self.compiler) if client is not None))

@@ -1,0 +1,86 @@
+"""One measurement at a time on a device, across processes; a compile on a GPU lets the device go
+except for Inductor's own benchmarks."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+from probes import device_lock
+from probes.device_lock import compiling, measuring, release_all
+
+
+@pytest.fixture(autouse=True)
+def _own_locks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(device_lock, "_locks", {})
+    yield
+    release_all()
+
+
+def taken_elsewhere(device: object) -> bool:
+    """Whether another holder (another open file, as another process has) finds the lock taken."""
+    fd = os.open(device_lock.device_lock(device).path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def test_a_measurement_holds_its_device_and_only_its_device() -> None:
+    assert not taken_elsewhere("cpu")
+    with measuring("cpu"):
+        assert taken_elsewhere("cpu")
+        assert not taken_elsewhere("cuda:0")
+        with measuring(torch.device("cpu")):  # re-entrant: the same lock, still held after the inner block
+            pass
+        assert taken_elsewhere("cpu")
+    assert not taken_elsewhere("cpu")
+
+
+def test_a_compile_on_the_cpu_keeps_the_device() -> None:
+    """Its host work is on the cores a CPU measurement times."""
+    with measuring("cpu"), compiling(torch.device("cpu")):
+        assert taken_elsewhere("cpu")
+
+
+def test_a_compile_on_a_gpu_lets_the_device_go_but_its_benchmarks_take_it_back() -> None:
+    gpu = torch.device("cuda", 0)  # no CUDA needed: nothing runs on it here
+    seen: list[bool] = []
+    with measuring(gpu):
+        with compiling(gpu):
+            assert not taken_elsewhere(gpu)  # the other worker may measure while this one compiles
+            device_lock._guarded(lambda: seen.append(taken_elsewhere(gpu)))()
+            assert not taken_elsewhere(gpu)
+        assert taken_elsewhere(gpu)  # held again for the compiled call's own measurement
+    assert seen == [True]
+
+
+def test_inductors_benchmarker_is_guarded_once() -> None:
+    from torch._inductor.runtime.benchmarking import benchmarker
+
+    with compiling(torch.device("cuda", 0)):
+        guarded = benchmarker.benchmark_gpu
+    with compiling(torch.device("cuda", 0)):
+        assert benchmarker.benchmark_gpu is guarded  # not wrapped again with each compile
+    assert guarded.__name__ == "locked_benchmark"
+
+
+def test_whatever_a_stopped_request_left_held_is_let_go_between_requests() -> None:
+    lock = device_lock.device_lock("cpu")
+    entered = lock.measuring()
+    entered.__enter__()  # a stop landed before the block's end: never exited
+    assert taken_elsewhere("cpu")
+    release_all()
+    assert not taken_elsewhere("cpu")
+    with measuring("cpu"):  # and it works as before
+        assert taken_elsewhere("cpu")
+    assert not lock.held

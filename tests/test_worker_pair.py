@@ -1,0 +1,135 @@
+"""Two workers used as one: compiled modes go to the compile worker, a request of both comes back as
+one stream with one RequestDone, and a compile worker that cannot start leaves the eager one to compile."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from probes.client import WorkerClient
+from probes.protocol import MeasurementResult, ProfileRequest, Progress, RequestDone, WarmupRequest
+from probes.worker_pair import COMPILE_WORKER_ENV, WorkerPair, compile_worker_wanted
+
+WAIT_S = 180
+"""Upper bound on anything a test waits for (two torch imports and a cold compile on 2 cores)."""
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(tmp_path))
+
+
+def served_modes(client: WorkerClient) -> list[list[str]]:
+    """Record the modes of every profile request ``client`` is sent."""
+    seen: list[list[str]] = []
+    request = client.request
+
+    def spy(req):  # noqa: ANN001, ANN202
+        if isinstance(req, ProfileRequest):
+            seen.append(list(req.modes))
+        return request(req)
+
+    client.request = spy  # type: ignore[method-assign]
+    return seen
+
+
+async def collect(pair: WorkerPair, request: ProfileRequest) -> list:
+    async def gather() -> list:
+        return [event async for event in pair.request(request)]
+
+    return await asyncio.wait_for(gather(), WAIT_S)
+
+
+async def test_eager_and_compiled_are_measured_by_their_own_workers_and_come_back_as_one_request() -> None:
+    pair = WorkerPair(compile_worker=True)
+    eager_side, compile_side = served_modes(pair.primary), served_modes(pair.compiler)
+    try:
+        await asyncio.wait_for(pair.start(), WAIT_S)
+        events = await collect(pair, ProfileRequest("p1", "(a + b).relu()", sizes=[1000, 4000], modes=["eager", "compiled"], device="cpu"))
+        assert pair.compiles_apart()
+        assert eager_side == [["eager"]] and compile_side == [["compiled"]]
+        assert pair.primary.pid != pair.compiler.pid
+        results = sorted((e.measurement.mode, e.measurement.size) for e in events if isinstance(e, MeasurementResult))
+        assert results == [("compiled", 1000), ("compiled", 4000), ("eager", 1000), ("eager", 4000)]
+        assert all(e.measurement.ran_compiled for e in events if isinstance(e, MeasurementResult) and e.measurement.mode == "compiled")
+        dones = [e for e in events if isinstance(e, RequestDone)]
+        assert dones == [RequestDone("p1")] and events[-1] == dones[0]
+        steps = [(e.step, e.total) for e in events if isinstance(e, Progress) and e.step]
+        assert {total for _, total in steps} == {4} and max(step for step, _ in steps) == 4  # counted as one request
+        assert [step for step, _ in steps] == sorted(step for step, _ in steps)
+    finally:
+        await pair.close()
+    assert pair.primary.state == pair.compiler.state == "stopped"
+
+
+async def test_a_compile_worker_that_cannot_start_leaves_the_compiles_to_the_eager_worker() -> None:
+    failures: list[tuple[str, str]] = []
+    pair = WorkerPair(compile_worker=True, on_compiler_state=lambda state, detail: failures.append((state, detail)))
+    pair.compiler.command = [sys.executable, "-c", "import sys; print('no GPU for me', file=sys.stderr); sys.exit(3)"]
+    eager_side = served_modes(pair.primary)
+    try:
+        await asyncio.wait_for(pair.start(), WAIT_S)
+        events = await collect(pair, ProfileRequest("p2", "a * 2", sizes=[1000], modes=["eager", "compiled"], device="cpu"))
+        assert not pair.compiles_apart()
+        assert eager_side == [["eager", "compiled"]]
+        assert sorted(e.measurement.mode for e in events if isinstance(e, MeasurementResult)) == ["compiled", "eager"]
+        assert ("failed", pair.compiler_failure) in failures and "no GPU for me" in pair.compiler_failure
+    finally:
+        await pair.close()
+
+
+async def test_a_cancelled_request_is_stopped_in_both_workers_and_ends_once() -> None:
+    pair = WorkerPair(compile_worker=True)
+    try:
+        await asyncio.wait_for(pair.start(), WAIT_S)
+        events: list = []
+        sizes = [1000 * k for k in range(1, 40)]
+
+        async def gather() -> None:
+            async for event in pair.request(ProfileRequest("p3", "(a - b).sigmoid()", sizes=sizes, modes=["eager", "compiled"], device="cpu")):
+                events.append(event)
+                if isinstance(event, MeasurementResult) and not any(isinstance(e, RequestDone) for e in events):
+                    await pair.cancel("p3")
+
+        await asyncio.wait_for(gather(), WAIT_S)
+        dones = [e for e in events if isinstance(e, RequestDone)]
+        assert dones == [RequestDone("p3", cancelled=True)] and events[-1] == dones[0]
+        assert len([e for e in events if isinstance(e, MeasurementResult)]) < 2 * len(sizes)
+        # Both workers are free again: the next request is answered in full.
+        again = await collect(pair, ProfileRequest("p4", "a + 1", sizes=[1000], modes=["eager", "compiled"], device="cpu"))
+        assert sorted(e.measurement.mode for e in again if isinstance(e, MeasurementResult)) == ["compiled", "eager"]
+    finally:
+        await pair.close()
+
+
+async def test_a_warm_up_goes_to_the_compile_worker() -> None:
+    pair = WorkerPair(compile_worker=True)
+    warmed: list[str] = []
+    request = pair.compiler.request
+
+    def spy(req):  # noqa: ANN001, ANN202
+        warmed.append(type(req).__name__)
+        return request(req)
+
+    pair.compiler.request = spy  # type: ignore[method-assign]
+    try:
+        await asyncio.wait_for(pair.start(), WAIT_S)
+        events = [e async for e in pair.request(WarmupRequest("w1", "cpu"))]
+        assert warmed == ["WarmupRequest"] and events[-1] == RequestDone("w1")
+    finally:
+        await pair.close()
+
+
+def test_a_compile_worker_is_wanted_for_the_local_worker_where_a_gpu_driver_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(COMPILE_WORKER_ENV, raising=False)
+    has_driver = any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/kfd"))
+    assert compile_worker_wanted(None) == has_driver
+    assert not compile_worker_wanted("ssh gpu-box python -m probes.worker")  # the user's own command: asked for only
+    monkeypatch.setenv(COMPILE_WORKER_ENV, "1")
+    assert compile_worker_wanted("ssh gpu-box python -m probes.worker")
+    monkeypatch.setenv(COMPILE_WORKER_ENV, "0")
+    assert not compile_worker_wanted(None)
