@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from probes import compiled as inductor
-from probes.device_lock import compiling
+from probes.device_lock import compiling, measuring
 from probes.diagnostics import Diagnostics
 from probes.errors import MeasureError, check_result
 from probes.expr import ParsedChain
@@ -276,9 +276,10 @@ def _compile(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, 
         del result
         graphs, breaks = _counted_since(before)
         entries = cache_entries(frame)
-        for _ in range(3):
-            call()
-        _sync(device)
+        with measuring(device):
+            for _ in range(3):
+                call()
+            _sync(device)
     recompiles = max(0, cache_entries(frame) - entries)
     modules = inductor.wrapper_modules_since(modules_before)
     kernels = inductor.generated_kernels(modules)
@@ -312,15 +313,16 @@ def prepare(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, d
     if mode == "eager":
         fn = chain.build_function(CHAIN_NAMESPACE)
         forward = lambda: fn(*inputs, N=n)  # noqa: E731
-        if leaves is None:
-            prepared = PreparedCall(call=forward)
-            check_result(prepared.call())
-        else:
-            step = lambda: loss_of(forward())  # noqa: E731
-            prepared = PreparedCall(call=GradStep(step, leaves), profiled_call=GradStep(step, leaves, labelled=True), grad=True)
+        with measuring(device):
+            if leaves is None:
+                prepared = PreparedCall(call=forward)
+                check_result(prepared.call())
+            else:
+                step = lambda: loss_of(forward())  # noqa: E731
+                prepared = PreparedCall(call=GradStep(step, leaves), profiled_call=GradStep(step, leaves, labelled=True), grad=True)
+                prepared.call()
             prepared.call()
-        prepared.call()
-        _sync(device)
+            _sync(device)
         return prepared
 
     key = _cache_key(chain, mode, inputs, n, device, grad)
@@ -342,7 +344,7 @@ def prepare(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, d
     info = compiled.info
     if cached:
         entries = cache_entries(compiled.frame)
-        with tool_compile_settings(mode, device):  # a dynamic compile may specialise again at a new size
+        with tool_compile_settings(mode, device), measuring(device):  # a dynamic compile may specialise again at a new size
             for _ in range(2):
                 call()
             _sync(device)

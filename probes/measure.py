@@ -184,7 +184,12 @@ class _Collected:
 
 
 def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, diagnostics: Diagnostics, grad: bool) -> _Collected:
-    prepared = prepare(chain, mode, inputs, n, device, diagnostics, grad)
+    prepared = prepare(chain, mode, inputs, n, device, diagnostics, grad)  # holds the device but for a compile
+    with measuring(device):
+        return _collect_prepared(chain, mode, n, device, inputs, trace, reps, flush, grad, prepared)
+
+
+def _collect_prepared(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, grad: bool, prepared: PreparedCall) -> _Collected:
     profiled = prepared.profiled_call or prepared.call
     load_window = LoadWindow().start()
     plan = choose_reps(prepared.call, device, reps)
@@ -248,7 +253,7 @@ def measure(
     With ``grad``, each call is forward + ``.sum()`` + ``.backward()``; every row has its pass.
     Raises MeasureError (or DevicePoisoned) with a plain-words reason.
     """
-    with capturing() as diagnostics, measuring(device):
+    with capturing() as diagnostics:
         try:
             got = _collect(chain, mode, n, device, inputs, trace, reps, flush or L2Flusher(device), diagnostics, grad)
         except MeasureError:

@@ -84,3 +84,31 @@ def test_whatever_a_stopped_request_left_held_is_let_go_between_requests() -> No
     with measuring("cpu"):  # and it works as before
         assert taken_elsewhere("cpu")
     assert not lock.held
+
+
+def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_without_waiting_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compile worker's compile must not wait for the eager worker's measurement of the same
+    edit (the lock is taken after the compile); its timed calls hold the device."""
+    from probes import compiling as compiling_module
+    from probes import measure as measure_module
+    from probes.protocol import MeasurementResult, ProfileRequest
+    from probes.sweep import run_profile
+
+    held_at: dict[str, list[bool]] = {"compile": [], "wall": []}
+    compile, wall = compiling_module._compile, measure_module.measure_wall_time
+
+    def spy_compile(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        held_at["compile"].append(device_lock.device_lock("cpu").held)
+        return compile(*args, **kwargs)
+
+    def spy_wall(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        held_at["wall"].append(device_lock.device_lock("cpu").held and taken_elsewhere("cpu"))
+        return wall(*args, **kwargs)
+
+    monkeypatch.setattr(compiling_module, "_compile", spy_compile)
+    monkeypatch.setattr(measure_module, "measure_wall_time", spy_wall)
+    events: list = []
+    run_profile(ProfileRequest("l1", "(a - b).abs() * 3", sizes=[512], modes=["eager", "compiled"], device="cpu"), events.append)
+    assert [e.measurement.mode for e in events if isinstance(e, MeasurementResult)] == ["eager", "compiled"]
+    assert held_at == {"compile": [False], "wall": [True, True]}
+    assert not taken_elsewhere("cpu")  # let go once the request is done
