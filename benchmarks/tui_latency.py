@@ -15,7 +15,9 @@ and printed with its spread, beside what it is compared with, measured in the sa
 - sweep: s -> the whole sweep on screen, in a freshly started app (warm disk caches);
 - quit: q -> the program gone (and no worker left) when idle, mid-compile and mid-sweep.
 
-The app's sources are compiled to bytecode first, as an installed tool's are.
+The app's sources are compiled to bytecode first, as an installed tool's are; whether torch's own
+modules import from bytecode is recorded (``torch_bytecode``, ``pycache_prefix``): a torch without
+it compiles its sources at every launch (seconds on the H200 box).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -312,6 +315,14 @@ def summary(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def torch_has_bytecode() -> bool:
+    """Whether torch's own modules import from bytecode here (pip compiles them at install; a torch
+    unpacked under PYTHONDONTWRITEBYTECODE=1, as on the H200 box, compiles them at every import,
+    unless PYTHONPYCACHEPREFIX points at bytecode compiled once)."""
+    spec = importlib.util.find_spec("torch")
+    return bool(spec and spec.origin and os.path.exists(importlib.util.cache_from_source(spec.origin)))
+
+
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout still closes the tmux servers
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -331,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     # An installed tool has its bytecode compiled; a shell with PYTHONDONTWRITEBYTECODE=1 (both of
     # our machines) would otherwise have every launch compile the app's sources (~55 ms here).
     report["bytecode_compiled"] = all(compileall.compile_dir(ROOT / package, quiet=1) for package in ("tui", "probes"))
+    report["torch_bytecode"] = torch_has_bytecode()
+    report["pycache_prefix"] = sys.pycache_prefix
     for name in args.only.split(","):
         begin = time.monotonic()
         try:

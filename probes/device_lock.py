@@ -32,7 +32,8 @@ from probes.state_files import user_cache_dir
 class DeviceLock:
     """An exclusive, re-entrant lock on one device, shared by every process of this user."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | None) -> None:
+        """``path`` None: a lock that locks nothing (its file could not be made)."""
         self.path = path
         self._fd: int | None = None
         self._depth = 0
@@ -43,9 +44,12 @@ class DeviceLock:
         return self._depth > 0
 
     def _lock(self) -> None:
-        if fcntl is None:
+        if fcntl is None or self.path is None or self._fd is not None:
             return
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            return  # a measurement is never refused for want of a lock file
         fcntl.flock(self._fd, fcntl.LOCK_EX)
 
     def _unlock(self) -> None:
@@ -93,9 +97,13 @@ def device_lock(device: object) -> DeviceLock:
     """The lock of ``device`` (a torch.device or its name: ``cuda:0``, ``cpu``)."""
     name = str(device)
     if name not in _locks:
-        directory = user_cache_dir() / "locks"
-        directory.mkdir(mode=0o700, exist_ok=True)
-        _locks[name] = DeviceLock(directory / f"{name.replace(':', '-')}.lock")
+        try:
+            directory = user_cache_dir() / "locks"
+            directory.mkdir(mode=0o700, exist_ok=True)
+        except OSError:
+            _locks[name] = DeviceLock(None)
+        else:
+            _locks[name] = DeviceLock(directory / f"{name.replace(':', '-')}.lock")
     return _locks[name]
 
 

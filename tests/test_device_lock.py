@@ -112,3 +112,11 @@ def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_withou
     assert [e.measurement.mode for e in events if isinstance(e, MeasurementResult)] == ["eager", "compiled"]
     assert held_at == {"compile": [False], "wall": [True, True]}
     assert not taken_elsewhere("cpu")  # let go once the request is done
+
+
+def test_a_cache_directory_that_cannot_be_used_costs_the_lock_not_the_measurement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(blocked))
+    with measuring("cpu"), compiling(torch.device("cpu")):
+        assert device_lock.device_lock("cpu").path is None
