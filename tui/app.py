@@ -195,12 +195,13 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         if self.closing:
             return
         self.session.compiles_apart = self.bridge.compiles_apart()
+        detail = event.detail.replace("the worker ", "the compile worker ", 1)
         if event.state == "failed":
             self.message(f"the compile worker did not start: {event.detail}; compiles run in the eager worker", "yellow")
         elif event.state == "lost":
-            self.message(f"the compile worker: {event.detail}; replaced by a new one", "yellow")
+            self.message(f"{detail}; replaced by a new one", "yellow")
         elif event.state == "stopped" and event.detail:
-            self.message(f"the compile worker: {event.detail}; compiles run in the eager worker", "yellow")
+            self.message(f"{detail}; compiles run in the eager worker", "yellow")
 
     def settings_changed(self, what: str) -> None:
         self.schedule_save()
