@@ -79,6 +79,8 @@ async def test_compiles_in_a_worker_of_their_own_and_its_death_is_said_and_survi
         assert app.session.compiles_apart and pair.compiler.pid not in (None, pair.primary.pid)
         assert len(rows(app, "compiled")) == 1 and "cpp_fused_add_relu" in rows(app, "compiled")[0]
         assert len(rows(app, "eager")) == 2
+        await wait_for(pilot, lambda: app.session.warmed and app.session.warmup is None and pair.compiler.state == "ready",
+                       timeout=STEP_TIMEOUT, what="the compile worker idle after its warm-up")  # fmt: skip
         pid = pair.compiler.pid
         await pair.compiler.kill_worker()
         await wait_for(pilot, lambda: pair.compiler.state == "ready" and pair.compiler.pid not in (None, pid),
