@@ -69,8 +69,9 @@ class WorkerPair:
         return self.compiler is not None and self.compiler_failure is None and self.compiler.state != "stopped"
 
     async def start(self) -> WorkerReady:
-        """Start both; wait for the eager worker only (the compile worker's start goes on)."""
-        if self.compiler is not None and (self._compiler_start is None or self._compiler_start.done()):
+        """Start both (the compile worker only if it has not started yet, or failed to); wait for the
+        eager worker only (the compile worker's start goes on)."""
+        if self.compiler is not None and (self._compiler_start is None or self.compiler_failure is not None):
             self.compiler_failure = None
             self._compiler_start = asyncio.ensure_future(self._start_compiler(self.compiler))
         return await self.primary.start()

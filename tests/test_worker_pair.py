@@ -133,3 +133,16 @@ def test_a_compile_worker_is_wanted_for_the_local_worker_where_a_gpu_driver_is(m
     assert compile_worker_wanted("ssh gpu-box python -m probes.worker")
     monkeypatch.setenv(COMPILE_WORKER_ENV, "0")
     assert not compile_worker_wanted(None)
+
+
+async def test_starting_again_leaves_a_running_compile_worker_be() -> None:
+    """ctrl+r after the eager worker failed to start starts it again, not a second compile worker."""
+    pair = WorkerPair(compile_worker=True)
+    try:
+        await asyncio.wait_for(pair.start(), WAIT_S)
+        await collect(pair, ProfileRequest("p5", "a * 3", sizes=[1000], modes=["compiled"], device="cpu"))
+        compiler_pid = pair.compiler.pid
+        await asyncio.wait_for(pair.start(), WAIT_S)
+        assert pair.compiler.pid == compiler_pid and pair.compiles_apart()
+    finally:
+        await pair.close()
