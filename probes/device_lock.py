@@ -160,7 +160,8 @@ def _guard_inductor_benchmarks() -> bool:
         return False
     if getattr(benchmarker, "_kernel_tui_guarded", False):
         return True
-    methods = [name for name in ("benchmark", "benchmark_gpu", "benchmark_gpu_with_cuda_graph") if callable(getattr(benchmarker, name, None))]
+    names = ("benchmark", "benchmark_gpu", "benchmark_gpu_with_cuda_graph")
+    methods = [name for name in names if callable(getattr(benchmarker, name, None))]
     if not methods:
         return False
     for name in methods:

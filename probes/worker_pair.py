@@ -21,7 +21,16 @@ import os
 from collections.abc import AsyncIterator, Callable
 
 from probes.client import Request, WorkerClient, WorkerState
-from probes.protocol import ChainErrorInfo, Event, ProfileRequest, Progress, RequestDone, RequestFailed, WarmupRequest, WorkerReady
+from probes.protocol import (
+    ChainErrorInfo,
+    Event,
+    ProfileRequest,
+    Progress,
+    RequestDone,
+    RequestFailed,
+    WarmupRequest,
+    WorkerReady,
+)
 from probes.worker_process import EarlyWorker
 
 COMPILE_WORKER_ENV = "KERNEL_TUI_COMPILE_WORKER"

@@ -151,7 +151,8 @@ def build_demo(argv: list[str]):  # noqa: ANN201 (DemoApp, imported lazily)
 
     from tui.demo import DemoApp  # noqa: PLC0415
 
-    return DemoApp(worker_command=command, early_worker=early, early_compiler=early_compiler, device=args.device, dtype=args.dtype, reps=args.reps)
+    return DemoApp(worker_command=command, early_worker=early, early_compiler=early_compiler, device=args.device,
+                   dtype=args.dtype, reps=args.reps)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
