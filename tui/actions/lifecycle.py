@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 from probes.safe_text import inert_line
 from tui.debug_log import log_error
 from tui.driver import quick_exit_driver
-from tui.screens.dialogs import ChoiceDialog
 from tui.workspace_file import WorkspaceFile
 
 if TYPE_CHECKING:
     from textual.driver import Driver
 
     from tui.app import KernelTuiApp as _App
+    from tui.screens.dialogs import ChoiceDialog
 else:
     _App = object
 
@@ -26,6 +26,8 @@ AUTOSAVE_S = 1.0
 
 
 def unsaved_dialog(store: WorkspaceFile) -> ChoiceDialog:
+    from tui.screens.dialogs import ChoiceDialog  # noqa: PLC0415 (dialogs: off start-up)
+
     why = store.read_only or "the last save failed"
     return ChoiceDialog(f"Your edits cannot be saved to {inert_line(str(store.path))} ({inert_line(why)}).",
                         [("c", "Save a copy and quit"), ("q", "Quit without saving"), ("escape", "Stay")],
