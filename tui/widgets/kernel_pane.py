@@ -153,7 +153,8 @@ class KernelTable(ResultsTable):
 
 
 class ModeBlock(Vertical):
-    """One mode: a title line with its totals, a note when there is one, then its kernel table."""
+    """One mode: a title line with its totals, a note when there is one, then its kernel table
+    (made with the mode's first rows: a table is slow to style, and the first frame has none)."""
 
     def __init__(self, mode: str) -> None:
         super().__init__(id=f"mode-{mode}", classes="mode-block")
@@ -165,7 +166,10 @@ class ModeBlock(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id=f"mode-title-{self.mode}", classes="mode-title")
         yield Static(id=f"mode-note-{self.mode}", classes="mode-note")
-        yield KernelTable(id=f"table-{self.mode}", cursor_type="row", zebra_stripes=False)
+
+    @property
+    def table(self) -> KernelTable | None:
+        return next(iter(self.query(KernelTable)), None)
 
     def show(self, view: ModeView, note: Text | None, *, dim: bool, width: int) -> None:
         m = view.measurement
@@ -185,11 +189,16 @@ class ModeBlock(Vertical):
         note_widget = self.query_one(".mode-note", Static)
         note_widget.update(note or "")
         note_widget.display = bool(note)
-        table = self.query_one(KernelTable)
-        table.display = m is not None
+        table = self.table
         if m is None:
+            if table is not None:
+                table.display = False
             self.rows = []
             return
+        if table is None:
+            table = KernelTable(id=f"table-{self.mode}", cursor_type="row", zebra_stripes=False)
+            self.mount(table)
+        table.display = True
         columns, rows, self.rows = kernel_table(m, width, stale=dim)
         fill_table(table, columns, rows)
         # Its size set here, not left to "auto": the table measures its rows later (when idle), and
@@ -336,8 +345,9 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         heights = []
         for block in self.query(ModeBlock):
             if block.display:
-                table = block.query_one(KernelTable)
-                heights.append(1 + block.note_lines + (table_lines(table) if table.display else 0))
+                table = block.table
+                rows = table_lines(table) if table is not None and table.display else 0
+                heights.append(1 + block.note_lines + rows)
         stacked = getattr(self, "stacked", False)
         body = sum(h + 1 for h in heights) - 1 if stacked and heights else max(heights, default=1)
         return head + body + 2
