@@ -7,6 +7,7 @@ workspace, a failed save) are never dropped without asking.
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING
 
 from probes.safe_text import inert_line
@@ -60,6 +61,9 @@ class LifecycleActions(_App):
     def closing(self) -> bool:
         """Not running (starting, quitting or exiting): the panes may not be there, nothing is drawn."""
         return self._quitting or self._exiting or not self.is_running
+
+    def on_ready(self) -> None:
+        gc.enable()  # off while the app started (tui.__main__.main)
 
     def get_driver_class(self) -> type[Driver]:
         return quick_exit_driver(self)  # type: ignore[arg-type]
