@@ -158,6 +158,7 @@ class ModeBlock(Vertical):
 
     def __init__(self, mode: str) -> None:
         super().__init__(id=f"mode-{mode}", classes="mode-block")
+        self.display = False  # until the pane draws a state with this mode
         self.mode = mode
         self.rows: list[KernelRow] = []
         self.measurement: Measurement | None = None
