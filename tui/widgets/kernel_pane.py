@@ -291,6 +291,8 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
     TITLE = "kernels"
     baseline: Text | None = None
     """The deltas against the pinned result, set by the app before each new ``state``."""
+    blocks: tuple[ModeBlock, ...] = ()
+    """One per mode, once mounted (after the first frame) with their lines."""
 
     class HeightChanged(Message):
         """The rows the pane needs changed (the main grid sizes its row with them)."""
@@ -303,9 +305,17 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static(id="headline")
-        with Container(id="mode-blocks"):
-            for mode in MODES:
-                yield ModeBlock(mode)
+        yield Container(id="mode-blocks")
+
+    def on_mount(self) -> None:
+        # The blocks show only once drawn: made after the first frame, which they would only slow.
+        self.call_after_refresh(self._add_blocks)
+
+    async def _add_blocks(self) -> None:
+        blocks = tuple(ModeBlock(mode) for mode in MODES)
+        await self.query_one("#mode-blocks").mount_all(blocks)
+        self.blocks = blocks
+        self._redraw()
 
     def draw(self, state: FocusView) -> None:
         head = headline_text(state, self.baseline)
@@ -328,7 +338,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         else:
             widths = share_width(total, [needed_width(v.measurement, total // count >= OPS_MIN) for v in state.modes])
         per_mode = {v.mode: (v, w) for v, w in zip(state.modes, widths)}
-        for block in self.query(ModeBlock):
+        for block in self.blocks:
             view, block_width = per_mode.get(block.mode, (None, 0))
             block.display = view is not None
             if view is not None:
@@ -344,7 +354,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         """Rows this pane needs to show everything (the main grid sizes its row with it)."""
         head = 1 + getattr(self, "head_lines", 1)
         heights = []
-        for block in self.query(ModeBlock):
+        for block in self.blocks:
             if block.display:
                 table = block.table
                 rows = table_lines(table) if table is not None and table.display else 0
