@@ -8,6 +8,7 @@ at once.
 
 from __future__ import annotations
 
+import gc
 import time
 
 from rich.text import Text
@@ -93,6 +94,9 @@ class DemoApp(App[int]):
     def on_mount(self) -> None:
         self.bridge.start()
         self.refresh_view()
+
+    def on_ready(self) -> None:
+        gc.enable()  # off while the app started (tui.__main__.main)
 
     # -- worker ------------------------------------------------------------------------------------
 

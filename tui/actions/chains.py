@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from probes.safe_text import inert_line
-from tui.screens.dialogs import ConfirmDialog, InputDialog
 from tui.widgets.chains_pane import ChainsPane, ChainsState
 from tui.widgets.editor import ChainEditor
 
@@ -57,6 +56,8 @@ class ChainActions(_App):
         self.message(f"duplicated as {self.workspace.chain.name}")
 
     def action_rename_chain(self) -> None:
+        from tui.screens.dialogs import InputDialog  # noqa: PLC0415 (dialogs: off start-up)
+
         def done(value: str | None) -> None:
             if value:
                 name = self.workspace.rename(value)
@@ -70,6 +71,8 @@ class ChainActions(_App):
                          done)  # fmt: skip
 
     def action_delete_chain(self) -> None:
+        from tui.screens.dialogs import ConfirmDialog  # noqa: PLC0415 (dialogs: off start-up)
+
         name = self.workspace.chain.name
 
         def done(yes: bool | None) -> None:

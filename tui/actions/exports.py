@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui import export
 from tui.debug_log import log_error
 
 if TYPE_CHECKING:
@@ -19,9 +18,13 @@ else:
 
 class ExportActions(_App):
     def _export_target(self, suffix: str) -> Path:
+        from tui import export  # noqa: PLC0415 (csv: off start-up)
+
         return export.export_path(self.export_dir, self.workspace.chain.name, suffix)
 
     def export(self, kind: str) -> Path | None:
+        from tui import export  # noqa: PLC0415 (csv: off start-up)
+
         results = self.session.shown_measurements()
         if not results and kind != "svg":
             self.message("nothing to export yet: no results", "yellow")

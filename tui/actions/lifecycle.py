@@ -7,18 +7,19 @@ workspace, a failed save) are never dropped without asking.
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING
 
 from probes.safe_text import inert_line
 from tui.debug_log import log_error
 from tui.driver import quick_exit_driver
-from tui.screens.dialogs import ChoiceDialog
 from tui.workspace_file import WorkspaceFile
 
 if TYPE_CHECKING:
     from textual.driver import Driver
 
     from tui.app import KernelTuiApp as _App
+    from tui.screens.dialogs import ChoiceDialog
 else:
     _App = object
 
@@ -26,6 +27,8 @@ AUTOSAVE_S = 1.0
 
 
 def unsaved_dialog(store: WorkspaceFile) -> ChoiceDialog:
+    from tui.screens.dialogs import ChoiceDialog  # noqa: PLC0415 (dialogs: off start-up)
+
     why = store.read_only or "the last save failed"
     return ChoiceDialog(f"Your edits cannot be saved to {inert_line(str(store.path))} ({inert_line(why)}).",
                         [("c", "Save a copy and quit"), ("q", "Quit without saving"), ("escape", "Stay")],
@@ -58,6 +61,9 @@ class LifecycleActions(_App):
     def closing(self) -> bool:
         """Not running (starting, quitting or exiting): the panes may not be there, nothing is drawn."""
         return self._quitting or self._exiting or not self.is_running
+
+    def on_ready(self) -> None:
+        gc.enable()  # off while the app started (tui.__main__.main)
 
     def get_driver_class(self) -> type[Driver]:
         return quick_exit_driver(self)  # type: ignore[arg-type]

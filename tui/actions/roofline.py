@@ -6,18 +6,24 @@ import time
 from typing import TYPE_CHECKING
 
 from probes.protocol import Measurement
-from tui.screens.roofline import RooflineScreen, roofline_title
-from tui.widgets.roofline_points import Roofs, roofs
 
 if TYPE_CHECKING:
     from tui.app import KernelTuiApp as _App
+    from tui.screens.roofline import RooflineScreen
+    from tui.widgets.roofline_points import Roofs
 else:
     _App = object
 
 
 class RooflineActions(_App):
+    roofline_view: RooflineScreen | None = None
+    """The roofline view opened last: it follows the panes while it is on top."""
+
     def roofline_data(self) -> tuple[str, list[Measurement], Roofs]:
         """The title, the measurements on screen (every mode at N) and the roofs they sit under."""
+        from tui.screens.roofline import roofline_title  # noqa: PLC0415 (the roofline view: off start-up)
+        from tui.widgets.roofline_points import roofs  # noqa: PLC0415
+
         focus = self.session.focus_view(time.monotonic())
         shown = [v.measurement for v in focus.modes if v.measurement is not None]
         ready = self.session.ready
@@ -26,10 +32,13 @@ class RooflineActions(_App):
         return roofline_title(self.session.text, shown, focus.stale), shown, found
 
     def action_roofline(self) -> None:
+        from tui.screens.roofline import RooflineScreen  # noqa: PLC0415 (the roofline view: off start-up)
+
         if not isinstance(self.screen, RooflineScreen):
-            self.push_screen(RooflineScreen(*self.roofline_data()))
+            self.roofline_view = RooflineScreen(*self.roofline_data())
+            self.push_screen(self.roofline_view)
 
     def follow_roofline(self) -> None:
         """Called whenever the panes redraw: an open roofline view shows the same results."""
-        if isinstance(self.screen, RooflineScreen):
-            self.screen.show(*self.roofline_data())
+        if self.roofline_view is not None and self.screen is self.roofline_view:
+            self.roofline_view.show(*self.roofline_data())

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from probes.protocol import DTYPES
 from probes.summary import format_size, parse_size, parse_sizes
 from tui import workspace as ws
-from tui.screens.dialogs import InputDialog
 from tui.widgets.chains_pane import ChainsPane
 from tui.widgets.kernel_pane import KernelPane
 from tui.widgets.workbench import VIEWS, Workbench
@@ -90,6 +89,8 @@ class SettingsActions(_App):
         self.query_one("#status").set(device=self.device_label())
 
     def action_set_sizes(self) -> None:
+        from tui.screens.dialogs import InputDialog  # noqa: PLC0415 (dialogs: off start-up)
+
         s = self.workspace.settings
 
         def done(value: str | None) -> None:
@@ -101,6 +102,8 @@ class SettingsActions(_App):
                                      ",".join(format_size(n) for n in s.sizes), parse_check(parse_sizes), id="sizes-dialog"), done)  # fmt: skip
 
     def action_set_focus_size(self) -> None:
+        from tui.screens.dialogs import InputDialog  # noqa: PLC0415
+
         s = self.workspace.settings
 
         def done(value: str | None) -> None:
@@ -112,6 +115,8 @@ class SettingsActions(_App):
                                      parse_check(parse_size), id="size-dialog"), done)  # fmt: skip
 
     def action_set_reps(self) -> None:
+        from tui.screens.dialogs import InputDialog  # noqa: PLC0415
+
         s = self.workspace.settings
 
         def done(value: str | None) -> None:

@@ -153,10 +153,12 @@ class KernelTable(ResultsTable):
 
 
 class ModeBlock(Vertical):
-    """One mode: a title line with its totals, a note when there is one, then its kernel table."""
+    """One mode: a title line with its totals, a note when there is one, then its kernel table
+    (made with the mode's first rows: a table is slow to style, and the first frame has none)."""
 
     def __init__(self, mode: str) -> None:
         super().__init__(id=f"mode-{mode}", classes="mode-block")
+        self.display = False  # until the pane draws a state with this mode
         self.mode = mode
         self.rows: list[KernelRow] = []
         self.measurement: Measurement | None = None
@@ -165,7 +167,10 @@ class ModeBlock(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id=f"mode-title-{self.mode}", classes="mode-title")
         yield Static(id=f"mode-note-{self.mode}", classes="mode-note")
-        yield KernelTable(id=f"table-{self.mode}", cursor_type="row", zebra_stripes=False)
+
+    @property
+    def table(self) -> KernelTable | None:
+        return next(iter(self.query(KernelTable)), None)
 
     def show(self, view: ModeView, note: Text | None, *, dim: bool, width: int) -> None:
         m = view.measurement
@@ -185,11 +190,16 @@ class ModeBlock(Vertical):
         note_widget = self.query_one(".mode-note", Static)
         note_widget.update(note or "")
         note_widget.display = bool(note)
-        table = self.query_one(KernelTable)
-        table.display = m is not None
+        table = self.table
         if m is None:
+            if table is not None:
+                table.display = False
             self.rows = []
             return
+        if table is None:
+            table = KernelTable(id=f"table-{self.mode}", cursor_type="row", zebra_stripes=False)
+            self.mount(table)
+        table.display = True
         columns, rows, self.rows = kernel_table(m, width, stale=dim)
         fill_table(table, columns, rows)
         # Its size set here, not left to "auto": the table measures its rows later (when idle), and
@@ -281,6 +291,8 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
     TITLE = "kernels"
     baseline: Text | None = None
     """The deltas against the pinned result, set by the app before each new ``state``."""
+    blocks: tuple[ModeBlock, ...] = ()
+    """One per mode, once mounted (after the first frame) with their lines."""
 
     class HeightChanged(Message):
         """The rows the pane needs changed (the main grid sizes its row with them)."""
@@ -293,9 +305,17 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static(id="headline")
-        with Container(id="mode-blocks"):
-            for mode in MODES:
-                yield ModeBlock(mode)
+        yield Container(id="mode-blocks")
+
+    def on_mount(self) -> None:
+        # The blocks show only once drawn: made after the first frame, which they would only slow.
+        self.call_after_refresh(self._add_blocks)
+
+    async def _add_blocks(self) -> None:
+        blocks = tuple(ModeBlock(mode) for mode in MODES)
+        await self.query_one("#mode-blocks").mount_all(blocks)
+        self.blocks = blocks
+        self._redraw()
 
     def draw(self, state: FocusView) -> None:
         head = headline_text(state, self.baseline)
@@ -318,7 +338,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         else:
             widths = share_width(total, [needed_width(v.measurement, total // count >= OPS_MIN) for v in state.modes])
         per_mode = {v.mode: (v, w) for v, w in zip(state.modes, widths)}
-        for block in self.query(ModeBlock):
+        for block in self.blocks:
             view, block_width = per_mode.get(block.mode, (None, 0))
             block.display = view is not None
             if view is not None:
@@ -334,10 +354,11 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         """Rows this pane needs to show everything (the main grid sizes its row with it)."""
         head = 1 + getattr(self, "head_lines", 1)
         heights = []
-        for block in self.query(ModeBlock):
+        for block in self.blocks:
             if block.display:
-                table = block.query_one(KernelTable)
-                heights.append(1 + block.note_lines + (table_lines(table) if table.display else 0))
+                table = block.table
+                rows = table_lines(table) if table is not None and table.display else 0
+                heights.append(1 + block.note_lines + rows)
         stacked = getattr(self, "stacked", False)
         body = sum(h + 1 for h in heights) - 1 if stacked and heights else max(heights, default=1)
         return head + body + 2

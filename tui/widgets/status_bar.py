@@ -61,7 +61,9 @@ class StatusBar(Widget):
 
     def render(self) -> Text:
         info = self.info
-        width = self.size.width or self.app.size.width or 80
+        # The bar spans the screen. Its own size, asked for while the screen is laid out, would lay
+        # the whole screen out once more (nested) to find where the bar is.
+        width = self.app.size.width or 80
         style = STATE_STYLES.get(info.worker_state, "white")
         state = info.worker_state
         if state == "starting" and info.worker_detail:

@@ -212,6 +212,8 @@ def chart_series(results: list[Measurement], chart: str) -> list[Series]:
 
 class SweepPane(Pane):
     TITLE = "sweep"
+    DEFAULT_CLASSES = "-empty"
+    """No sweep until a state says otherwise: the first frame has no table or chart to lay out."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="crossover")
