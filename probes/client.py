@@ -168,9 +168,10 @@ class WorkerClient:
         self.ready = None
         self._in_flight = None
         self._idle.set()
-        early, self._early = self._early, None
+        early = self._early
         if early is not None:
             self._process = await early.adopt()
+            self._early = None  # only now: a kill_now() meanwhile still finds it
         else:
             self._process = await asyncio.create_subprocess_exec(
                 *self.command,
@@ -274,20 +275,32 @@ class WorkerClient:
         self.restarts += 1
         return await self.start()
 
-    async def close(self) -> None:
-        """Kill the worker and its children now; a remote one (``--worker-cmd 'ssh ...'``) is told to
-        shut down first, in case its link outlives the local process."""
+    def kill_now(self) -> None:
+        """Kill the worker and its children now, without waiting for them to end; a remote one
+        (``--worker-cmd 'ssh ...'``) is told to shut down first, in case its link outlives the
+        local process. Nothing restarts it after this."""
         self._closing = True
-        if self._early is not None:  # closed before it was adopted
+        if self._early is not None:  # not adopted yet (or being adopted)
             self._early.kill()
-            self._early = None
         process = self._process
-        if process is None:
+        if process is None or process.returncode is not None:
             return
-        if process.returncode is None and process.stdin is not None:
+        if process.stdin is not None:
             with contextlib.suppress(Exception):
                 process.stdin.write((encode(ShutdownRequest()) + "\n").encode())
                 process.stdin.close()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+
+    async def close(self) -> None:
+        """Kill the worker and its children now (``kill_now``), and wait for them to end."""
+        self.kill_now()
+        self._early = None
+        process = self._process
+        if process is None:
+            return
         await self._kill()
         self._process = None
         self._set_state("stopped")

@@ -166,8 +166,14 @@ class WorkerPair:
         clients = self._routes.get(request_id) or [c for c in (self.primary, self.compiler) if c is not None]
         await asyncio.gather(*(client.cancel(request_id) for client in dict.fromkeys(clients)))
 
+    def kill_now(self) -> None:
+        """Kill both workers now, without waiting for them to end (``close`` waits)."""
+        for client in (self.primary, self.compiler):
+            if client is not None:
+                client.kill_now()
+
     async def close(self) -> None:
-        """Kill both workers now."""
+        """Kill both workers now, and wait for them to end."""
         if self._compiler_start is not None and not self._compiler_start.done():
             self._compiler_start.cancel()
             with contextlib.suppress(asyncio.CancelledError):

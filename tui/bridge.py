@@ -6,12 +6,14 @@ event of a request arrives as a ``WorkerEvent`` message (Progress, MeasurementRe
 RequestDone: the last one always comes, in plain words, even when the worker is lost), and every
 change of the worker's state as a ``WorkerStateChanged``. Where a GPU measures, compiles run in a
 second worker (``probes.worker_pair``); its troubles arrive as ``CompileWorkerStateChanged``.
-Quitting kills the workers at once and waits at most ``close_wait_s`` for them to be gone.
+Quitting kills the workers at once (``kill``) and waits for them to be gone at most ``close_wait_s``
+after the kill (``close``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -88,6 +90,8 @@ class WorkerBridge:
         self.close_wait_s = close_wait_s
         self.warmup_silence_s = warmup_silence_s
         self.closing = False
+        self._closed = False
+        self._killed_at = 0.0
         self._streams: dict[str, Worker] = {}
         self._warmups: set[str] = set()
         self._starter: Worker | None = None
@@ -161,17 +165,28 @@ class WorkerBridge:
         if self.workers.state != "stopped":
             self.host.run_worker(self.workers.cancel(request_id), group="cancel", exit_on_error=False)
 
-    async def close(self) -> None:
-        """Kill the worker, whatever it is doing, and wait at most ``close_wait_s`` for it to be
-        gone. Never raises."""
+    def kill(self) -> None:
+        """Kill the workers now, whatever they are doing; ``close()`` then waits for them to be gone.
+        Quitting kills first, so that the workers die while the app saves and takes itself down."""
         if self.closing:
             return
         self.closing = True
+        self._killed_at = time.monotonic()
         for stream in [*self._streams.values(), self._starter]:
             if stream is not None:
                 stream.cancel()  # before the client closes: a stream that saw the worker end would restart it
+        self.workers.kill_now()
+
+    async def close(self) -> None:
+        """Kill the workers (unless ``kill()`` has) and wait for them to be gone, at most
+        ``close_wait_s`` after the kill. Never raises."""
+        if self._closed:
+            return
+        self._closed = True
+        self.kill()
         closing = asyncio.ensure_future(self.workers.close())
-        done, _ = await asyncio.wait({closing}, timeout=self.close_wait_s)
+        left_s = max(0.0, self._killed_at + self.close_wait_s - time.monotonic())
+        done, _ = await asyncio.wait({closing}, timeout=left_s)
         if not done:
             closing.cancel()
         elif not closing.cancelled() and closing.exception() is not None:

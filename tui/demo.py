@@ -231,7 +231,7 @@ class DemoApp(App[int]):
             self.refresh_view()
 
     async def action_quit_demo(self) -> None:
-        await self.bridge.close()
+        self.bridge.kill()  # they die while the demo takes itself down; on_unmount waits for them
         self.exit(0)
 
     async def on_unmount(self) -> None:

@@ -228,6 +228,25 @@ async def test_quit_closes_the_worker(make_app) -> None:
     assert process.returncode is not None  # quitting waited for the worker to go (briefly)
 
 
+async def test_quitting_kills_the_worker_before_it_saves(make_app) -> None:
+    """The worker dies (a CUDA context takes a while) while the app saves and takes itself down."""
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        process = app.bridge.workers.primary._process
+        seen_at_save: list[bool] = []
+        save = app.save_workspace
+
+        def spy_save() -> bool:
+            seen_at_save.append(app.bridge.workers.primary._closing)
+            return save()
+
+        app.save_workspace = spy_save
+        await pilot.press("escape", "q")
+    assert seen_at_save and seen_at_save[0], "the worker was told to die before the save"
+    assert process.returncode is not None
+
+
 async def test_quitting_mid_request_does_not_wait_for_the_worker(make_app) -> None:
     """A worker busy with a request (a compile, a sweep) is killed at once: no grace to wait out."""
     import time

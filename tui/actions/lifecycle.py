@@ -1,8 +1,9 @@
 """The app's life: autosave, quitting (asking first when edits cannot be saved), shutting down.
 
-Quitting saves the workspace, releases its lock and stops the worker without waiting for it more
-than a fraction of a second (``WorkerBridge.close``); edits that cannot be saved (a read-only
-workspace, a failed save) are never dropped without asking.
+Quitting kills the workers first, then saves the workspace and releases its lock while they die;
+the app's unmount waits what is left of a fraction of a second for them to be gone
+(``WorkerBridge.kill`` and ``close``). Edits that cannot be saved (a read-only workspace, a failed
+save) are never dropped without asking.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class LifecycleActions(_App):
         if self.unsaved and not self.save_workspace() and self.autosave:
             self.push_screen(unsaved_dialog(self.store), self._quit_answered)
             return
-        await self.shutdown()
+        self.begin_shutdown()
         self.exit(0)
 
     async def _quit_answered(self, answer: str | None) -> None:
@@ -97,14 +98,16 @@ class LifecycleActions(_App):
     async def action_quit_key(self) -> None:
         await self.action_quit()
 
-    async def shutdown(self) -> None:
-        """Save, then stop the worker (never waiting for it more than a fraction of a second)."""
+    def begin_shutdown(self) -> None:
+        """Kill the workers, then save: they die while the app saves and takes itself down."""
         if self._quitting:
             return
         self._quitting = True
+        self.bridge.kill()
         self.save_workspace()
         self.store.release()
-        await self.bridge.close()
 
     async def on_unmount(self) -> None:
-        await self.shutdown()
+        """The app's last step: what is left of the short wait for the workers to be gone."""
+        self.begin_shutdown()
+        await self.bridge.close()
