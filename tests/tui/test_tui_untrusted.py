@@ -50,7 +50,19 @@ def test_a_hostile_workspace_writes_no_control_sequence_to_the_terminal(tmp_path
             except OSError:
                 break
     os.write(fd, b"\x11")  # ctrl+q
-    os.waitpid(pid, 0)
+    exited = False
+    quit_deadline = time.monotonic() + 30
+    while not exited and time.monotonic() < quit_deadline:  # keep reading: a full pty would block the app's last frames
+        exited = os.waitpid(pid, os.WNOHANG)[0] == pid
+        if not exited and select.select([fd], [], [], 0.05)[0]:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:  # the app closed the terminal; it is on its way out
+                exited = os.waitpid(pid, 0)[0] == pid
+    if not exited:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    assert exited, "ctrl+q did not end the app within 30 s"
     assert b"runs it" in shown(), out[-2000:]
     for sequence in (b"\x1b]0;", b"\x1b]52;", b"\x1bP", b"TITLE-FROM-NAME\x07"):
         assert sequence not in out, sequence
