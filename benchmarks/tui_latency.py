@@ -16,8 +16,9 @@ and printed with its spread, beside what it is compared with, measured in the sa
 - quit: q -> the program gone (and no worker left) when idle, mid-compile and mid-sweep.
 
 The app's sources are compiled to bytecode first, as an installed tool's are; whether torch's own
-modules import from bytecode is recorded (``torch_bytecode``, ``pycache_prefix``): a torch without
-it compiles its sources at every launch (seconds on the H200 box).
+modules import from bytecode is recorded (``torch_bytecode``, ``pycache_prefix``), and where the
+worker's comes from (``worker_bytecode``: a torch without it gets a cache, probes.bytecode_cache,
+which the frame section's first launch lives long enough to fill, as a user's first session would).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import datetime
-import importlib.util
 import json
 import os
 import platform
@@ -47,6 +47,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
 from app_terminal import pane  # noqa: E402
 from terminal import Terminal, TerminalError, alive  # noqa: E402
 
+from probes.bytecode_cache import FILL_ENV, has_bytecode, with_bytecode_cache  # noqa: E402
 from probes.summary import parse_size  # noqa: E402
 
 KEY_INTERVAL_S = 0.030
@@ -150,6 +151,7 @@ def ms(value: float | None) -> str:
 
 def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
     frames, rows, floor = [], [], []
+    filled_after: float | None = None
     chain = TEMPLATE.format(op="relu")
     for i in range(args.launches + 1):  # the first is a warm-up (.pyc, disk caches)
         session = Session(args, chain)
@@ -158,6 +160,8 @@ def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
             frame = session.since_start()
             session.term.wait_for(rows_show("relu", "eager"), timeout=120, what="the first eager rows")
             eager = session.since_start()
+            if not i:  # as a user's first session would, it lives until the worker's bytecode is cached
+                filled_after = wait_for_bytecode_cache(timeout=120)
         finally:
             session.close()
         minimal = Terminal([sys.executable, str(FLOOR), chain], width=120, height=40, cwd=ROOT)
@@ -171,7 +175,29 @@ def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
             rows.append(eager)
             floor.append(bare_frame)
     report["frame"] = {"first_frame_s": spread(frames), "first_eager_rows_s": spread(rows),
-                       "minimal_textual_app_first_frame_s": spread(floor)}  # fmt: skip
+                       "minimal_textual_app_first_frame_s": spread(floor),
+                       "bytecode_cache_filled_after_rows_s": filled_after}  # fmt: skip
+
+
+def worker_bytecode() -> str:
+    """Where the worker's modules' bytecode comes from, as this run starts."""
+    env = with_bytecode_cache(dict(os.environ))
+    if has_bytecode("torch"):
+        return "torch's own"
+    if FILL_ENV in env:
+        return "a cache, to be filled by the first launch"
+    prefix = env.get("PYTHONPYCACHEPREFIX")
+    return f"PYTHONPYCACHEPREFIX={prefix}" if prefix else "none: compiled at every launch"
+
+
+def wait_for_bytecode_cache(timeout: float) -> float | None:
+    """Seconds until the worker's bytecode cache is filled (0 where it needs none); None: not in time."""
+    begin = time.monotonic()
+    while FILL_ENV in with_bytecode_cache(dict(os.environ)):
+        if time.monotonic() - begin > timeout:
+            return None
+        time.sleep(0.1)
+    return time.monotonic() - begin
 
 
 def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
@@ -296,7 +322,12 @@ def summary(report: dict[str, Any]) -> list[str]:
                      f"(p25-p75 {ms(f['first_frame_s'].get('p25'))}-{ms(f['first_frame_s'].get('p75'))})")
         lines.append(f"launch -> first frame of a minimal Textual app (the floor) "
                      f"median {ms(f['minimal_textual_app_first_frame_s']['median'])}")
-        lines.append(f"launch -> first eager rows   median {ms(f['first_eager_rows_s']['median'])}")
+        lines.append(f"launch -> first eager rows   median {ms(f['first_eager_rows_s']['median'])} "
+                     f"(p25-p75 {ms(f['first_eager_rows_s'].get('p25'))}-{ms(f['first_eager_rows_s'].get('p75'))})")
+        filled = f.get("bytecode_cache_filled_after_rows_s")
+        lines.append(f"the worker's bytecode: {report['worker_bytecode']}" + (
+            "" if not report["worker_bytecode"].startswith("a cache") else "; not filled within 120 s" if filled is None
+            else f"; filled {filled:.1f} s after the first launch's first rows"))  # fmt: skip
     if "edit" in report:
         e = report["edit"]
         for key in ("new_eager", "new_compiled", "hit_eager", "hit_compiled"):
@@ -313,14 +344,6 @@ def summary(report: dict[str, Any]) -> list[str]:
         lines.append(f"quit {state:<12} " + (q["error"] if "error" in q else
                      f"{ms(q['q_to_exit_s'])}, workers left {q['workers_left']}, exit {q['exit_status']}"))
     return lines
-
-
-def torch_has_bytecode() -> bool:
-    """Whether torch's own modules import from bytecode here (pip compiles them at install; a torch
-    unpacked under PYTHONDONTWRITEBYTECODE=1, as on the H200 box, compiles them at every import,
-    unless PYTHONPYCACHEPREFIX points at bytecode compiled once)."""
-    spec = importlib.util.find_spec("torch")
-    return bool(spec and spec.origin and os.path.exists(importlib.util.cache_from_source(spec.origin)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -342,8 +365,9 @@ def main(argv: list[str] | None = None) -> int:
     # An installed tool has its bytecode compiled; a shell with PYTHONDONTWRITEBYTECODE=1 (both of
     # our machines) would otherwise have every launch compile the app's sources (~55 ms here).
     report["bytecode_compiled"] = all(compileall.compile_dir(ROOT / package, quiet=1) for package in ("tui", "probes"))
-    report["torch_bytecode"] = torch_has_bytecode()
+    report["torch_bytecode"] = has_bytecode("torch")
     report["pycache_prefix"] = sys.pycache_prefix
+    report["worker_bytecode"] = worker_bytecode()
     for name in args.only.split(","):
         begin = time.monotonic()
         try:

@@ -178,7 +178,7 @@ class WorkerClient:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=worker_environment(self.env),
+                env=worker_environment(self.command, self.env),
                 limit=STREAM_LIMIT,
                 start_new_session=True,  # its own process group: killed with its children, never by the terminal's ^C
             )

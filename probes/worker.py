@@ -35,6 +35,7 @@ import gc
 import os
 import queue
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -42,6 +43,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import IO
 
+from probes.bytecode_cache import fill_later
 from probes.protocol import (
     EXIT_DEVICE_POISONED,
     EXIT_STUCK,
@@ -186,6 +188,9 @@ class Worker:
         self._done_sent = False
         self._stop = _MainThreadStop()
         self.heartbeat_s = heartbeat_s
+        self._served_one = False
+        self.bytecode_filler: subprocess.Popen[bytes] | None = None
+        """Started once the first request is done (probes.bytecode_cache), never before its rows."""
 
     # -- output ----------------------------------------------------------------------------------
 
@@ -291,6 +296,9 @@ class Worker:
                     device_lock.release_all()
             if code is not None:
                 return code
+            if not self._served_one:
+                self._served_one = True
+                self.bytecode_filler = fill_later(sys.modules.values())
 
     def _handle(self, request: Request) -> int | None:
         """Run one request; an exit code when the process must end after it."""
@@ -397,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()
     code = worker.serve()
     protocol_out.flush()
+    if worker.bytecode_filler is not None:
+        worker.bytecode_filler.kill()  # what it compiled stays; the next worker's filler does the rest
     os._exit(code)
 
 

@@ -16,6 +16,8 @@ import signal
 import subprocess
 import sys
 
+from probes.bytecode_cache import with_bytecode_cache
+
 STREAM_LIMIT = 64 * 1024 * 1024
 """The longest line read from the worker (a result with generated kernel sources is long)."""
 
@@ -25,11 +27,13 @@ def worker_command(command: list[str] | str | None) -> list[str]:
     return shlex.split(command) if isinstance(command, str) else (command or [sys.executable, "-m", "probes.worker"])
 
 
-def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+def worker_environment(command: list[str], extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The worker's environment: the app's, with ``extra``; a worker that runs this interpreter
+    also gets a bytecode cache where torch has no bytecode (probes.bytecode_cache)."""
     env = {**os.environ, **(extra or {})}
     env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     env.setdefault("PYTHONUNBUFFERED", "1")
-    return env
+    return with_bytecode_cache(env) if command[:1] == [sys.executable] else env
 
 
 class PipedProcess:
@@ -61,12 +65,13 @@ class EarlyWorker:
     """A worker process started before the event loop; adopted once by ``WorkerClient.start``."""
 
     def __init__(self, command: list[str] | str | None, env: dict[str, str] | None = None) -> None:
+        argv = worker_command(command)
         self.popen = subprocess.Popen(
-            worker_command(command),
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=worker_environment(env),
+            env=worker_environment(argv, env),
             start_new_session=True,  # its own process group: killed with its children, never by the terminal's ^C
         )
 
