@@ -99,12 +99,15 @@ def fill_later(modules: Iterable[ModuleType]) -> subprocess.Popen[bytes] | None:
     files = {getattr(module, "__file__", None) for module in list(modules)}
     # Not every module's __file__ is a file of its own (torch's ``_ops.py``, ``_classes.py`` are names).
     sources = sorted(f for f in files if isinstance(f, str) and f.endswith(".py") and os.path.isabs(f) and os.path.isfile(f))
-    filler = subprocess.Popen(
-        [sys.executable, "-X", f"pycache_prefix={cache}", "-m", "probes.bytecode_cache", origin],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    try:
+        filler = subprocess.Popen(
+            [sys.executable, "-X", f"pycache_prefix={cache}", "-m", "probes.bytecode_cache", origin],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:  # no process to spare: the worker goes on without its cache
+        return None
     assert filler.stdin is not None
     with contextlib.suppress(BrokenPipeError):
         filler.stdin.write("\n".join(sources).encode())
