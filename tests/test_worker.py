@@ -479,3 +479,47 @@ async def test_an_abandoned_request_that_will_not_stop_is_cleared_before_the_nex
         assert client.restarts == 1 and time.monotonic() - begin < WAIT_S
     finally:
         await client.close()
+
+
+def live_processes_of_group(pgid: int) -> dict[int, str]:
+    """The processes of a process group that are not zombies, with their command lines (from /proc)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        state, _, group = stat[stat.rindex(")") + 2 :].split()[:3]
+        if state != "Z" and int(group) == pgid:
+            found[int(entry.name)] = command
+    return found
+
+
+async def test_a_worker_fills_its_bytecode_cache_after_its_first_request_and_the_filler_dies_with_it(tmp_path: Path) -> None:
+    """What the launcher asks of the first worker on a torch without bytecode (probes.bytecode_cache);
+    ``env`` in front of the command, as the launcher asks it only of a torch without bytecode."""
+    from probes.bytecode_cache import FILL_ENV
+
+    cache = tmp_path / "bytecode"
+    command = ["env", f"{FILL_ENV}={cache}", sys.executable, "-m", "probes.worker"]
+    client = WorkerClient(command, env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")})
+
+    def fillers() -> list[int]:
+        return [pid for pid, line in live_processes_of_group(worker).items() if "probes.bytecode_cache" in line]
+
+    try:
+        await client.start()
+        worker = client.pid
+        assert worker is not None
+        assert fillers() == []  # nothing competes with the first request
+        await collect(client, eager_request(client))
+        await until(lambda: len(fillers()) == 1)
+        filler = fillers()[0]
+        await until(lambda: any(cache.rglob("torch/*.pyc")))
+        assert os.getpriority(os.PRIO_PROCESS, filler) == 19
+    finally:
+        await client.close()
+    await until(lambda: filler not in live_processes_of_group(worker))
