@@ -230,8 +230,10 @@ def bare_compile(args: argparse.Namespace, *, fresh_caches: tuple[str, ...]) -> 
     """torch.compile + first call of two chains in a fresh process: the first is a fresh process's
     (``fresh_process_s``: launch -> its end), the second (an op the app's rounds never use) a warm
     process's compile of a chain never seen.
-    ``fresh_caches``: of "torchinductor", "triton", the caches it starts empty, as the app did."""
-    env = dict(os.environ)
+    ``fresh_caches``: of "torchinductor", "triton", the caches it starts empty, as the app did.
+    It imports torch from the same bytecode as the app's worker (a torch without its own: the
+    worker's cache, once filled), so that the two compare compiles, not imports."""
+    env = {k: v for k, v in with_bytecode_cache(dict(os.environ)).items() if k != FILL_ENV}
     cache = tempfile.mkdtemp(prefix="kt-bare-")
     env.update({f"{name.upper()}_CACHE_DIR": f"{cache}/{name}" for name in fresh_caches})
     out = Path(tempfile.mkstemp(suffix=".json")[1])
