@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import importlib.util
 import os
-import py_compile
 import subprocess
 import sys
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
@@ -58,7 +57,7 @@ def _origin(package: str) -> str | None:
 
 def _filled_marker(cache: Path, torch_origin: str) -> Path:
     """Written once the modules a worker of this torch imports are all in the cache."""
-    return cache / f"filled-{hashlib.sha256(torch_origin.encode()).hexdigest()[:16]}"
+    return cache / f"filled-{zlib.crc32(torch_origin.encode()):08x}"
 
 
 def _cache_wanted(env: dict[str, str]) -> tuple[Path, str] | None:
@@ -119,6 +118,8 @@ def fill(cache: Path, torch_origin: str, sources: list[str]) -> None:
     """Compile ``sources`` into ``cache`` (this process's pycache prefix); mark it filled if all went in.
 
     One filler at a time: another that finds the lock taken leaves the work to it."""
+    import py_compile  # noqa: PLC0415 (the filler's alone: the app imports this module at its start)
+
     cache.mkdir(mode=0o700, exist_ok=True)
     with open(cache / ".filling", "w") as lock:
         try:
