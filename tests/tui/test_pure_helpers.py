@@ -13,7 +13,7 @@ from tui.commands import COMMANDS, LETTER_ACTIONS, bindings, commands
 from tui.runs import Run, SweepResults, Target
 from tui.widgets.cells import display_name, fit, fit_kernel, flex_width, plain, share_width
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, size_label, time_label
-from tui.widgets.kernel_pane import kernel_table, needed_width
+from tui.widgets.kernel_pane import fact_lines, kernel_table, measurement_facts, needed_width
 from tui.widgets.op_chain_pane import fusion_marks, kernels_per_op, op_name
 from tui.widgets.tables import fill_table
 
@@ -161,3 +161,16 @@ def test_the_command_table_makes_one_binding_per_key_and_place() -> None:
     assert "sweep" in LETTER_ACTIONS and "help" not in LETTER_ACTIONS and "quit" not in LETTER_ACTIONS
     assert [b.action for b in bindings("chains pane")] == [f"app.{c.action}" for c in commands("chains pane")]
     assert bindings("kernel table")[0].action == "select_cursor"
+
+
+@pytest.mark.parametrize("name", ["sweep", "fallback", "cpu_grad"])
+def test_a_mode_title_breaks_between_facts_never_inside_one(name: str) -> None:
+    """``compile 0.06 s`` is never split into ``compile 0.06`` / ``s``, whatever the width."""
+    compiled = next(m for m in recorded(name).results if m.mode == "compiled")
+    facts = [fact.plain for line in measurement_facts(compiled) for fact in line]
+    assert any(f.startswith("compile ") for f in facts)
+    for width in range(30, 130):
+        title = fact_lines(Text("compiled  "), measurement_facts(compiled), width).plain
+        assert title.replace("\n", " · ") == "compiled  " + " · ".join(facts), (width, title)  # breaks at facts' ends only
+        for line in title.split("\n"):
+            assert len(line) <= width or line.removeprefix("compiled  ") in facts, (width, title)  # a lone fact may overflow

@@ -48,6 +48,8 @@ TABLE_MAX_LINES = 10
 OPS_MIN = 100
 """A table gets its ops column from this width."""
 NAME_MIN = 14
+FACT_SEPARATOR = " · "
+"""Between the facts of a mode's title line."""
 
 ACTIVITY_NOTES = {
     "waiting": ("waiting…", "dim italic"),
@@ -63,28 +65,42 @@ def table_lines(table: DataTable) -> int:
     return min(table.row_count + 1, TABLE_MAX_LINES)
 
 
-def measurement_summary(m: Measurement) -> Text:
-    """``2 kernels · 5N · device 174 µs ±3% · wall 119 µs ±12%~`` (+ per pass with grad, + compile
-    facts for compiled runs)."""
-    t = Text()
+def measurement_facts(m: Measurement) -> list[list[Text]]:
+    """The title's facts, line by line (a second line per pass with grad): ``2 kernels``, ``5N``,
+    ``device 174 µs ±3%``, ``wall 119 µs ±12%~``, then the compile's for compiled runs."""
     count = m.kernels_per_call
-    t.append(f"{count:g} kernel{'' if count == 1 else 's'}", style="bold")
-    t.append(f" · {format_transfers(m)}")
-    t.append(" · device ")
-    t.append_text(time_text(m, "device"))
-    t.append(" · wall ")
-    t.append_text(time_text(m, "wall"))
-    if m.grad:
-        t.append("\n")
-        t.append_text(pass_summary(m))
+    first = [Text(f"{count:g} kernel{'' if count == 1 else 's'}", style="bold"), Text(format_transfers(m)),
+             Text("device ").append_text(time_text(m, "device")), Text("wall ").append_text(time_text(m, "wall"))]  # fmt: skip
+    lines = [first, [pass_summary(m)]] if m.grad else [first]
     if m.compile is not None:
         c = m.compile
-        t.append(f" · compile {c.compile_time_s:.2f} s", style="dim")
+        lines[-1].append(Text(f"compile {c.compile_time_s:.2f} s", style="dim"))
         if c.graph_breaks:
-            t.append(f" · {c.graph_breaks} graph break{'s' if c.graph_breaks != 1 else ''}", style="bold yellow")
+            lines[-1].append(Text(f"{c.graph_breaks} graph break{'s' if c.graph_breaks != 1 else ''}", style="bold yellow"))
         if c.recompiles:
-            t.append(f" · {c.recompiles} recompile{'s' if c.recompiles != 1 else ''}", style="yellow")
-    return t
+            lines[-1].append(Text(f"{c.recompiles} recompile{'s' if c.recompiles != 1 else ''}", style="yellow"))
+    return lines
+
+
+def fact_lines(start: Text, lines: list[list[Text]], width: int) -> Text:
+    """``start``, then each line's facts joined by `` · ``, broken before a fact that would not fit
+    whole in ``width`` cells: ``compile 0.06 s`` is never split as ``compile 0.06`` / ``s``."""
+    text = start.copy()
+    column = text.cell_len
+    for number, facts in enumerate(lines):
+        if number:
+            text.append("\n")
+            column = 0
+        for index, fact in enumerate(facts):
+            if index and column + len(FACT_SEPARATOR) + fact.cell_len > width:
+                text.append("\n")
+                column = 0
+            elif index:
+                text.append(FACT_SEPARATOR)
+                column += len(FACT_SEPARATOR)
+            text.append_text(fact)
+            column += fact.cell_len
+    return text
 
 
 def kernel_cells(row: KernelRow, *, stale: bool) -> list[Text]:
@@ -180,8 +196,7 @@ class ModeBlock(Vertical):
             label.append(self.mode, style="bold")
         else:
             label.append(mode_label(m), style="bold red" if m.mode != "eager" and not m.ran_compiled else "bold")
-            label.append("  ")
-            label.append_text(measurement_summary(m))
+            label = fact_lines(label.append("  "), measurement_facts(m), width)
         if dim:
             label.stylize("dim")
         console = self.app.console
