@@ -18,6 +18,7 @@ from probes.summary import (
     comparisons,
     format_bytes,
     format_gbps,
+    format_ratio,
     format_size,
     format_time_us,
     format_transfers,
@@ -128,7 +129,7 @@ def _ratio_cell(found: Ratio | None) -> Text:
     """The ratio; a ``?`` marks one whose interval straddles 1 (no conclusion)."""
     if found is None:
         return Text("")
-    value = f"{found.value:.2f}x"
+    value = f"{format_ratio(found.value)}x"
     return Text(value + "?", style="yellow") if found.verdict == "unclear" else Text(value)
 
 

@@ -162,3 +162,13 @@ def test_pins_and_grad_persist_in_the_workspace_and_follow_renames() -> None:
     assert mixed.settings.request_modes() == ["compiled", "dynamic"]
     mixed.settings.compile_mode = "dynamic"
     assert mixed.settings.request_modes() == ["compiled", "dynamic"]
+
+
+def test_a_ratio_far_below_one_keeps_its_digits() -> None:
+    """A compiled call 300x slower than eager (a busy CPU, a CUDA graph at a tiny size) reads
+    0.0033x, not 0.00x; the usual ratios keep two decimals."""
+    slower = Ratio(1 / 300, 1 / 310, 1 / 290)
+    assert ratio_text(slower).plain == "0.0033x"
+    assert slower.text() == "0.0033x"
+    assert ratio_text(Ratio(0.3, 0.29, 0.31)).plain == "0.30x"
+    assert ratio_text(Ratio(12.345, 12.3, 12.4)).plain == "12.35x"

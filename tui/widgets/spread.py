@@ -15,7 +15,7 @@ from typing import Literal
 from rich.text import Text
 
 from probes.protocol import KernelRow, Measurement
-from probes.summary import Ratio, format_time_us, ratio, spread
+from probes.summary import Ratio, format_ratio, format_time_us, ratio, spread
 from tui.widgets.cells import plain
 
 NOISY_SPREAD = 0.10
@@ -101,11 +101,11 @@ def ratio_text(found: Ratio | None, what: str = "", *, short: bool = False) -> T
     if found.verdict == "unclear":
         if short:
             return Text("≈ same", style="dim yellow")
-        return Text(f"{label}{UNCLEAR} ({found.low:.2f}-{found.high:.2f}x)", style="yellow")
+        return Text(f"{label}{UNCLEAR} ({format_ratio(found.low)}-{format_ratio(found.high)}x)", style="yellow")
     style = "green" if found.verdict == "faster" else "red"
-    text = Text(f"{label}{found.value:.2f}x", style=style)
+    text = Text(f"{label}{format_ratio(found.value)}x", style=style)
     if not short and found.high - found.low > 0.1 * found.value:
-        text.append(f" ({found.low:.2f}-{found.high:.2f}x)", style="dim")
+        text.append(f" ({format_ratio(found.low)}-{format_ratio(found.high)}x)", style="dim")
     return text
 
 
@@ -116,7 +116,7 @@ def cost_text(base: Measurement, other: Measurement, which: Literal["wall", "dev
     if found is None:
         return Text("")
     if found.verdict == "unclear":
-        return Text(f"{UNCLEAR} ({found.low:.2f}-{found.high:.2f}x the time)", style="yellow")
+        return Text(f"{UNCLEAR} ({format_ratio(found.low)}-{format_ratio(found.high)}x the time)", style="yellow")
     if found.verdict == "faster":
-        return Text(f"{found.value:.2f}x slower", style="red")
-    return Text(f"{1 / found.value:.2f}x faster", style="green")
+        return Text(f"{format_ratio(found.value)}x slower", style="red")
+    return Text(f"{format_ratio(1 / found.value)}x faster", style="green")
