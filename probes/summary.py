@@ -128,7 +128,7 @@ Verdict = Literal["faster", "slower", "unclear"]
 def format_ratio(value: float) -> str:
     """Two decimals, or two significant digits below 0.1: a compiled call 300x slower than eager
     reads ``0.0033``, not ``0.00``."""
-    return f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
+    return f"{value:.2f}" if round(value, 2) >= 0.1 else f"{value:.2g}"
 
 
 def spread(measurement: Measurement, which: Literal["wall", "device"]) -> tuple[float, float, float]:

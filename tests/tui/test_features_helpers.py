@@ -171,4 +171,6 @@ def test_a_ratio_far_below_one_keeps_its_digits() -> None:
     assert ratio_text(slower).plain == "0.0033x"
     assert slower.text() == "0.0033x"
     assert ratio_text(Ratio(0.3, 0.29, 0.31)).plain == "0.30x"
+    assert ratio_text(Ratio(0.11, 0.0998, 0.12)).plain == "0.11x (0.10-0.12x)"  # not 0.1: one format on a line
+    assert ratio_text(Ratio(0.094, 0.093, 0.095)).plain == "0.094x"
     assert ratio_text(Ratio(12.345, 12.3, 12.4)).plain == "12.35x"
