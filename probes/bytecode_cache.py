@@ -62,11 +62,13 @@ def _filled_marker(cache: Path, torch_origin: str) -> Path:
 
 def _cache_wanted(env: dict[str, str]) -> tuple[Path, str] | None:
     """The cache and torch's ``__init__``, where the worker should have a cache; else None."""
-    if env.get(BYTECODE_CACHE_ENV) == "0" or env.get("PYTHONPYCACHEPREFIX") or has_bytecode("torch") is not False:
+    if env.get(BYTECODE_CACHE_ENV) == "0" or env.get("PYTHONPYCACHEPREFIX"):
         return None
     origin = _origin("torch")
+    if origin is None or os.path.exists(importlib.util.cache_from_source(origin)):
+        return None
     try:
-        return (user_cache_dir() / "bytecode", origin) if origin else None
+        return user_cache_dir() / "bytecode", origin
     except OSError:
         return None
 

@@ -126,8 +126,8 @@ Verdict = Literal["faster", "slower", "unclear"]
 
 
 def format_ratio(value: float) -> str:
-    """Two decimals, or two significant digits below 0.1: a compiled call 300x slower than eager
-    reads ``0.0033``, not ``0.00``."""
+    """Two decimals wherever they round to 0.10 or more, else two significant digits: a compiled
+    call 300x slower than eager reads ``0.0033``, not ``0.00``."""
     return f"{value:.2f}" if round(value, 2) >= 0.1 else f"{value:.2g}"
 
 
@@ -162,10 +162,14 @@ class Ratio:
         """``1.68x``, with the interval when it is wide enough to matter, ``(within noise)`` when
         it straddles 1."""
         if self.verdict == "unclear":
-            return f"{format_ratio(self.value)}x (within noise: {format_ratio(self.low)}-{format_ratio(self.high)}x)"
+            return f"{format_ratio(self.value)}x (within noise: {self.interval()})"
         if self.high - self.low > 0.1 * self.value:
-            return f"{format_ratio(self.value)}x ({format_ratio(self.low)}-{format_ratio(self.high)}x)"
+            return f"{format_ratio(self.value)}x ({self.interval()})"
         return f"{format_ratio(self.value)}x"
+
+    def interval(self) -> str:
+        """``0.27-0.34x``."""
+        return f"{format_ratio(self.low)}-{format_ratio(self.high)}x"
 
 
 def ratio(eager: Measurement, compiled: Measurement, which: Literal["wall", "device"]) -> Ratio | None:

@@ -101,11 +101,11 @@ def ratio_text(found: Ratio | None, what: str = "", *, short: bool = False) -> T
     if found.verdict == "unclear":
         if short:
             return Text("≈ same", style="dim yellow")
-        return Text(f"{label}{UNCLEAR} ({format_ratio(found.low)}-{format_ratio(found.high)}x)", style="yellow")
+        return Text(f"{label}{UNCLEAR} ({found.interval()})", style="yellow")
     style = "green" if found.verdict == "faster" else "red"
     text = Text(f"{label}{format_ratio(found.value)}x", style=style)
     if not short and found.high - found.low > 0.1 * found.value:
-        text.append(f" ({format_ratio(found.low)}-{format_ratio(found.high)}x)", style="dim")
+        text.append(f" ({found.interval()})", style="dim")
     return text
 
 
@@ -116,7 +116,7 @@ def cost_text(base: Measurement, other: Measurement, which: Literal["wall", "dev
     if found is None:
         return Text("")
     if found.verdict == "unclear":
-        return Text(f"{UNCLEAR} ({format_ratio(found.low)}-{format_ratio(found.high)}x the time)", style="yellow")
+        return Text(f"{UNCLEAR} ({found.interval()} the time)", style="yellow")
     if found.verdict == "faster":
         return Text(f"{format_ratio(found.value)}x slower", style="red")
     return Text(f"{format_ratio(1 / found.value)}x faster", style="green")
