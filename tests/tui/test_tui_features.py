@@ -86,8 +86,9 @@ async def test_roofline_of_results_without_flops_places_nothing_and_says_why(mak
         await wait_for(pilot, lambda: isinstance(app.screen, RooflineScreen), what="the roofline view")
         screen = app.screen
         kernels = sum(len(m.kernels) for m in (shown(app, "eager"), shown(app, "compiled")))
-        _, rows = table_text(screen.query_one("#roofline-table"))
-        assert len(rows) == kernels and all("FLOPs unknown" in r for r in rows)
+        labels, rows = table_text(screen.query_one("#roofline-table"))
+        flops = labels.index("FLOPs")
+        assert len(rows) == kernels and all(r[flops] == "unknown" for r in rows)
         assert f"0 of {kernels} kernels placed" in str(screen.query_one("#roofline-note").render())
         chart = str(screen.query_one(RooflineChart).render())
         assert "●" not in chart and "◆" not in chart
@@ -109,10 +110,37 @@ async def test_roofline_places_counted_kernels_and_the_cursor_picks_one(make_app
         await pilot.press("down")
         assert chart.selected == 1
         _, rows = table_text(screen.query_one("#roofline-table"))
-        assert any("bytes unknown" in r for r in rows)  # the compiled mm: FLOPs, but no bytes
+        assert any(r[-1] == "no bytes" for r in rows)  # the compiled mm: FLOPs, but no bytes
         app.set_compile_mode("max-autotune")  # not recorded: the open view follows the new state
         await wait_for(pilot, lambda: settled(app), what="max-autotune: not recorded")
         assert [e.mode for e in screen.entries] == ["eager", "eager"]
+
+
+async def roofline_table_at(make_app, size: tuple[int, int]) -> tuple[list[str], list[list[str]], int, int]:  # noqa: ANN001
+    """The roofline table of a matmul training step at ``size``: labels, rows, its width and the
+    width it has to show it."""
+    app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000)
+    app.workspace.settings.grad = True
+    async with app.run_test(size=size) as pilot:
+        await started(pilot, app)
+        await pilot.press("f")
+        await wait_for(pilot, lambda: isinstance(app.screen, RooflineScreen), what="the roofline view")
+        await pilot.pause()
+        table = app.screen.query_one("#roofline-table")
+        labels, rows = table_text(table)
+        return labels, rows, table.virtual_size.width, table.scrollable_content_region.width
+
+
+async def test_roofline_table_fits_80_columns_with_every_figure_whole(make_app) -> None:
+    """At 80x24 the table once ran past the view's edge, so "103%" read "1": now names are
+    shortened and the FLOP/B column left out (the chart's x axis shows it) until it fits."""
+    labels, rows, width, room = await roofline_table_at(make_app, (80, 24))
+    assert "FLOP/B" not in labels and labels[-2:] == ["of roof", "bound"]
+    assert width <= room
+    placed = [r for r in rows if r[-1] in ("memory", "compute")]
+    assert placed and all(r[-2].endswith("%") for r in placed)
+    labels, _, width, room = await roofline_table_at(make_app, (160, 50))
+    assert "FLOP/B" in labels and width <= room  # room for every column
 
 
 async def test_pin_shows_deltas_persists_compares_and_unpins(make_app) -> None:

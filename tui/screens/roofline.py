@@ -25,27 +25,66 @@ from tui.widgets.sweep_pane import MODE_STYLES
 from tui.widgets.tables import fill_table
 
 NAME_WIDTH = 34
+"""The kernel column at its widest. Where the view is narrower, names are shortened first (down to
+MIN_NAME_WIDTH), then the FLOP/B column is left out (the chart's x axis shows it): a figure is never
+cut at the table's edge (at 80x24 "103%" read "1")."""
+MIN_NAME_WIDTH = 12
+CELL_PADDING = 2
+"""DataTable's padding of one cell on each side of a column."""
+SCROLLBAR_WIDTH = 2
+"""Kept free for the vertical scrollbar that a long table shows."""
 
 
-def entry_cells(e: Entry, r: Roofs, name_width: int) -> list[Text]:
+UNPLACED = {"bytes unknown": "no bytes", "no time measured": "no time", "no intensity": "no FLOP/B"}
+"""Why a kernel with FLOPs has no place, in the "bound" column's few cells."""
+
+
+def format_intensity(flop_per_byte: float) -> str:
+    return f"{flop_per_byte:,.0f}" if flop_per_byte >= 1000 else f"{flop_per_byte:.3g}"
+
+
+def columns(with_intensity: bool) -> list[Text | str]:
+    figures = [Text("FLOPs", justify="right"), Text("FLOP/B", justify="right")][: 2 if with_intensity else 1]
+    return ["mode", "pass", "kernel", *figures, Text("TFLOP/s", justify="right"), Text("of roof", justify="right"), "bound"]
+
+
+def entry_cells(e: Entry, r: Roofs, name_width: int, with_intensity: bool = True) -> list[Text]:
     style = MODE_STYLES.get(e.mode, "")
     cells = [
-        Text(marker(e) if e.placed else " ", style=style),
-        Text(e.mode, style=style),
+        Text(f"{marker(e) if e.placed else ' '} {e.mode}", style=style),
         Text(SHORT.get(e.row.pass_ or "", ""), style="cyan" if e.row.pass_ == "backward" else ""),
         Text(fit_kernel(display_name(e.row), name_width)),
     ]
     if e.row.flops is None:
-        return [*cells, Text(e.why_not or "", style="dim italic")]
+        return [*cells, Text("unknown", style="dim italic")]  # under "FLOPs"
     share = pct_of_roof(e, r)
+    intensity = Text(format_intensity(e.intensity) if e.intensity is not None else "-", justify="right")
     return [
         *cells,
         Text(format_flops(e.row.flops), justify="right"),
-        Text(f"{e.intensity:.3g}" if e.intensity is not None else "-", justify="right"),
+        *([intensity] if with_intensity else []),
         Text(f"{e.tflops:.3g}" if e.tflops is not None else "-", justify="right"),
         Text(f"{share:.0f}%" if share is not None else "-", justify="right"),
-        Text(bound(e, r) if e.placed else e.why_not or "", style="" if e.placed else "dim italic"),
+        Text(bound(e, r).removesuffix("-bound") if e.placed else UNPLACED.get(e.why_not or "", e.why_not or ""),
+             style="" if e.placed else "dim italic"),  # fmt: skip
     ]
+
+
+def table_for_width(entries: list[Entry], r: Roofs, width: int) -> tuple[list[Text | str], list[list[Text]]]:
+    """The table's columns and rows, made to fit ``width`` cells (see NAME_WIDTH)."""
+    name_width = NAME_WIDTH
+    for with_intensity in (True, False):
+        heads = columns(with_intensity)
+        widths = [Text(h).cell_len if isinstance(h, str) else h.cell_len for h in heads]
+        for cells in (entry_cells(e, r, 0, with_intensity) for e in entries):
+            for i, cell in enumerate(cells):
+                widths[i] = max(widths[i], cell.cell_len)
+        others = sum(widths) - widths[2] + CELL_PADDING * len(heads) + SCROLLBAR_WIDTH
+        name_width = min(NAME_WIDTH, width - others)
+        if name_width >= MIN_NAME_WIDTH:
+            break
+    name_width = max(MIN_NAME_WIDTH, name_width)
+    return heads, [entry_cells(e, r, name_width, with_intensity) for e in entries]
 
 
 class RooflineScreen(ModalScreen[None]):
@@ -78,6 +117,9 @@ class RooflineScreen(ModalScreen[None]):
         self.draw()
         self.query_one(DataTable).focus()
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.draw)  # the table is fitted to the view's width once laid out
+
     def show(self, title: str, measurements: list[Measurement], roofs: Roofs) -> None:
         """New measurements (an edit, a re-measure): redraw, keeping the cursor's row."""
         self.title_text, self.entries, self.roofs = title, entries(measurements), roofs
@@ -88,14 +130,11 @@ class RooflineScreen(ModalScreen[None]):
         self.query_one("#roofline-title", Static).update(plain(self.title_text, "bold"))
         chart = self.query_one(RooflineChart)
         chart.set_data(self.entries, self.roofs)
-        width = self.query_one("#roofline").content_size.width or 76
-        name_width = max(12, min(NAME_WIDTH, width - 66))
-        columns = ["", "mode", "pass", "kernel", Text("FLOPs", justify="right"), Text("FLOP/B", justify="right"),
-                   Text("TFLOP/s", justify="right"), Text("of roof", justify="right"), "bound"]  # fmt: skip
-        rows = [entry_cells(e, self.roofs, name_width) for e in self.entries]
+        width = self.query_one("#roofline").content_size.width or 76  # not laid out yet
+        heads, rows = table_for_width(self.entries, self.roofs, width)
         if not rows:
-            rows = [[Text(""), Text("no kernels measured yet", style="dim italic")]]
-        fill_table(self.query_one(DataTable), columns, rows)
+            rows = [[Text(""), Text(""), Text("no kernels measured yet", style="dim italic")]]
+        fill_table(self.query_one(DataTable), heads, rows)
         self.query_one("#roofline-note", Static).update(self.note())
         chart.selected = self.query_one(DataTable).cursor_row if self.entries else None
 
