@@ -125,6 +125,24 @@ def test_a_compute_peak_that_a_kernel_beats_is_measured_again(monkeypatch: pytes
     assert row.pct_of_compute_peak == pytest.approx(100 * row.tflops / taken[1].value)
 
 
+def test_a_peak_is_never_lowered_by_a_worse_measurement(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A peak is the most the device reaches: a refresh that reads lower than the cached peak
+    keeps it (on the H200 a refresh read 581 TFLOP/s against a cached 743); a quiet measurement
+    replaces one taken on a busy machine, even when lower."""
+    from probes import bandwidth
+    from probes.bandwidth import Peak, cached_peak
+
+    monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(bandwidth, "_refreshed", set())
+    readings = iter([Peak(743.0, [740.0, 745.0], "mm", False), Peak(581.0, [575.0, 590.0], "mm", False)])
+    assert cached_peak("peaks.json", "gpu", lambda: next(readings)).value == 743.0
+    assert cached_peak("peaks.json", "gpu", lambda: next(readings), refresh=True).value == 743.0
+    assert cached_peak("peaks.json", "gpu", lambda: pytest.fail("cached: not measured again")).value == 743.0
+    busy = iter([Peak(900.0, [500.0, 950.0], "mm", True), Peak(800.0, [795.0, 805.0], "mm", False)])
+    assert cached_peak("peaks.json", "cpu", lambda: next(busy)).value == 900.0
+    assert cached_peak("peaks.json", "cpu", lambda: next(busy)).value == 800.0  # the busy one is measured again
+
+
 def test_a_kernel_above_the_compute_peak_is_explained_not_just_shown() -> None:
     from probes import flops
 
