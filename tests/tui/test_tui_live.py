@@ -150,6 +150,32 @@ async def test_typing_sends_eager_for_the_last_text_and_cancels_the_older_ones(m
         assert not any(rid in cancelled for rid, _ in final)
 
 
+async def test_a_cache_hit_repaints_what_changed_not_the_whole_panes(make_app) -> None:
+    """Each key and each result assigns the panes' state; a pane that repainted itself then (or
+    set an unchanged border title) re-rendered ~70% of the screen per frame. The rows change, the
+    panes around them are not repainted."""
+    from tui.widgets.op_chain_pane import OpChainPane
+    from tui.widgets.sweep_pane import SweepPane
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        panes = [app.query_one(KernelPane), app.query_one(OpChainPane), app.query_one(SweepPane)]
+        repainted: list[str] = []
+        for pane in panes:
+            refresh = pane.refresh
+
+            def spy(*regions, _pane=pane, _refresh=refresh, **kwargs):  # noqa: ANN002, ANN003, ANN202
+                if not regions and kwargs.get("repaint", True):
+                    repainted.append(type(_pane).__name__)
+                return _refresh(*regions, **kwargs)
+
+            pane.refresh = spy
+        app.query_one(ChainEditor).load_text("(a+b).relu()")  # the same chain spelled otherwise: a hit
+        await wait_for(pilot, lambda: app.session.text == "(a+b).relu()" and focus_done(app), what="the hit")
+        assert kernel_names(app, "eager") and repainted == []
+
+
 async def test_newer_run_cancels_the_running_one(make_app) -> None:
     """A run still streaming is cancelled (in the worker too) when a newer one starts."""
     from tui_helpers import replay_command

@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 from tui.commands import bindings
 from tui.widgets.cells import plain
 from tui.widgets.keys_in_order import KeysInOrder
+from tui.widgets.pane import set_border
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class ChainsPane(KeysInOrder, OptionList):
         self.add_options(options)
         if state.chains:
             self.highlighted = max(0, min(state.current, len(state.chains) - 1))
-        self.border_title = f"chains ({len(state.chains)})"
+        set_border(self, f"chains ({len(state.chains)})")
 
     @on(OptionList.OptionSelected)
     def _selected(self, event: OptionList.OptionSelected) -> None:

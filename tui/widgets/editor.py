@@ -24,6 +24,7 @@ from probes.safe_text import inert
 from tui.commands import bindings
 from tui.widgets.cells import plain
 from tui.widgets.keys_in_order import KeysInOrder, pass_on, run_binding
+from tui.widgets.pane import set_border
 
 
 def python_highlighting_available() -> bool:
@@ -71,7 +72,7 @@ class ChainEditor(KeysInOrder, TextArea):
         self._highlight = highlight
         self._loading: str | None = None
         self.highlighted = False
-        self.border_title = "chain"
+        set_border(self, "chain")
 
     def on_mount(self) -> None:
         self.move_to_end()
@@ -105,8 +106,7 @@ class ChainEditor(KeysInOrder, TextArea):
 
     def watch_status(self, status: EditorStatus | None) -> None:
         if status is not None:
-            self.border_title = f"chain · {plain(status.name).plain}"
-            self.border_subtitle = status.status
+            set_border(self, f"chain · {plain(status.name).plain}", status.status)
 
     @on(TextArea.Changed)
     def _changed(self, event: TextArea.Changed) -> None:

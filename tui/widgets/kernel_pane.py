@@ -36,7 +36,7 @@ from tui.widgets.cells import (
 )
 from tui.widgets.headline import comparison_text
 from tui.widgets.keys_in_order import KeysInOrder
-from tui.widgets.pane import Pane
+from tui.widgets.pane import Pane, set_border
 from tui.widgets.passes import ordered_rows, pass_cell, pass_summary
 from tui.widgets.spread import NOISY_MARK, NOISY_STYLE, kernel_is_noisy, time_text
 from tui.widgets.tables import ResultsTable, fill_table
@@ -340,8 +340,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         where = f"N={format_size(state.size)}"
         if shown is not None:
             where += f" · {shown.dtype} · {plain(shown.device).plain}"
-        self.border_title = f"kernels · {where}"
-        self.border_subtitle = f"STALE: {state.stale}" if state.stale else ""
+        set_border(self, f"kernels · {where}", f"STALE: {state.stale}" if state.stale else "")
         width = self.content_size.width
         count = len(state.modes)
         total = width - 2 * (count - 1)

@@ -20,7 +20,7 @@ from probes.protocol import Measurement, OpNode
 from probes.summary import format_bytes, format_size
 from tui.views import FocusView
 from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share_width
-from tui.widgets.pane import Pane
+from tui.widgets.pane import Pane, set_border
 from tui.widgets.passes import backward_fusion, mentions, op_passes, split_ops
 from tui.widgets.tables import ResultsTable, fill_table
 
@@ -159,7 +159,7 @@ class OpChainPane(Pane):
             info.append("\n")
             info.append_text(backward_fusion(compiled, eager))
         self.query_one("#compile-info", Static).update(info)
-        self.border_subtitle = "STALE" if stale and ops else ""
+        set_border(self, None, "STALE" if stale and ops else "")
 
     @staticmethod
     def _names_fit(ops: list[OpNode], eager: list[list[str]], compiled: list[str | None], width: int) -> bool:
