@@ -15,6 +15,7 @@ from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.driver import Driver
 from textual.widgets import Footer, Static
 
@@ -50,12 +51,16 @@ def step_view(rs: SweepResults | None, step: DemoStep, size: int) -> FocusView:
 class DemoApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "kernel-tui demo"
-    DEFAULT_CSS = """
+    # CSS, not DEFAULT_CSS: the app's own styles (CSS_PATH) win over any DEFAULT_CSS, and there
+    # #kernels fills its grid cell (height: 100%), which here pushed the step and its caption off
+    # the top of the screen.
+    CSS = """
     #demo-step { height: auto; padding: 0 1; background: $panel; }
     #demo-caption { height: auto; min-height: 4; padding: 0 1; border: round $accent; }
+    #demo-body { height: 1fr; }
     #demo-status { height: auto; padding: 0 1; color: $text-muted; }
-    DemoApp #kernels { height: auto; max-height: 1fr; }
-    DemoApp #sweep { height: 1fr; }
+    Screen #kernels { max-height: 100%; }
+    Screen #sweep { height: 1fr; }
     """
     BINDINGS = [
         Binding("space,right", "next", "Next"),
@@ -86,8 +91,9 @@ class DemoApp(App[int]):
     def compose(self) -> ComposeResult:
         yield Static(id="demo-step")
         yield Static(id="demo-caption")
-        yield KernelPane(id="kernels")
-        yield SweepPane(id="sweep")
+        with Vertical(id="demo-body"):  # the room left; the status stays above the footer
+            yield KernelPane(id="kernels")
+            yield SweepPane(id="sweep")
         yield Static(id="demo-status")
         yield Footer(compact=True)
 
@@ -212,9 +218,16 @@ class DemoApp(App[int]):
             sweep.state = SweepPaneState(view, "time", peak, "measuring the sweep")
         else:
             kernels.state = step_view(rs, step, step.sizes[0])
-        keys = "space/→ next · ← back · q quit"
-        status = " · ".join(x for x in (self.worker_note, self.device_label) if x)
-        self.query_one("#demo-status", Static).update(plain(f"{status}   {keys}", one_line=False))
+        status = " · ".join(x for x in (self.worker_note, self.device_label) if x)  # the keys: in the footer
+        self.query_one("#demo-status", Static).update(plain(status, one_line=False))
+
+    @on(KernelPane.HeightChanged)
+    def _kernels_height(self, event: KernelPane.HeightChanged) -> None:
+        """The pane as tall as its rows (an auto height cut its last row off when the headline
+        wrapped); no taller than the room left (max-height)."""
+        event.stop()
+        kernels = self.query_one(KernelPane)
+        kernels.styles.height = kernels.desired_height()
 
     # -- keys ----------------------------------------------------------------------------------------
 

@@ -50,6 +50,30 @@ async def test_demo_walks_every_step_back_and_quits() -> None:
     assert app.return_value == 0
 
 
+async def test_every_demo_step_shows_its_title_caption_rows_and_status_on_one_screen() -> None:
+    """The demo is shown to a room: each step's title and caption stay on screen above the rows,
+    every kernel row is inside the pane, and the status sits above the footer. (The kernel pane
+    once took the whole height, the caption scrolled off the top, and the status hid under the
+    footer.)"""
+    for size in ((100, 30), (80, 24)):
+        app = DemoApp(worker_command=replay_command(), frozen=True)
+        async with app.run_test(size=size) as pilot:
+            for i in range(len(STEPS)):
+                await wait_for(pilot, lambda: step_done(app), what=f"step {i + 1}")
+                await pilot.pause()
+                screen = app.screen.region
+                regions = {name: app.query_one(name).region for name in ("#demo-step", "#demo-caption", "#demo-status", "Footer")}
+                assert all(screen.contains_region(r) and r.height for r in regions.values()), (size, i, regions)
+                assert regions["#demo-step"].y == 0 and regions["#demo-caption"].y == regions["#demo-step"].bottom
+                assert regions["#demo-status"].bottom == regions["Footer"].y
+                pane = app.query_one("#kernels") if not STEPS[i].sweep else app.query_one("#sweep")
+                assert pane.region.y >= regions["#demo-caption"].bottom and pane.region.bottom <= regions["#demo-status"].y
+                for table in pane.query("KernelTable"):
+                    if table.display:
+                        assert table.region.bottom < pane.region.bottom and table.region.height == table.row_count + 1
+                await pilot.press("space")
+
+
 def test_demo_subcommand_parses() -> None:
     from tui.__main__ import build_demo
 

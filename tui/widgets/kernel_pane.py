@@ -332,16 +332,25 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         self.blocks = blocks
         self._redraw()
 
+    @property
+    def inner_width(self) -> int:
+        """The width the pane's children get: its content's, less the scrollbar's gutter, which
+        stays reserved (``scrollbar-gutter: stable``) without a scrollbar. Lines counted at the
+        content's width came one short where the headline wrapped at its last cell, and the pane,
+        sized from that count, hid its last row."""
+        gutter = self.styles.scrollbar_size_vertical if self.styles.scrollbar_gutter == "stable" else 0
+        return self.content_size.width - gutter
+
     def draw(self, state: FocusView) -> None:
         head = headline_text(state, self.baseline)
-        self.head_lines = lines_of(self.app.console, head, self.content_size.width)
+        self.head_lines = lines_of(self.app.console, head, self.inner_width)
         self.query_one("#headline", Static).update(head)
         shown = next((v.measurement for v in state.modes if v.measurement is not None), None)
         where = f"N={format_size(state.size)}"
         if shown is not None:
             where += f" · {shown.dtype} · {plain(shown.device).plain}"
         set_border(self, f"kernels · {where}", f"STALE: {state.stale}" if state.stale else "")
-        width = self.content_size.width
+        width = self.inner_width
         count = len(state.modes)
         total = width - 2 * (count - 1)
         stacked = count > 1 and total // count < SIDE_BY_SIDE_MIN
