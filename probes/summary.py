@@ -5,12 +5,14 @@ Torch-free: it works on protocol Measurements only, so the replay worker and the
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from probes.expr import ChainError, parse_chain
 from probes.protocol import Measurement
 from probes.safe_text import inert_line
 
@@ -51,6 +53,21 @@ def parse_sizes(text: str) -> list[int]:
     if not sizes:
         raise ValueError("no sizes given: use e.g. 1e2,1e4,1e6")
     return sizes
+
+
+def input_dtypes(m: Measurement) -> str:
+    """The dtype(s) of the inputs ``m`` ran with: what the chain declares (``x: [N, 4096] bf16``),
+    the run's dtype for the rest. ``m.dtype`` alone read "fp32" over a chain of bf16 matmuls."""
+    return _input_dtypes(m.chain, m.dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def _input_dtypes(chain: str, run_dtype: str) -> str:
+    try:
+        declared = [decl.dtype or run_dtype for decl in parse_chain(chain).inputs]
+    except ChainError:
+        return run_dtype
+    return "+".join(dict.fromkeys(declared)) or run_dtype
 
 
 def format_size(n: int) -> str:

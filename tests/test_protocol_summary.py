@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from probes.protocol import (
     decode,
     encode,
 )
-from probes.summary import comparisons, crossover, format_size, format_transfers, headline, parse_size
+from probes.summary import comparisons, crossover, format_size, format_transfers, headline, input_dtypes, parse_size
 
 DATA = Path(__file__).parent / "data"
 
@@ -81,3 +82,16 @@ def test_transfers_count_input_sized_arrays_only_where_the_inputs_are_n_element_
     matmul = ProfileReport.from_json((DATA / "h200_gelu_matmul_grad.json").read_text()).results
     eager = next(m for m in matmul if m.mode == "eager")
     assert format_transfers(eager).endswith("MB") and "N" not in format_transfers(eager)
+
+
+def test_a_measurement_names_the_dtypes_its_inputs_had_not_only_the_runs() -> None:
+    """The H200 training step declares bf16 inputs in an fp32 run: its titles read "fp32" over
+    bf16 matmuls. Declared dtypes win; the run's dtype is for the inputs that declare none."""
+    matmul = ProfileReport.from_json((DATA / "h200_gelu_matmul_grad.json").read_text()).results[0]
+    assert matmul.dtype == "fp32" and input_dtypes(matmul) == "bf16"
+    sweep = ProfileReport.from_json((DATA / "h200_add_relu_sweep.json").read_text()).results[0]
+    assert input_dtypes(sweep) == sweep.dtype == "fp32"
+    mixed = dataclasses.replace(matmul, chain="x: [N] fp16\nx + a", dtype="bf16")
+    assert input_dtypes(mixed) == "fp16+bf16"
+    broken = dataclasses.replace(matmul, chain="(a +", dtype="fp16")
+    assert input_dtypes(broken) == "fp16"

@@ -21,7 +21,7 @@ from textual.widgets import Static
 
 from probes.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
 from probes.safe_text import inert_line
-from probes.summary import format_bytes, format_size, format_time_us, format_transfers, mode_label, ratio
+from probes.summary import format_bytes, format_size, format_time_us, format_transfers, input_dtypes, mode_label, ratio
 from tui.bridge import WorkerEvent
 from tui.widgets.cells import display_name, plain
 from tui.widgets.spread import ratio_text, time_text
@@ -188,7 +188,7 @@ class CompareScreen(ModalScreen[None]):
         width = max(40, width - 2)
         self.query_one("#compare-table", Static).update(self.table_text(width))
         m = self.left.measurement or self.right.measurement
-        where = f"N={format_size(m.size)} · {m.dtype} · {inert_line(m.device)}" if m else ""
+        where = f"N={format_size(m.size)} · {input_dtypes(m)} · {inert_line(m.device)}" if m else ""
         self.query_one("#compare-where", Static).update(where)
 
 

@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from probes.kernel_names import strip_graph_prefix
 from probes.protocol import KernelRow, Measurement
-from probes.summary import format_bytes, format_gbps, format_size, format_time_us, mode_label
+from probes.summary import format_bytes, format_gbps, format_size, format_time_us, input_dtypes, mode_label
 from probes.safe_text import inert, inert_line
 from tui.widgets.cells import display_name, plain
 from tui.widgets.roofline_points import roofline_facts
@@ -69,7 +69,7 @@ class KernelDetail(ModalScreen[None]):
             facts.add_column()
             facts.add_row("full name", plain(row.name))
             facts.add_row("kind", row.kind)
-            facts.add_row("mode", plain(f"{mode_label(m)} at N={format_size(m.size)} ({m.dtype}, {m.device})"))
+            facts.add_row("mode", plain(f"{mode_label(m)} at N={format_size(m.size)} ({input_dtypes(m)}, {m.device})"))
             if row.pass_:
                 facts.add_row("pass", row.pass_)
             facts.add_row("launches/call", f"{row.launches_per_call:g}")

@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from probes.protocol import Measurement
-from probes.summary import format_size
+from probes.summary import format_size, input_dtypes
 from tui.widgets.cells import display_name, fit_kernel, plain
 from tui.widgets.passes import SHORT
 from tui.widgets.roofline import RooflineChart, marker
@@ -154,5 +154,5 @@ class RooflineScreen(ModalScreen[None]):
 def roofline_title(chain: str, measurements: list[Measurement], stale: str | None) -> str:
     first = next((line.strip() for line in chain.splitlines() if line.strip()), chain)
     m = measurements[0] if measurements else None
-    where = f" · N={format_size(m.size)} · {m.dtype} · {m.device}" if m else ""
+    where = f" · N={format_size(m.size)} · {input_dtypes(m)} · {m.device}" if m else ""
     return f"roofline · {first}{where}" + (f" · STALE: {stale}" if stale else "")

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from probes.protocol import MODES, KernelRow, Measurement
-from probes.summary import format_bytes, format_size, format_transfers, mode_label
+from probes.summary import format_bytes, format_size, format_transfers, input_dtypes, mode_label
 from tui.commands import bindings
 from tui.views import FocusView, ModeView
 from tui.widgets.cells import (
@@ -37,7 +37,7 @@ from tui.widgets.cells import (
 from tui.widgets.headline import comparison_text
 from tui.widgets.keys_in_order import KeysInOrder
 from tui.widgets.pane import Pane, set_border
-from tui.widgets.passes import ordered_rows, pass_cell, pass_summary
+from tui.widgets.passes import ordered_rows, pass_cell, pass_facts
 from tui.widgets.spread import NOISY_MARK, NOISY_STYLE, kernel_is_noisy, time_text
 from tui.widgets.tables import ResultsTable, fill_table
 
@@ -71,7 +71,7 @@ def measurement_facts(m: Measurement) -> list[list[Text]]:
     count = m.kernels_per_call
     first = [Text(f"{count:g} kernel{'' if count == 1 else 's'}", style="bold"), Text(format_transfers(m)),
              Text("device ").append_text(time_text(m, "device")), Text("wall ").append_text(time_text(m, "wall"))]  # fmt: skip
-    lines = [first, [pass_summary(m)]] if m.grad else [first]
+    lines = [first, pass_facts(m)] if m.grad else [first]
     if m.compile is not None:
         c = m.compile
         lines[-1].append(Text(f"compile {c.compile_time_s:.2f} s", style="dim"))
@@ -348,7 +348,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         shown = next((v.measurement for v in state.modes if v.measurement is not None), None)
         where = f"N={format_size(state.size)}"
         if shown is not None:
-            where += f" · {shown.dtype} · {plain(shown.device).plain}"
+            where += f" · {input_dtypes(shown)} · {plain(shown.device).plain}"
         set_border(self, f"kernels · {where}", f"STALE: {state.stale}" if state.stale else "")
         width = self.inner_width
         count = len(state.modes)

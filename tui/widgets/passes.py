@@ -68,15 +68,16 @@ def _kernels(count: float) -> str:
     return f"{count:g} kernel{'' if count == 1 else 's'}"
 
 
-def pass_summary(m: Measurement) -> Text:
-    """``fwd 3 kernels · 3N · 23.7 ms │ bwd 4 kernels · 4N · 15.3 ms`` (empty without grad)."""
-    text = Text()
-    for i, p in enumerate(pass_totals(m)):
-        if i:
-            text.append(" │ ", style="dim")
-        text.append(SHORT[p.name], style=f"bold {PASS_STYLES[p.name]}".strip())
-        text.append(f" {_kernels(p.kernels)} · {transfers_text(m, p.bytes)} · {format_time_us(p.time_us)}")
-    return text
+def pass_facts(m: Measurement) -> list[Text]:
+    """``fwd 3 kernels · 3N · 23.7 ms``, then ``bwd 4 kernels · 4N · 15.3 ms``: one fact per pass,
+    so that a title too narrow for both breaks between them, not inside ``15.3 ms`` (none without
+    grad)."""
+    facts = []
+    for p in pass_totals(m):
+        fact = Text().append(SHORT[p.name], style=f"bold {PASS_STYLES[p.name]}".strip())
+        fact.append(f" {_kernels(p.kernels)} · {transfers_text(m, p.bytes)} · {format_time_us(p.time_us)}")
+        facts.append(fact)
+    return facts
 
 
 PASS_COLUMNS = ("kern f+b", "bytes f+b", "fwd", "bwd", "wall")
