@@ -94,7 +94,7 @@ def test_backward_ops_and_the_compiled_kernel_that_fused_them() -> None:
     assert not mentions("cpp_fused_add_relu_0", "aten::threshold_backward")
     text = backward_fusion(c, e).plain
     assert "cpp_fused_expand_threshold_backward_0 fused threshold_backward" in text
-    assert "forward" in comparison_text(e, [c]).plain and "backward" in comparison_text(e, [c]).plain
+    assert "forward" in comparison_text(e, [c], 160).plain and "backward" in comparison_text(e, [c], 160).plain
 
 
 # -- roofline -------------------------------------------------------------------------------------

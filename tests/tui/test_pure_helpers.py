@@ -13,7 +13,9 @@ from tui.commands import COMMANDS, LETTER_ACTIONS, bindings, commands
 from tui.runs import Run, SweepResults, Target
 from tui.widgets.cells import display_name, fit, fit_kernel, flex_width, plain, share_width
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, size_label, time_label
-from tui.widgets.kernel_pane import fact_lines, kernel_table, measurement_facts, needed_width
+from tui.widgets.facts import fact_lines
+from tui.widgets.headline import comparison_text
+from tui.widgets.kernel_pane import kernel_table, measurement_facts, needed_width
 from tui.widgets.op_chain_pane import fusion_marks, kernels_per_op, op_name
 from tui.widgets.tables import fill_table
 
@@ -176,3 +178,19 @@ def test_a_mode_title_breaks_between_facts_never_inside_one(name: str) -> None:
         assert title.replace("\n", " · ") == "compiled  " + " · ".join(facts), (width, title)  # breaks at facts' ends only
         for line in title.split("\n"):
             assert len(line) <= width or line.removeprefix("compiled  ") in facts, (width, title)  # a lone fact may overflow
+
+
+def test_the_headline_breaks_between_its_facts_never_inside_one() -> None:
+    """``backward 4 -> 4 kernels, ...`` read ``backward 4`` / ``-> 4 kernels`` at 80x24, and a
+    ratio's interval could be cut from its ratio: counts, ratios and passes are whole facts."""
+    grad = recorded("cpu_grad").results
+    eager = next(m for m in grad if m.mode == "eager")
+    compiled = next(m for m in grad if m.mode == "compiled")
+    wide = comparison_text(eager, [compiled], 10_000).plain.split("\n")
+    facts = [fact for line in wide[:2] for fact in line.split(" · ")]
+    assert any(f.startswith("forward ") for f in facts) and any(f.startswith("backward ") for f in facts)
+    for width in range(40, 161):
+        lines = comparison_text(eager, [compiled], width).plain.split("\n")
+        for fact in facts:
+            if len(fact) <= width:
+                assert any(fact in line for line in lines), (width, fact, lines)

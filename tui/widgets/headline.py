@@ -10,7 +10,8 @@ from rich.text import Text
 
 from probes.protocol import Measurement
 from probes.summary import format_transfers, mode_label, ratio
-from tui.widgets.passes import pass_comparison
+from tui.widgets.facts import fact_lines
+from tui.widgets.passes import pass_comparisons
 from tui.widgets.spread import cost_text, noise_line, ratio_text, time_text
 
 
@@ -41,23 +42,21 @@ def dynamic_line(static: Measurement, dynamic: Measurement) -> Text:
     return line
 
 
-def comparison_text(eager: Measurement | None, others: list[Measurement]) -> Text:
-    """Everything the headline says about the measurements shown (empty when there are none)."""
+def comparison_text(eager: Measurement | None, others: list[Measurement], width: int) -> Text:
+    """Everything the headline says about the measurements shown (empty when there are none); its
+    counts, ratios and passes are facts, broken between each other at ``width`` cells."""
     shown = [m for m in [eager, *others] if m is not None]
-    text = Text()
     if not shown:
-        return text
-    text.append(" -> ".join(_part(m) for m in shown), style="bold")
+        return Text()
+    first = [Text(" -> ".join(_part(m) for m in shown), style="bold")]
+    lines = [first]
     compiled = others[0] if others else None
     if eager is not None and compiled is not None:
-        for which in ("device", "wall"):
-            found = ratio(eager, compiled, which)
-            if found is not None:
-                text.append(" · ")
-                text.append_text(ratio_text(found, which))
+        ratios = ((which, ratio(eager, compiled, which)) for which in ("device", "wall"))
+        first += [ratio_text(found, which) for which, found in ratios if found is not None]
         if eager.grad and compiled.grad:
-            text.append("\n")
-            text.append_text(pass_comparison(eager, compiled))
+            lines.append(pass_comparisons(eager, compiled))
+    text = fact_lines(Text(), lines, width)
     pair = static_and_dynamic(others)
     if pair is not None:
         text.append("\n")

@@ -34,6 +34,7 @@ from tui.widgets.cells import (
     plain,
     share_width,
 )
+from tui.widgets.facts import fact_lines
 from tui.widgets.headline import comparison_text
 from tui.widgets.keys_in_order import KeysInOrder
 from tui.widgets.pane import Pane, set_border
@@ -48,8 +49,6 @@ TABLE_MAX_LINES = 10
 OPS_MIN = 100
 """A table gets its ops column from this width."""
 NAME_MIN = 14
-FACT_SEPARATOR = " · "
-"""Between the facts of a mode's title line."""
 
 ACTIVITY_NOTES = {
     "waiting": ("waiting…", "dim italic"),
@@ -80,27 +79,6 @@ def measurement_facts(m: Measurement) -> list[list[Text]]:
         if c.recompiles:
             lines[-1].append(Text(f"{c.recompiles} recompile{'s' if c.recompiles != 1 else ''}", style="yellow"))
     return lines
-
-
-def fact_lines(start: Text, lines: list[list[Text]], width: int) -> Text:
-    """``start``, then each line's facts joined by `` · ``, broken before a fact that would not fit
-    whole in ``width`` cells: ``compile 0.06 s`` is never split as ``compile 0.06`` / ``s``."""
-    text = start.copy()
-    column = text.cell_len
-    for number, facts in enumerate(lines):
-        if number:
-            text.append("\n")
-            column = 0
-        for index, fact in enumerate(facts):
-            if index and column + len(FACT_SEPARATOR) + fact.cell_len > width:
-                text.append("\n")
-                column = 0
-            elif index:
-                text.append(FACT_SEPARATOR)
-                column += len(FACT_SEPARATOR)
-            text.append_text(fact)
-            column += fact.cell_len
-    return text
 
 
 def kernel_cells(row: KernelRow, *, stale: bool) -> list[Text]:
@@ -260,7 +238,7 @@ def mode_note(view: ModeView) -> Text | None:
     return Text(note[0], style=note[1]) if note else None
 
 
-def headline_text(state: FocusView, baseline: Text | None = None) -> Text:
+def headline_text(state: FocusView, width: int, baseline: Text | None = None) -> Text:
     """The comparison line (from fresh rows only, unless nothing is fresh), the deltas against the
     pinned result (``baseline``), and the state marks."""
     eager = state.mode("eager")
@@ -275,7 +253,7 @@ def headline_text(state: FocusView, baseline: Text | None = None) -> Text:
     e = usable(eager)
     compiled = [m for v in others if (m := usable(v)) is not None]
     head = Text()
-    line = comparison_text(e, compiled)
+    line = comparison_text(e, compiled, width)
     if line:
         head.append_text(line)
         if baseline is not None:
@@ -342,7 +320,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         return self.content_size.width - gutter
 
     def draw(self, state: FocusView) -> None:
-        head = headline_text(state, self.baseline)
+        head = headline_text(state, self.inner_width, self.baseline)
         self.head_lines = lines_of(self.app.console, head, self.inner_width)
         self.query_one("#headline", Static).update(head)
         shown = next((v.measurement for v in state.modes if v.measurement is not None), None)

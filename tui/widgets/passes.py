@@ -94,20 +94,18 @@ def pass_cells(m: Measurement) -> list[str]:
             format_time_us(fwd.time_us), format_time_us(bwd.time_us)]  # fmt: skip
 
 
-def pass_comparison(eager: Measurement, compiled: Measurement) -> Text:
-    """Per pass, eager -> compiled: kernels, transfers, device time and their ratio."""
-    text = Text()
-    pairs = zip(pass_totals(eager), pass_totals(compiled))
-    for i, (e, c) in enumerate(pairs):
-        if i:
-            text.append(" · ")
-        text.append(f"{e.name} ", style=f"bold {PASS_STYLES[e.name]}".strip())
+def pass_comparisons(eager: Measurement, compiled: Measurement) -> list[Text]:
+    """Per pass, eager -> compiled: kernels, transfers, device time and their ratio (one fact each)."""
+    facts = []
+    for e, c in zip(pass_totals(eager), pass_totals(compiled)):
+        text = Text().append(f"{e.name} ", style=f"bold {PASS_STYLES[e.name]}".strip())
         text.append(f"{e.kernels:g} -> {_kernels(c.kernels)}, {transfers_text(eager, e.bytes)} -> "
                     f"{transfers_text(compiled, c.bytes)}, {format_time_us(e.time_us)} -> {format_time_us(c.time_us)}")  # fmt: skip
         if e.time_us > 0 and c.time_us > 0:
             text.append(" ")
             text.append_text(ratio_text(pass_ratio(eager, compiled, e.time_us, c.time_us), short=True))
-    return text
+        facts.append(text)
+    return facts
 
 
 def pass_ratio(eager: Measurement, compiled: Measurement, e_us: float, c_us: float) -> Ratio | None:
