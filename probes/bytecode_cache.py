@@ -42,7 +42,12 @@ def has_bytecode(package: str) -> bool | None:
 
     Finds the package without importing it (the app, which never imports torch, asks this)."""
     origin = _origin(package)
-    return None if origin is None else os.path.exists(importlib.util.cache_from_source(origin))
+    return None if origin is None else _compiled(origin)
+
+
+def _compiled(source: str) -> bool:
+    """Whether ``source`` has its bytecode where this interpreter looks for it."""
+    return os.path.exists(importlib.util.cache_from_source(source))
 
 
 def _origin(package: str) -> str | None:
@@ -65,7 +70,7 @@ def _cache_wanted(env: dict[str, str]) -> tuple[Path, str] | None:
     if env.get(BYTECODE_CACHE_ENV) == "0" or env.get("PYTHONPYCACHEPREFIX"):
         return None
     origin = _origin("torch")
-    if origin is None or os.path.exists(importlib.util.cache_from_source(origin)):
+    if origin is None or _compiled(origin):
         return None
     try:
         return user_cache_dir() / "bytecode", origin
@@ -130,7 +135,7 @@ def fill(cache: Path, torch_origin: str, sources: list[str]) -> None:
             return
         failed = 0
         for source in sources:
-            if not os.path.exists(importlib.util.cache_from_source(source)):
+            if not _compiled(source):
                 try:
                     py_compile.compile(source, doraise=True)
                 except (py_compile.PyCompileError, OSError):

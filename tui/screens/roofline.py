@@ -22,7 +22,7 @@ from tui.widgets.passes import SHORT
 from tui.widgets.roofline import RooflineChart, marker
 from tui.widgets.roofline_points import Entry, Roofs, bound, entries, format_flops, pct_of_roof
 from tui.widgets.sweep_pane import MODE_STYLES
-from tui.widgets.tables import fill_table
+from tui.widgets.tables import column_widths, fill_table
 
 NAME_WIDTH = 34
 """The kernel column at its widest. Where the view is narrower, names are shortened first (down to
@@ -75,10 +75,7 @@ def table_for_width(entries: list[Entry], r: Roofs, width: int) -> tuple[list[Te
     name_width = NAME_WIDTH
     for with_intensity in (True, False):
         heads = columns(with_intensity)
-        widths = [Text(h).cell_len if isinstance(h, str) else h.cell_len for h in heads]
-        for cells in (entry_cells(e, r, 0, with_intensity) for e in entries):
-            for i, cell in enumerate(cells):
-                widths[i] = max(widths[i], cell.cell_len)
+        widths = column_widths(heads, [entry_cells(e, r, 0, with_intensity) for e in entries])
         others = sum(widths) - widths[2] + CELL_PADDING * len(heads) + SCROLLBAR_WIDTH
         name_width = min(NAME_WIDTH, width - others)
         if name_width >= MIN_NAME_WIDTH:

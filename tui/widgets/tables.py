@@ -19,6 +19,15 @@ class ResultsTable(KeysInOrder, DataTable):
     """A table of results (kernels, ops, sweep sizes): the single-letter keys act at once."""
 
 
+def column_widths(columns: Sequence[Text | str], rows: Sequence[Sequence[Text | str]]) -> list[int]:
+    """Cells each column needs: its header's or its widest cell's (cells past the last column are ignored)."""
+    widths = [Text(c).cell_len if isinstance(c, str) else c.cell_len for c in columns]
+    for row in rows:
+        for i, cell in enumerate(row[: len(widths)]):
+            widths[i] = max(widths[i], Text(cell).cell_len if isinstance(cell, str) else cell.cell_len)
+    return widths
+
+
 def fill_table(table: DataTable, columns: Sequence[Text | str], rows: Sequence[Sequence[Text | str]]) -> bool:
     """Replace ``table``'s columns and rows; returns False when nothing changed."""
     labels = [c if isinstance(c, Text) else Text(c) for c in columns]
@@ -31,12 +40,8 @@ def fill_table(table: DataTable, columns: Sequence[Text | str], rows: Sequence[S
         return False
     table._kt_signature = signature  # type: ignore[attr-defined]
     cursor = table.cursor_row
-    widths = [label.cell_len for label in labels]
-    for row in cells:
-        for i, cell in enumerate(row[: len(widths)]):
-            widths[i] = max(widths[i], cell.cell_len)
     table.clear(columns=True)
-    for label, width in zip(labels, widths):
+    for label, width in zip(labels, column_widths(labels, cells)):
         table.add_column(label, width=width)
     for row in cells:
         padded = list(row[: len(labels)]) + [Text("")] * (len(labels) - len(row))
