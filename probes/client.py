@@ -203,6 +203,8 @@ class WorkerClient:
                 "install the same kernel-tui version where the worker runs"
             )
         self._set_state("ready")
+        if self._reader.done():  # it ended before it was marked ready: the reader passed it by
+            self._replace_if_idle(self._process)
         return self.ready
 
     async def _read_stdout(self, process: asyncio.subprocess.Process | PipedProcess) -> None:
@@ -236,14 +238,20 @@ class WorkerClient:
         self._idle.set()
         for queue in self._queues.values():
             queue.put_nowait(_Died(returncode))
-        if self.state == "ready" and self._in_flight is None and not self._closing and process is self._process:
-            self._replacement = asyncio.create_task(self._replace(process, returncode))
+        self._replace_if_idle(process)
 
-    async def _replace(self, process: asyncio.subprocess.Process | PipedProcess, returncode: int) -> None:
+    def _replace_if_idle(self, process: asyncio.subprocess.Process | PipedProcess) -> None:
+        """A ready worker with nothing in flight ended: replace it (a worker still starting is
+        ``start()``'s to judge, a busy one the request's)."""
+        if self.state == "ready" and self._in_flight is None and not self._closing and process is self._process:
+            self._replacement = asyncio.create_task(self._replace(process))
+
+    async def _replace(self, process: asyncio.subprocess.Process | PipedProcess) -> None:
         """An idle worker ended: start the next one now (a request that comes meanwhile waits for it)."""
         async with self._lock:
             if self._closing or process is not self._process:
                 return  # closed, or a request has restarted it already
+            returncode = process.returncode
             death = _death_message(returncode, self._last_words.tail(1), restarting=False)
             if self._replacements >= MAX_REPLACEMENTS:
                 self._set_state("stopped", f"{death}; it ends each time it is started, so it is left stopped")

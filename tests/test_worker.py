@@ -276,6 +276,26 @@ async def test_a_worker_that_dies_each_time_it_is_ready_is_left_stopped() -> Non
         await client.close()
 
 
+async def test_a_worker_that_dies_as_soon_as_it_is_ready_is_still_replaced() -> None:
+    """The worker's end can reach the client before ``start()`` has marked it ready (all of its
+    output already read, as on a loaded machine); that death still counts, so the client
+    neither waits on a dead worker as if it were ready nor misses the replacements' limit."""
+    from probes.client import MAX_REPLACEMENTS
+    from probes.worker_process import EarlyWorker
+
+    ready = WorkerReady(pid=1, torch_version="2.0", devices=[], default_device="cpu", protocol=PROTOCOL_VERSION)
+    command = [sys.executable, "-c", f"print({encode(ready)!r}, flush=True)"]
+    early = EarlyWorker(command)
+    early.popen.wait()
+    client = WorkerClient(command, early=early)
+    try:
+        await client.start()
+        await until(lambda: client.state == "stopped", 30)
+        assert client.restarts == MAX_REPLACEMENTS
+    finally:
+        await client.close()
+
+
 async def test_a_worker_started_before_the_event_loop_is_adopted_then_restarted_as_usual() -> None:
     """The app starts its worker before it imports Textual (no event loop yet); the client adopts
     that process, talks to it like one it started, and after it dies starts the next the usual way."""
