@@ -152,11 +152,20 @@ def _store(path: Path, key: str, peak: Peak) -> None:
 
 _refreshed: set[str] = set()
 """Keys re-measured in this process because a kernel beat them: once is enough."""
+_measured: set[str] = set()
+"""Keys measured in this process. A peak taken on a busy machine is measured again by the next
+process, not at each request: on a loaded CPU machine each request paid seconds for it."""
+
+
+def refresh_due(key: str) -> bool:
+    """A refresh of ``key`` would measure it: none has in this process."""
+    return key not in _refreshed
 
 
 def cached_peak(filename: str, key: str, measure: Callable[[], Peak], refresh: bool = False) -> Peak:
     """The peak cached under ``key`` in the user's cache ``filename``; measured when missing,
-    when it was taken on a busy machine, or when ``refresh`` (once per process and key).
+    when it was taken on a busy machine (once per process), or when ``refresh`` (once per
+    process and key).
 
     A peak is the most the device reaches, so a measurement that reads lower than the cached one
     replaces it only when the cached one was taken on a busy machine and this one was not. A
@@ -167,9 +176,10 @@ def cached_peak(filename: str, key: str, measure: Callable[[], Peak], refresh: b
     if refresh:
         _refreshed.add(key)
     cached = _cached(path, key)
-    if cached is not None and not cached.busy and not refresh:
+    if cached is not None and not refresh and (not cached.busy or key in _measured):
         return cached
     measured = measure()
+    _measured.add(key)
     if cached is not None and cached.value > measured.value and (measured.busy or not cached.busy):
         measured = cached
     _store(path, key, measured)

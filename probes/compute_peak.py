@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from probes.bandwidth import Peak, cached_peak, device_key, was_busy
+from probes.bandwidth import Peak, cached_peak, device_key, refresh_due, was_busy
 from probes.device_lock import measuring
 from probes.inputs import TORCH_DTYPES
 from probes.noise import LoadWindow, quartiles
@@ -71,5 +71,13 @@ def _measure_compute_peak(device: torch.device, dtype: str) -> Peak:
 def compute_peak(device: torch.device, dtype: str, *, refresh: bool = False) -> Peak:
     """The cached compute peak (TFLOP/s) of ``dtype`` on ``device``, measured the first time (and
     again when ``refresh``: a kernel beat it)."""
-    key = f"{device_key(device)}|{dtype}|tf32 {torch.backends.cuda.matmul.allow_tf32}|{KEY_VERSION}"
-    return cached_peak("compute_peak.json", key, lambda: measure_compute_peak(device, dtype), refresh=refresh)
+    return cached_peak("compute_peak.json", _key(device, dtype), lambda: measure_compute_peak(device, dtype), refresh=refresh)
+
+
+def compute_refresh_due(device: torch.device, dtype: str) -> bool:
+    """A refresh of this compute peak would measure it: none has in this process."""
+    return refresh_due(_key(device, dtype))
+
+
+def _key(device: torch.device, dtype: str) -> str:
+    return f"{device_key(device)}|{dtype}|tf32 {torch.backends.cuda.matmul.allow_tf32}|{KEY_VERSION}"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import torch
 
 from probes import bandwidth, flops
-from probes.compute_peak import compute_peak
+from probes.compute_peak import compute_peak, compute_refresh_due
 from probes.diagnostics import capturing
 from probes.errors import Cancelled, DevicePoisoned, MeasureError
 from probes.expr import ChainError, parse_chain
@@ -125,9 +125,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
     steps = len(request.sizes) * len(modes)
     step = 0
     peak: float | None = None
-    peak_refreshed = False
     compute_peaks: dict[str, float] = {}
-    compute_refreshed: set[str] = set()
     flush = L2Flusher(device)
     try:
         for n in request.sizes:
@@ -177,19 +175,18 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                         continue
                     stop = True
                     break
-                if not peak_refreshed and bandwidth.beaten(peak, [k.gbps for k in measurement.kernels if k.gbps]):
+                if bandwidth.refresh_due(bandwidth.device_key(device)) and bandwidth.beaten(peak, [k.gbps for k in measurement.kernels if k.gbps]):
                     emit(Progress(rid, f"a kernel beat {device}'s cached peak bandwidth: measuring it again", "peak", mode, n, step, steps))
-                    peak, peak_refreshed = bandwidth.peak(device, refresh=True).value, True
+                    peak = bandwidth.peak(device, refresh=True).value
                     apply_peak(measurement, peak, device)
                 dtype = flops.flop_dtype(measurement) if any(k.flops for k in measurement.kernels) else None
                 if dtype is not None:
                     if dtype not in compute_peaks:
                         emit(Progress(rid, f"measuring {device}'s {dtype} compute peak (once, cached)", "peak", mode, n, step, steps))
                         compute_peaks[dtype] = compute_peak(device, dtype).value
-                    if dtype not in compute_refreshed and bandwidth.beaten(compute_peaks[dtype], [k.tflops for k in measurement.kernels if k.tflops]):
+                    if compute_refresh_due(device, dtype) and bandwidth.beaten(compute_peaks[dtype], [k.tflops for k in measurement.kernels if k.tflops]):
                         emit(Progress(rid, f"a kernel beat {device}'s cached {dtype} compute peak: measuring it again", "peak", mode, n, step, steps))
                         compute_peaks[dtype] = compute_peak(device, dtype, refresh=True).value
-                        compute_refreshed.add(dtype)
                     flops.apply_compute_peak(measurement, compute_peaks[dtype])
                 emit(MeasurementResult(rid, measurement))
             del inputs
