@@ -16,7 +16,7 @@ from tui.widgets.chart import HLine, LogChart, Series, gbps_label, size_label, t
 from tui.widgets.facts import fact_lines
 from tui.widgets.headline import comparison_text
 from tui.widgets.kernel_pane import kernel_table, measurement_facts, needed_width
-from tui.widgets.op_chain_pane import fusion_marks, kernels_per_op, op_name
+from tui.widgets.op_chain_pane import compile_facts, compile_text, fusion_marks, kernels_per_op, op_name
 from tui.widgets.tables import fill_table
 
 
@@ -178,6 +178,23 @@ def test_a_mode_title_breaks_between_facts_never_inside_one(name: str) -> None:
         assert title.replace("\n", " · ") == "compiled  " + " · ".join(facts), (width, title)  # breaks at facts' ends only
         for line in title.split("\n"):
             assert len(line) <= width or line.removeprefix("compiled  ") in facts, (width, title)  # a lone fact may overflow
+
+
+@pytest.mark.parametrize("name", ["sweep", "fallback"])
+def test_the_op_chain_panes_compile_line_breaks_between_facts_never_inside_one(name: str) -> None:
+    """``0 recompiles`` read ``0`` / ``recompiles`` in the op chain pane at 120x40; a ran-eager
+    warning above the line does not throw the breaks off."""
+    compiled = next(m for m in recorded(name).results if m.mode == "compiled")
+    ops, names = list(compiled.ops), ["cpp_fused_0"] * len(compiled.ops)
+    facts = [fact.plain for fact in compile_facts(compiled, ops, names)]
+    assert any(f.endswith("recompiles") or f.endswith("recompile") for f in facts)
+    start = f"{compiled.mode}: "
+    for width in range(24, 130):
+        lines = compile_text(compiled, ops, names, width).plain.split("\n")
+        at = next(i for i, line in enumerate(lines) if line.startswith(start))
+        flowing = [lines[at].removeprefix(start), *[line for line in lines[at + 1:] if not line.startswith("  break: ")]]
+        assert " · ".join(flowing).split(" · ") == facts, (width, lines)  # breaks at facts' ends only
+        assert all(len(line) <= width or line in facts for line in flowing[1:]), (width, lines)
 
 
 def test_the_headline_breaks_between_its_facts_never_inside_one() -> None:

@@ -1,5 +1,6 @@
 """Lines of facts that break between facts, never inside one: ``compile 0.06 s`` is never split
-into ``compile 0.06`` / ``s`` at the edge of a pane. The mode titles and the headline use it."""
+into ``compile 0.06`` / ``s`` at the edge of a pane. The mode titles, the headline and the op
+chain pane's compile line use it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ def fact_lines(start: Text, lines: list[list[Text]], width: int) -> Text:
     """``start``, then each line's facts joined by `` · ``, broken before a fact that would not fit
     whole in ``width`` cells: ``compile 0.06 s`` is never split as ``compile 0.06`` / ``s``."""
     text = start.copy()
-    column = text.cell_len
+    column = Text(text.plain.rsplit("\n", 1)[-1]).cell_len  # ``start`` may hold lines of its own
     for number, facts in enumerate(lines):
         if number:
             text.append("\n")

@@ -20,6 +20,7 @@ from probes.protocol import Measurement, OpNode
 from probes.summary import format_bytes, format_size
 from tui.views import FocusView
 from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share_width
+from tui.widgets.facts import fact_lines
 from tui.widgets.pane import Pane, set_border
 from tui.widgets.passes import backward_fusion, mentions, op_passes, split_ops
 from tui.widgets.tables import ResultsTable, fill_table
@@ -84,7 +85,26 @@ def fusion_marks(compiled: list[str | None]) -> list[str]:
     return marks
 
 
-def compile_text(compiled: Measurement | None, ops: list[OpNode], names: list[str | None]) -> Text:
+def compile_facts(compiled: Measurement, ops: list[OpNode], names: list[str | None]) -> list[Text]:
+    """``3 ops → 1 kernel``, ``1 graph``, ``0 graph breaks``, ``0 recompiles``, ``compile 1.48 s``."""
+    c = compiled.compile
+    if c is None:
+        return []
+    facts = []
+    fused = {n for n in names if n}
+    if fused:
+        facts.append(Text(f"{len(ops)} ops → {len(fused)} kernel{'s' if len(fused) != 1 else ''}", style="bold green"))
+    facts.append(Text(f"{c.graphs} graph{'s' if c.graphs != 1 else ''}"))
+    facts.append(Text(f"{c.graph_breaks} graph break{'s' if c.graph_breaks != 1 else ''}",
+                      style="bold yellow" if c.graph_breaks else ""))  # fmt: skip
+    facts.append(Text(f"{c.recompiles} recompile{'s' if c.recompiles != 1 else ''}"))
+    facts.append(Text(f"compile {c.compile_time_s:.2f} s"))
+    return facts
+
+
+def compile_text(compiled: Measurement | None, ops: list[OpNode], names: list[str | None], width: int) -> Text:
+    """What the compile did, its facts broken between facts at ``width`` (``0 recompiles`` read
+    ``0`` / ``recompiles`` at 120x40), then its graph breaks' reasons."""
     text = Text()
     if compiled is None:
         return text
@@ -94,16 +114,7 @@ def compile_text(compiled: Measurement | None, ops: list[OpNode], names: list[st
         text.append("\n")
     c = compiled.compile
     if c is not None:
-        text.append(f"{compiled.mode}: ", style="bold")
-        fused = {n for n in names if n}
-        if fused:
-            text.append(f"{len(ops)} ops → {len(fused)} kernel{'s' if len(fused) != 1 else ''}", style="bold green")
-            text.append(" · ")
-        text.append(f"{c.graphs} graph{'s' if c.graphs != 1 else ''} · ")
-        text.append(f"{c.graph_breaks} graph break{'s' if c.graph_breaks != 1 else ''}",
-                    style="bold yellow" if c.graph_breaks else "")  # fmt: skip
-        text.append(f" · {c.recompiles} recompile{'s' if c.recompiles != 1 else ''}")
-        text.append(f" · compile {c.compile_time_s:.2f} s")
+        text = fact_lines(text.append(f"{compiled.mode}: ", style="bold"), [compile_facts(compiled, ops, names)], width)
         for reason in c.break_reasons[:4]:
             text.append("\n  break: ", style="yellow")
             text.append_text(plain(reason, "yellow"))
@@ -154,7 +165,7 @@ class OpChainPane(Pane):
         if backward_at is not None:
             fitted.insert(backward_at, [Text("backward", style=base or "bold cyan")])
         fill_table(self.query_one("#ops-table", DataTable), columns, fitted)
-        info = compile_text(compiled, ops, compiled_names)
+        info = compile_text(compiled, ops, compiled_names, width)
         if compiled is not None and compiled.grad:
             info.append("\n")
             info.append_text(backward_fusion(compiled, eager))
