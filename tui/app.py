@@ -272,6 +272,9 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in commands.LETTER_ACTIONS and isinstance(self.focused, (TextArea, Input)):
             return False  # typed as text there
+        if action == "cycle_view":  # every pane is on screen but on a compact one
+            bench = self.screen_stack[0].query_one_optional(Workbench) if self.screen_stack else None
+            return bench is not None and bench.compact
         return True
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

@@ -71,7 +71,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("cycle_chart", "g", "Chart", "Chart: cycle", "wall time / device time / GB/s", "outside the editor",
             footer=False),
     Command("cycle_view", "v", "View", "View: cycle", "kernels / op chain / sweep (narrow screens)",
-            "outside the editor", footer=False),
+            "outside the editor"),  # in the footer only where it works: on a compact screen
     Command("toggle_chains", "l", "Chains", "Chains pane: show/hide", "the workspace's chains", "outside the editor",
             footer=False),
     Command("export_json", "J", "JSON", "Export: JSON", "the results as a replayable report", "outside the editor",

@@ -255,7 +255,7 @@ async def test_stop_cancels_the_running_request_and_holds(make_app) -> None:
         assert "nothing is running" in app.query_one(StatusBar).info.message
 
 
-async def test_compact_views_cycle_and_v_explains_itself_when_wide(make_app) -> None:
+async def test_compact_views_cycle_and_v_is_only_a_key_where_panes_are_hidden(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await started(pilot, app)
@@ -275,8 +275,17 @@ async def test_compact_views_cycle_and_v_explains_itself_when_wide(make_app) -> 
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:
         await started(pilot, app)
-        await pilot.press("v")
+        await pilot.press("v")  # every pane is on screen: the key does nothing here
+        assert app.query_one("#main").has_class("-view-kernels")
+        assert "every pane is on screen" not in app.query_one(StatusBar).info.message
+        app.action_cycle_view()  # as the palette runs it
         assert "every pane is on screen" in app.query_one(StatusBar).info.message
+
+
+def footer_words(app) -> list[str]:  # noqa: ANN001
+    from textual.widgets._footer import FooterKey
+
+    return [key.description for key in app.query(FooterKey)]
 
 
 async def test_layout_follows_the_terminal_size_both_ways(make_app) -> None:
@@ -285,12 +294,16 @@ async def test_layout_follows_the_terminal_size_both_ways(make_app) -> None:
         await started(pilot, app)
         main = app.query_one("#main")
         assert main.has_class("-compact")
+        await wait_for(pilot, lambda: "View" in footer_words(app), what="v View in the footer of a compact screen")
         await pilot.resize_terminal(220, 60)
         await wait_for(pilot, lambda: not main.has_class("-compact"), what="the wide layout")
         for pane in ("#chains", "#editor", "#ops", "#kernels", "#sweep"):
             assert app.query_one(pane).region.area > 0, pane
+        await wait_for(pilot, lambda: "View" not in footer_words(app) and "Sweep" in footer_words(app),
+                       what="no View in the footer where every pane is on screen")  # fmt: skip
         await pilot.resize_terminal(80, 24)
         await wait_for(pilot, lambda: main.has_class("-compact"), what="the compact layout")
+        await wait_for(pilot, lambda: "View" in footer_words(app), what="v View back in the footer")
 
 
 async def test_wide_layout_shows_everything_and_names_whole(make_app) -> None:

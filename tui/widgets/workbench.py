@@ -63,7 +63,10 @@ class Workbench(Container):
 
     def on_resize(self) -> None:
         size = self.app.size
-        self.compact = is_compact(size.width, size.height)
+        compact = is_compact(size.width, size.height)
+        if compact != self.compact:
+            self.compact = compact
+            self.app.refresh_bindings()  # the footer shows "v View" only on a compact screen
         self.relayout()
 
     def on_kernel_pane_height_changed(self, event: KernelPane.HeightChanged) -> None:
