@@ -266,7 +266,7 @@ def measure(
         op_bytes_by_name.setdefault(op.op, op.bytes_in + op.bytes_out)
     kernels, transfers = build_rows(got.run.launches, got.profiled_reps, got.kernel_bytes, got.kernel_ops, op_bytes_by_name)
     flops.assign(kernels, got.flops_by_pass)
-    unknown = [k.short_name for k in kernels if k.bytes is None]
+    unknown = list(dict.fromkeys(k.short_name for k in kernels if k.bytes is None))  # a name once, in order
     if unknown and len(unknown) < len(kernels):
         diagnostics.add(f"bytes unknown for {', '.join(unknown)}: no bytes or GB/s for the call as a whole")
     device_us, device_iqr = device_time(kernels)

@@ -80,6 +80,15 @@ def test_a_training_step_counts_the_backward_matmuls_flops_too() -> None:
     assert by_pass == {"forward": 2 * n * k * m, "backward": 2 * (2 * n * k * m)}  # grad of x and of w
 
 
+def test_kernels_without_bytes_are_named_once_each_in_the_note() -> None:
+    """A compiled training step's matmuls have no bytes (extern kernels): the note read
+    ``bytes unknown for aten::mm, aten::mm, aten::ones_like``; each name is said once."""
+    results = profile("x: [N, 64]\nw: [64, 32]\nF.gelu(x @ w)", [256], ["compiled"], reps=3, grad=True)
+    (note,) = [d for d in results[(256, "compiled")].diagnostics if d.startswith("bytes unknown for ")]
+    names = note.removeprefix("bytes unknown for ").split(": no bytes")[0].split(", ")
+    assert "aten::mm" in names and len(names) == len(set(names)), note
+
+
 def test_two_kernels_of_one_op_get_its_flops_only_when_the_calls_cannot_be_mixed_up() -> None:
     from probes.flops import assign
     from probes.protocol import KernelRow
