@@ -295,7 +295,7 @@ def check_memory(chain: ParsedChain, n: int, dtype: str, device: torch.device) -
     fits, free = _fits(inputs, device)
     if not fits:
         raise MeasureError(
-            ChainErrorInfo("memory", f"N={n:.0e} needs about {_gb(inputs)} for its inputs but {device} has {_gb(free)} free")
+            ChainErrorInfo("memory", f"the chain needs about {_gb(inputs)} for its inputs but {device} has {_gb(free)} free")
         )
     function = chain.build_function({"torch": torch, "F": torch.nn.functional})
     trace = trace_on_meta(function, meta_inputs(specs), n)
@@ -306,7 +306,7 @@ def check_memory(chain: ParsedChain, n: int, dtype: str, device: torch.device) -
         raise MeasureError(
             ChainErrorInfo(
                 "memory",
-                f"N={n:.0e} needs about {_gb(needed)} (inputs {_gb(inputs)} + intermediates "
+                f"the chain needs about {_gb(needed)} (inputs {_gb(inputs)} + intermediates "
                 f"{_gb(intermediates)}) but {device} has {_gb(free)} free",
             )
         )

@@ -586,3 +586,23 @@ def test_editor_highlighting_falls_back_without_tree_sitter(monkeypatch) -> None
     assert editor.ChainEditor("a + b").language is None
     monkeypatch.setattr(editor, "python_highlighting_available", lambda: True)
     assert editor.ChainEditor("a + b", highlight=False).language is None
+
+
+async def test_a_status_message_never_runs_into_the_device_name(make_app) -> None:
+    """At 100 columns a memory refusal that just fitted read ``CPU (2 cores)N=1e10: ...``: a
+    message shares the line only with a gap before it, else it takes a line of its own."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot, app)
+        bar = app.query_one(StatusBar)
+        device = bar.info.device
+        assert device
+        for length in range(40, 100):
+            message = "N=1e10: " + "m" * (length - 8)
+            bar.set(message=message)
+            first, *rest = str(bar.render()).split("\n")
+            if message in first:
+                before = first[: first.index(message)]
+                assert before.endswith("  ") and device.split()[0] in before, (length, first)
+            else:
+                assert message in " ".join(line.strip() for line in rest), (length, rest)

@@ -17,6 +17,8 @@ from textual.widget import Widget
 
 from tui.widgets.cells import plain
 
+MESSAGE_GAP = 2
+"""Cells kept free between the device (or the settings) and the message on the right."""
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 STATE_STYLES = {
     "starting": "yellow",
@@ -88,19 +90,21 @@ class StatusBar(Widget):
             right.append_text(plain(info.message, info.message_style))
         right.append(" ")
         # The least important parts go first when there is no room: the torch version, then the
-        # settings; the message is never cut: it takes a line of its own (wrapped) instead.
-        if left.cell_len + middle.cell_len + right.cell_len > width and info.torch:
+        # settings; the message is never cut: it takes a line of its own (wrapped) instead. The
+        # message keeps a gap from the device ("CPU (2 cores)N=1e10: ..." where it just fitted).
+        room = width - MESSAGE_GAP
+        if left.cell_len + middle.cell_len + right.cell_len > room and info.torch:
             left = Text()
             left.append(" ● ", style=style)
             left.append_text(plain(state, f"bold {style}"))
             if info.device:
                 left.append_text(plain(f" {info.device}"))
-        if left.cell_len + middle.cell_len + right.cell_len > width:
+        if left.cell_len + middle.cell_len + right.cell_len > room:
             middle = Text()
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append_text(left)
         line.append_text(middle)
-        if left.cell_len + middle.cell_len + right.cell_len <= width:
+        if left.cell_len + middle.cell_len + right.cell_len <= room:
             line.append(" " * (width - left.cell_len - middle.cell_len - right.cell_len))
             line.append_text(right)
             return line
