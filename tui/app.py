@@ -35,6 +35,7 @@ from probes.protocol import ProfileRequest
 from probes.safe_text import inert
 from probes.worker_process import EarlyWorker
 from tui.debug_log import log_error
+from tui.runs import normalize
 from tui.session import Cancel, Effect, LiveSession, Notice, Send, Timing, WakeAt
 from tui.trust import TrustedChains
 from tui.widgets.editor import ChainEditor, ChainErrorLine, EditorStatus
@@ -87,6 +88,8 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         self.bridge = WorkerBridge(self, worker_command, early=early_worker, early_compiler=early_compiler,
                                    compile_worker=compile_worker)  # fmt: skip
         self.messages: list[tuple[str, str]] = []
+        self.message_of_text = False
+        """The status bar's message is about the text as it was (see ``message``)."""
         """Every status-bar message (the newest last), for the record and for tests."""
         self.last_export: Path | None = None
         self.unsaved = False
@@ -142,7 +145,7 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
                 self._wake = self.set_timer(max(0.001, effect.when - time.monotonic()), self._woken)
             elif isinstance(effect, Notice):
                 took = f" in {effect.elapsed_s:.1f} s" if effect.elapsed_s is not None and not self.frozen else ""
-                self.message(effect.text + took, effect.style)
+                self.message(effect.text + took, effect.style, of_text=effect.of_text)
         self.render_panes()
 
     def _woken(self) -> None:
@@ -156,6 +159,9 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         if event.loaded:  # another chain opened: its text as read, unless it is not confirmed yet
             hold = None if self.trust.knows(chain.text) else UNCONFIRMED
         elif event.text != chain.text:
+            if self.message_of_text and normalize(event.text) != normalize(chain.text):
+                self.message_of_text = False  # a failure of another chain: the editor says what is wrong now
+                self.query_one(StatusBar).set(message="")
             chain.text = event.text
             self.schedule_save()
             self.show_chains()
@@ -263,9 +269,12 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
             bar.set(activity=activity.text, elapsed=f"{time.monotonic() - activity.started:.1f}s",
                     spin=bar.info.spin + spin)  # fmt: skip
 
-    def message(self, text: str, style: str = "") -> None:
+    def message(self, text: str, style: str = "", *, of_text: bool = False) -> None:
+        """Say ``text`` in the status bar (and keep it in the log); ``of_text``: it is about the
+        chain as typed now, and goes when the text changes."""
         self.messages.append((text, style))
         del self.messages[:-50]
+        self.message_of_text = of_text
         if not self.closing:
             self.query_one(StatusBar).set(message=text, message_style=style)
 

@@ -88,6 +88,8 @@ class Notice:
     style: str = ""
     elapsed_s: float | None = None
     """How long the request took, for ``... done in 0.3 s`` (the app may leave it out)."""
+    of_text: bool = False
+    """About the chain as it was typed (a run's failure): out of date once the text changes."""
 
 
 Effect = Send | Cancel | WakeAt | Notice
@@ -389,7 +391,7 @@ class LiveSession:
         if run is None or not self._is_current(run):
             return []
         where = " ".join(x for x in (event.mode or "", f"N={format_size(event.size)}" if event.size else "") if x)
-        return [Notice(f"{where + ': ' if where else ''}{event.error.located()}", "bold red")]
+        return [Notice(f"{where + ': ' if where else ''}{event.error.located()}", "bold red", of_text=True)]
 
     def _done(self, event: RequestDone, now: float) -> list[Effect]:
         if event.id == self.warmup:

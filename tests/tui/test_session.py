@@ -197,7 +197,7 @@ def test_a_failure_shows_for_its_mode_and_the_older_rows_go_stale_at_once() -> N
     [request] = sends(session.tick(1.1))
     error = ChainErrorInfo("runtime", "'Tensor' object has no attribute 'nope'")
     effects = session.on_event(RequestFailed(request.id, error, size=1_000_000, mode="eager"), 1.12)
-    assert Notice("eager N=1e6: 'Tensor' object has no attribute 'nope'", "bold red") in effects
+    assert Notice("eager N=1e6: 'Tensor' object has no attribute 'nope'", "bold red", of_text=True) in effects
     session.on_event(RequestDone(request.id), 1.12)
     view = session.focus_view(1.12)
     assert view.mode("eager").failure is not None and view.stale == "the chain was edited"

@@ -112,6 +112,12 @@ async def test_unrecorded_chain_fails_in_plain_words_and_keeps_last_result(make_
         assert "STALE" in headline(app)
         assert "no recording of this chain" in str(app.query_one("#mode-note-eager").render())
         assert "no recording" in app.query_one(StatusBar).info.message
+        await pilot.press("space")  # the same chain: its failure still holds
+        await wait_for(pilot, lambda: app.session.text == "a * b ", what="a space")
+        assert "no recording" in app.query_one(StatusBar).info.message
+        await pilot.press("+")  # another chain (not one to run): the failure's message goes
+        await wait_for(pilot, lambda: app.session.text == "a * b +", what="another chain")
+        assert "no recording" not in app.query_one(StatusBar).info.message
 
 
 async def test_typing_sends_eager_for_the_last_text_and_cancels_the_older_ones(make_app) -> None:
