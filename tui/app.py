@@ -88,9 +88,9 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         self.bridge = WorkerBridge(self, worker_command, early=early_worker, early_compiler=early_compiler,
                                    compile_worker=compile_worker)  # fmt: skip
         self.messages: list[tuple[str, str]] = []
+        """Every status-bar message (the newest last), for the record and for tests."""
         self.message_of_text = False
         """The status bar's message is about the text as it was (see ``message``)."""
-        """Every status-bar message (the newest last), for the record and for tests."""
         self.last_export: Path | None = None
         self.unsaved = False
         """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
