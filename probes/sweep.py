@@ -175,7 +175,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                         continue
                     stop = True
                     break
-                if bandwidth.refresh_due(bandwidth.device_key(device)) and bandwidth.beaten(peak, [k.gbps for k in measurement.kernels if k.gbps]):
+                if bandwidth.beaten(peak, [k.gbps for k in measurement.kernels if k.gbps]) and bandwidth.refresh_due(bandwidth.device_key(device)):
                     emit(Progress(rid, f"a kernel beat {device}'s cached peak bandwidth: measuring it again", "peak", mode, n, step, steps))
                     peak = bandwidth.peak(device, refresh=True).value
                     apply_peak(measurement, peak, device)
@@ -184,7 +184,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                     if dtype not in compute_peaks:
                         emit(Progress(rid, f"measuring {device}'s {dtype} compute peak (once, cached)", "peak", mode, n, step, steps))
                         compute_peaks[dtype] = compute_peak(device, dtype).value
-                    if compute_refresh_due(device, dtype) and bandwidth.beaten(compute_peaks[dtype], [k.tflops for k in measurement.kernels if k.tflops]):
+                    if bandwidth.beaten(compute_peaks[dtype], [k.tflops for k in measurement.kernels if k.tflops]) and compute_refresh_due(device, dtype):
                         emit(Progress(rid, f"a kernel beat {device}'s cached {dtype} compute peak: measuring it again", "peak", mode, n, step, steps))
                         compute_peaks[dtype] = compute_peak(device, dtype, refresh=True).value
                     flops.apply_compute_peak(measurement, compute_peaks[dtype])

@@ -4,6 +4,7 @@ chain pane's compile line use it."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 
 FACT_SEPARATOR = " · "
@@ -14,7 +15,7 @@ def fact_lines(start: Text, lines: list[list[Text]], width: int) -> Text:
     """``start``, then each line's facts joined by `` · ``, broken before a fact that would not fit
     whole in ``width`` cells: ``compile 0.06 s`` is never split as ``compile 0.06`` / ``s``."""
     text = start.copy()
-    column = Text(text.plain.rsplit("\n", 1)[-1]).cell_len  # ``start`` may hold lines of its own
+    column = cell_len(text.plain.rsplit("\n", 1)[-1])  # ``start`` may hold lines of its own
     for number, facts in enumerate(lines):
         if number:
             text.append("\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -21,10 +22,10 @@ class ResultsTable(KeysInOrder, DataTable):
 
 def column_widths(columns: Sequence[Text | str], rows: Sequence[Sequence[Text | str]]) -> list[int]:
     """Cells each column needs: its header's or its widest cell's (cells past the last column are ignored)."""
-    widths = [Text(c).cell_len if isinstance(c, str) else c.cell_len for c in columns]
+    widths = [cell_len(c) if isinstance(c, str) else c.cell_len for c in columns]
     for row in rows:
         for i, cell in enumerate(row[: len(widths)]):
-            widths[i] = max(widths[i], Text(cell).cell_len if isinstance(cell, str) else cell.cell_len)
+            widths[i] = max(widths[i], cell_len(cell) if isinstance(cell, str) else cell.cell_len)
     return widths
 
 
