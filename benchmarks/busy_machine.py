@@ -18,7 +18,6 @@ import json
 import multiprocessing
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from probes.client import WorkerClient  # noqa: E402
 from probes.protocol import MeasurementResult, ProfileRequest  # noqa: E402
+from benchmarks.tui_latency import spread  # noqa: E402
 from probes.summary import parse_size  # noqa: E402
 
 OPS = ("tanh", "sigmoid", "exp", "sin", "cos", "neg", "sqrt", "abs", "log1p", "expm1", "erf", "relu")
@@ -59,12 +59,6 @@ async def request_times(requests: int, n: int) -> list[float]:
             await client.close()
 
 
-def spread(times: list[float]) -> dict[str, float]:
-    ordered = sorted(times)
-    return {"median_ms": statistics.median(ordered) * 1e3, "p90_ms": ordered[int(0.9 * (len(ordered) - 1))] * 1e3,
-            "max_ms": ordered[-1] * 1e3}  # fmt: skip
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=10)
@@ -83,8 +77,8 @@ def main() -> None:
     finally:
         for hog in hogs:
             hog.kill()
-    figures = {"quiet": spread(quiet), "busy": spread(busy)}
-    figures["busy_over_quiet"] = figures["busy"]["median_ms"] / figures["quiet"]["median_ms"]
+    figures = {"quiet_s": spread(quiet), "busy_s": spread(busy)}
+    figures["busy_over_quiet"] = figures["busy_s"]["median"] / figures["quiet_s"]["median"]
     report = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "host": platform.node(), "cpus": os.cpu_count(), "n": n, "requests": args.requests, "hogs": args.hogs,
@@ -92,9 +86,9 @@ def main() -> None:
     }  # fmt: skip
     print(f"eager request send -> rows, N={n:g}, {args.requests} new chains, fresh worker and cache, {os.cpu_count()} CPUs")
     for name in ("quiet", "busy"):
-        f = figures[name]
+        f = figures[f"{name}_s"]
         label = name if name == "quiet" else f"busy ({args.hogs} spinning)"
-        print(f"  {label:<16} median {f['median_ms']:8.1f} ms   p90 {f['p90_ms']:8.1f} ms   max {f['max_ms']:8.1f} ms")
+        print(f"  {label:<16} median {f['median'] * 1e3:8.1f} ms   p90 {f['p90'] * 1e3:8.1f} ms   max {f['max'] * 1e3:8.1f} ms")
     print(f"  busy / quiet     {figures['busy_over_quiet']:.2f}x")
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1))
