@@ -120,13 +120,16 @@ class WorkerPair:
         parts = self._parts(request)
         self._routes[request.id] = [client for client, _ in parts]
         try:
+            # The inner stream closed with this one (a consumer may stop at any event), at once, not
+            # when the garbage collector finds it: until then it holds its worker's lock.
             if len(parts) == 1:
                 client, part = parts[0]
-                async for event in client.request(part):
+                events = client.request(part)
+            else:
+                events = self._merged(request, parts)  # type: ignore[arg-type] (split: a ProfileRequest)
+            async with contextlib.aclosing(events):
+                async for event in events:
                     yield event
-                return
-            async for event in self._merged(request, parts):  # type: ignore[arg-type] (split: a ProfileRequest)
-                yield event
         finally:
             self._routes.pop(request.id, None)
 
@@ -135,8 +138,9 @@ class WorkerPair:
 
         async def pump(index: int, client: WorkerClient, part: Request) -> None:
             try:
-                async for event in client.request(part):
-                    queue.put_nowait((index, event))
+                async with contextlib.aclosing(client.request(part)) as events:
+                    async for event in events:
+                        queue.put_nowait((index, event))
             except Exception as exc:  # noqa: BLE001 (a part that breaks ends in words, like a lost worker)
                 queue.put_nowait((index, RequestFailed(request.id, ChainErrorInfo("worker", f"lost the worker: {exc}"))))
                 queue.put_nowait((index, RequestDone(request.id)))

@@ -13,6 +13,7 @@ after the kill (``close``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import TYPE_CHECKING
 
@@ -130,21 +131,23 @@ class WorkerBridge:
 
     async def _stream(self, request: ProfileRequest | WarmupRequest, target: MessagePump) -> None:
         try:
-            events = self.workers.request(request)  # type: ignore[arg-type] (a warm-up is answered the same way)
-            first = True
-            while True:
-                try:
-                    if first and request.id in self._warmups:
-                        event = await asyncio.wait_for(anext(events), self.warmup_silence_s)
-                    else:
-                        event = await anext(events)
-                except StopAsyncIteration:
-                    return
-                except TimeoutError:
-                    self._post(target, WorkerEvent(RequestDone(request.id, cancelled=True)))
-                    return
-                first = False
-                self._post(target, WorkerEvent(event))
+            # Closed whatever ends this stream: a stream stopped while its events hold the worker's
+            # lock (one yielded, not yet taken) would hold it for good, and every later request wait.
+            async with contextlib.aclosing(self.workers.request(request)) as events:  # type: ignore[arg-type] (a warm-up is answered the same way)
+                first = True
+                while True:
+                    try:
+                        # asyncio.timeout, not wait_for: wait_for reads the next event in a task of
+                        # its own, and drops an event that task got as the stream was stopped.
+                        async with asyncio.timeout(self.warmup_silence_s if first and request.id in self._warmups else None):
+                            event = await anext(events)
+                    except StopAsyncIteration:
+                        return
+                    except TimeoutError:
+                        self._post(target, WorkerEvent(RequestDone(request.id, cancelled=True)))
+                        return
+                    first = False
+                    self._post(target, WorkerEvent(event))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 (the request ends in plain words, never a traceback)
