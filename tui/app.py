@@ -31,7 +31,7 @@ from tui.actions.lifecycle import LifecycleActions
 from tui.actions.roofline import RooflineActions
 from tui.actions.settings import SettingsActions
 from tui.bridge import CompileWorkerStateChanged, WorkerBridge, WorkerEvent, WorkerStateChanged
-from probes.protocol import ProfileRequest
+from probes.protocol import ProfileRequest, Progress
 from probes.safe_text import inert
 from probes.worker_process import EarlyWorker
 from tui.debug_log import log_error
@@ -95,6 +95,8 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         self.unsaved = False
         """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
         self._wake: Timer | None = None
+        self._progress_draw: Timer | None = None
+        """Draws a run's progress a moment after it came, unless something else draws first."""
         self._save_timer: Timer | None = None
         self._quitting = False
         self._exiting = False
@@ -171,7 +173,16 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
 
     @on(WorkerEvent)
     def _worker_event(self, event: WorkerEvent) -> None:
-        self.apply(self.session.on_event(event.event, time.monotonic()))
+        effects = self.session.on_event(event.event, time.monotonic())
+        if isinstance(event.event, Progress) and not effects:
+            if self._progress_draw is None:
+                self._progress_draw = self.set_timer(self.session.timing.progress_delay_s, self._draw_progress)
+            return
+        self.apply(effects)
+
+    def _draw_progress(self) -> None:
+        self._progress_draw = None
+        self.render_panes()
 
     @on(WorkerStateChanged)
     def _worker_state(self, event: WorkerStateChanged) -> None:
@@ -219,6 +230,9 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
     def render_panes(self) -> None:
         """Give every pane its state from the session (each renders itself). A bug in a pane is
         logged and said on screen; the app and what was typed survive it."""
+        if self._progress_draw is not None:
+            self._progress_draw.stop()
+            self._progress_draw = None
         if self.closing:
             return
         try:

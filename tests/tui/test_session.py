@@ -86,6 +86,24 @@ def test_an_edit_runs_eager_at_once_and_compiled_after_a_pause() -> None:
     assert all(v.fresh for v in session.focus_view(1.9).modes)
 
 
+def test_by_default_an_edit_sends_its_eager_run_from_the_edit_itself() -> None:
+    """Not from a timer: any timer, however short, fires after the frame that draws the key (20-50
+    ms of the event loop), and the eager rows came that much later. A burst's older texts are
+    cancelled by the next key, and only the last text's rows are shown."""
+    session = LiveSession(Settings(), "(a + b).relu()")
+    [first] = sends(session.worker_ready(ready(), 0.0))
+    answer(session, first, 0.1)
+    [older] = sends(session.edit("(a + b).sin()", 1.0))
+    effects = session.edit("(a + b).sin() * 2", 1.001)
+    [eager] = sends(effects)
+    assert Cancel(older.id) in effects
+    assert eager.modes == ["eager"] and eager.chain == "(a + b).sin() * 2"
+    answer(session, older, 1.01)  # the cancelled run's late row: cached, never shown for this text
+    assert session.focus_view(1.01).mode("eager").measurement.chain != older.chain
+    answer(session, eager, 1.02)
+    assert session.focus_view(1.02).mode("eager").fresh
+
+
 def test_where_compiles_run_apart_on_a_gpu_an_edit_compiles_with_its_eager_run() -> None:
     """A compile in a worker of its own holds up no eager rows: it need not wait for a pause."""
     session, first = started()

@@ -364,3 +364,27 @@ async def test_escape_attempts_and_garbage_are_inline_messages(make_app) -> None
             assert "Traceback" not in rendered
             assert "STALE" in headline(app)
         assert app.is_running
+
+
+async def test_a_fast_runs_progress_is_not_drawn_before_its_rows(make_app) -> None:
+    """Progress is drawn a moment after it comes unless the rows come first: drawn at once, a run
+    that ends within milliseconds showed "measuring…" for a frame, and its rows waited for it.
+    (A slow run's progress does show: test_progress_and_elapsed_time_show_while_running.)"""
+    from dataclasses import replace
+
+    from tui_helpers import TEST_TIMING
+
+    app = make_app(timing=replace(TEST_TIMING, progress_delay_s=5.0))
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        render = app.render_panes
+
+        def spy() -> None:
+            render()
+            notes.append(str(app.query_one("#mode-note-eager").render()))
+
+        app.render_panes = spy
+        app.query_one(ChainEditor).load_text("(a * b).sum()")
+        await wait_for(pilot, lambda: app.session.text == "(a * b).sum()" and focus_done(app), what="the new rows")
+        assert notes and not any("measuring" in note for note in notes), notes
