@@ -94,15 +94,21 @@ def bare_kernel_us(call, reps: int = 20) -> dict[str, float]:
 
 def test_the_flush_leaves_nothing_for_a_reduction_to_pay_for() -> None:
     """Compiled a.sum() at 1e8 after the engine's flush costs what it costs back to back (where L2
-    holds only clean lines): no dirty write-backs of the flush inside the measured kernel."""
+    holds only clean lines): no dirty write-backs of the flush inside the measured kernel. Those
+    cost +11-20%; one reading of each side was once 5.5% apart on a quiet box, so each side's
+    fastest of three, taken in turns, is compared: a cost the flush adds shows in all of them."""
     n = 10**8
-    results, failures = profile("a.sum()", [n], ["compiled"])
-    assert not failures, failures
-    kernel = max(results[(n, "compiled")].kernels, key=lambda row: row.device_time_us)  # the reduction's body
     a = torch.randn(n, device="cuda")
     compiled = torch.compile(lambda a: a.sum(), dynamic=False)
-    bare = bare_kernel_us(lambda: compiled(a))
-    assert kernel.device_time_us == pytest.approx(bare[kernel.name], rel=0.05), (kernel.device_time_us, bare)
+    engine: list[float] = []
+    bare: list[float] = []
+    for _ in range(3):
+        results, failures = profile("a.sum()", [n], ["compiled"])
+        assert not failures, failures
+        kernel = max(results[(n, "compiled")].kernels, key=lambda row: row.device_time_us)  # the reduction's body
+        engine.append(kernel.device_time_us)
+        bare.append(bare_kernel_us(lambda: compiled(a))[kernel.name])
+    assert min(engine) == pytest.approx(min(bare), rel=0.05), (engine, bare)
 
 
 @contextlib.contextmanager
