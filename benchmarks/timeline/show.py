@@ -1,0 +1,71 @@
+"""Where each edit's time went: the phases from the last key to the eager rows on screen.
+
+    python benchmarks/timeline/show.py TIMELINE.tsv [-v]
+
+Reads the file that ``sitecustomize.py`` (in this folder) writes when ``TIMELINE_FILE`` names it
+and the folder is on PYTHONPATH of a ``tui_latency.py --only edit`` run: one line per event, in
+every process (the benchmark, the app, its workers), on the one monotonic clock. Prints, per edit
+whose eager rows came from a worker, ms from the last key to each phase's end, and the medians;
+``-v`` also prints every event of each edit.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+PHASES = ("edited", "sent", "worker start", "worker result", "app got it", "drawn", "seen")
+
+
+def read(path: str) -> list[tuple[float, int, str, str]]:
+    with open(path) as lines:
+        rows = [line.rstrip("\n").split("\t") for line in lines]
+    return sorted((float(t), int(pid), event, detail) for t, pid, event, detail in rows)
+
+
+def phases(events: list[tuple[float, int, str, str]], key: float) -> dict[str, float] | None:
+    """ms after ``key`` at which each phase ended; None for an edit answered from the app's cache."""
+
+    def first(event: str, contains: str = "", after: float = key) -> float | None:
+        return next((t for t, _, e, d in events if e == event and contains in d and t >= after), None)
+
+    edited = first("edited")
+    sent = first("send", "['eager']")
+    if edited is None or sent is None:
+        return None
+    start = first("handle>", "eager", sent)
+    result = first("emit", "MeasurementResult eager", sent)
+    got = first("recv", "MeasurementResult eager", sent)
+    seen = first("seen")
+    if None in (start, result, got, seen):
+        return None
+    drawn = max((t for t, _, e, _ in events if e == "display" and got <= t <= seen), default=seen)
+    ends = (edited, sent, start, result, got, drawn, seen)
+    return {name: 1000 * (end - key) for name, end in zip(PHASES, ends)}
+
+
+def main(argv: list[str]) -> int:
+    events = read(argv[0])
+    verbose = "-v" in argv
+    keys = [float(d) for _, _, e, d in events if e == "lastkey"]
+    table: list[dict[str, float]] = []
+    print("ms after the last key: " + " | ".join(PHASES))
+    for key in keys:
+        seen = next((t for t, _, e, _ in events if e == "seen" and t > key), None)
+        if seen is None:
+            continue
+        window = [row for row in events if key - 0.001 <= row[0] <= seen + 0.001]
+        found = phases(window, key)
+        if found is not None:
+            table.append(found)
+            print("  ".join(f"{found[name]:7.1f}" for name in PHASES))
+        if verbose:
+            for t, pid, event, detail in window:
+                print(f"      {1000 * (t - key):8.1f}  {pid:>7}  {event:14} {detail[:60]}")
+    if table:
+        print("median " + "  ".join(f"{statistics.median(row[name] for row in table):7.1f}" for name in PHASES))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

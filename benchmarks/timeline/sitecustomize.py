@@ -1,0 +1,136 @@
+"""Timestamps of an edit's way through every process, for ``show.py`` (in this folder).
+
+With this folder first on PYTHONPATH and ``TIMELINE_FILE`` set, each Python process started (the
+benchmark, the app, its workers) appends ``time<TAB>pid<TAB>event<TAB>detail`` lines to that file,
+on the one monotonic clock of the machine. Nothing of the tool is changed: a few of its functions
+are wrapped as their modules are imported. Events: ``lastkey`` and ``seen`` (the benchmark's last
+key and the moment it saw the rows), ``edited``, ``send``, ``recv``, ``render_panes``, ``layout``,
+``composited``, ``display`` (the app: an edit, a request out, a worker's event in, the panes
+given their state, Textual's layout, render and write of a frame), ``handle`` and ``emit`` (a
+worker: a request's run and each event it sends).
+"""
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+import time
+
+PATH = os.environ.get("TIMELINE_FILE")
+
+
+def mark(event, detail=""):
+    with open(PATH, "a") as out:
+        out.write(f"{time.monotonic():.6f}\t{os.getpid()}\t{event}\t{detail}\n")
+
+
+def wrap(owner, name, before=None, after=None):
+    original = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        if before:
+            before(*args, **kwargs)
+        result = original(*args, **kwargs)
+        if after:
+            after(result, *args, **kwargs)
+        return result
+
+    wrapper.__name__ = original.__name__
+    wrapper.__wrapped__ = original
+    setattr(owner, name, wrapper)
+
+
+def describe(event):
+    measurement = getattr(event, "measurement", None)
+    return f"{type(event).__name__} {getattr(measurement, 'mode', '')} {getattr(event, 'stage', '')}"
+
+
+def patch_session(module):
+    wrap(module.LiveSession, "edit", lambda self, text, *a, **k: mark("edited", text))
+
+
+def patch_app(module):
+    wrap(module.KernelTuiApp, "render_panes", lambda *a: mark("render_panes>"), lambda *a: mark("render_panes<"))
+
+
+def patch_bridge(module):
+    wrap(module.WorkerBridge, "send", lambda self, request, *a, **k: mark(
+        "send", f"{type(request).__name__} {getattr(request, 'modes', '')} {getattr(request, 'chain', '')}"))
+    post = module.WorkerBridge._post
+
+    def _post(target, message):
+        if hasattr(message, "event"):
+            mark("recv", describe(message.event))
+        post(target, message)
+
+    module.WorkerBridge._post = staticmethod(_post)
+
+
+def patch_screen(module):
+    wrap(module.Screen, "_refresh_layout", lambda *a, **k: mark("layout>"), lambda *a, **k: mark("layout<"))
+    wrap(module.Screen, "_compositor_refresh", None, lambda *a, **k: mark("composited"))
+
+
+def patch_textual_app(module):
+    wrap(module.App, "_display", None, lambda *a, **k: mark("display"))
+
+
+def patch_sweep(module):
+    run_profile = module.run_profile
+
+    def traced(request, emit, *args, **kwargs):
+        mark("handle>", f"{getattr(request, 'modes', '')} {getattr(request, 'chain', '')}")
+
+        def traced_emit(event):
+            mark("emit", describe(event))
+            emit(event)
+
+        try:
+            return run_profile(request, traced_emit, *args, **kwargs)
+        finally:
+            mark("handle<")
+
+    module.run_profile = traced
+
+
+def patch_terminal(module):
+    wrap(module.Terminal, "type_slowly", None, lambda result, *a, **k: mark("lastkey", f"{result:.6f}"))
+    wrap(module.Terminal, "wait_for", None, lambda result, self, condition, timeout=30.0, what="": mark("seen", what))
+
+
+PATCHES = {
+    "tui.session": patch_session,
+    "tui.app": patch_app,
+    "tui.bridge": patch_bridge,
+    "textual.screen": patch_screen,
+    "textual.app": patch_textual_app,
+    "probes.sweep": patch_sweep,  # the worker's runs (the worker itself runs as __main__)
+    "terminal": patch_terminal,  # tests/e2e/terminal.py, the benchmark's tmux driver
+}
+
+
+class Patcher(importlib.abc.MetaPathFinder):
+    """Finds each module of PATCHES as usual, and patches it once it has run."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in PATCHES:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_patch(module):
+            exec_module(module)
+            PATCHES[fullname](module)
+
+        spec.loader.exec_module = exec_and_patch
+        return spec
+
+
+if PATH:
+    sys.meta_path.insert(0, Patcher())
