@@ -30,6 +30,19 @@ class ChainsState:
     """The chain marked for compare (space), shown with a ◆."""
 
 
+def chain_label(state: ChainsState, index: int) -> Text:
+    """Chain ``index``'s two lines: its name (bold where current, ◆ where marked), its text's first line."""
+    name, text = state.chains[index]
+    label = Text(no_wrap=True, overflow="ellipsis")
+    label.append_text(plain(name, "bold" if index == state.current else ""))
+    if index == state.marked:
+        label.append(" ◆", style="bold magenta")
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "(empty)")
+    label.append("\n")
+    label.append_text(plain(first, "dim"))
+    return label
+
+
 class ChainsPane(KeysInOrder, OptionList):
     """A list of chains; Enter (or a click) posts ``Chosen``."""
 
@@ -42,21 +55,19 @@ class ChainsPane(KeysInOrder, OptionList):
             super().__init__()
             self.index = index
 
-    def watch_state(self, state: ChainsState | None) -> None:
+    def watch_state(self, old: ChainsState | None, state: ChainsState | None) -> None:
         if state is None:
             return
-        self.clear_options()
-        options = []
-        for i, (name, text) in enumerate(state.chains):
-            label = Text(no_wrap=True, overflow="ellipsis")
-            label.append_text(plain(name, "bold" if i == state.current else ""))
-            if i == state.marked:
-                label.append(" ◆", style="bold magenta")
-            first = next((line.strip() for line in text.splitlines() if line.strip()), "(empty)")
-            label.append("\n")
-            label.append_text(plain(first, "dim"))
-            options.append(Option(label, id=f"chain-{i}"))
-        self.add_options(options)
+        labels = [chain_label(state, i) for i in range(len(state.chains))]
+        if old is not None and self.option_count == len(labels):
+            # Each key in the editor changes one chain's text: its prompt is replaced in place
+            # (a repaint of the list); rebuilding the list laid the whole screen out again.
+            for i, (label, was) in enumerate(zip(labels, (chain_label(old, i) for i in range(len(old.chains))))):
+                if label != was:
+                    self.replace_option_prompt_at_index(i, label)
+        else:
+            self.clear_options()
+            self.add_options([Option(label, id=f"chain-{i}") for i, label in enumerate(labels)])
         if state.chains:
             self.highlighted = max(0, min(state.current, len(state.chains) - 1))
         set_border(self, f"chains ({len(state.chains)})")

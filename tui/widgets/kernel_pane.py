@@ -37,7 +37,7 @@ from tui.widgets.cells import (
 from tui.widgets.facts import fact_lines
 from tui.widgets.headline import comparison_text
 from tui.widgets.keys_in_order import KeysInOrder
-from tui.widgets.pane import Pane, set_border
+from tui.widgets.pane import Pane, set_border, show_text
 from tui.widgets.passes import ordered_rows, pass_cell, pass_facts
 from tui.widgets.spread import NOISY_MARK, NOISY_STYLE, kernel_is_noisy, time_text
 from tui.widgets.tables import ResultsTable, fill_table
@@ -157,10 +157,18 @@ class ModeBlock(Vertical):
         self.rows: list[KernelRow] = []
         self.measurement: Measurement | None = None
         self.note_lines = 0
+        self._width: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id=f"mode-title-{self.mode}", classes="mode-title")
         yield Static(id=f"mode-note-{self.mode}", classes="mode-note")
+
+    def set_width(self, width: int | None) -> None:
+        """A width of its own (None: its container's) where it changes: setting a width, even the
+        same one, lays the whole screen out again, and the pane draws on every key."""
+        if width != self._width:
+            self._width = width
+            self.styles.width = width
 
     @property
     def table(self) -> KernelTable | None:
@@ -179,9 +187,9 @@ class ModeBlock(Vertical):
             label.stylize("dim")
         console = self.app.console
         self.note_lines = lines_of(console, label, width) - 1 + (lines_of(console, note, width) if note else 0)
-        self.query_one(".mode-title", Static).update(label)
+        show_text(self.query_one(".mode-title", Static), label)
         note_widget = self.query_one(".mode-note", Static)
-        note_widget.update(note or "")
+        show_text(note_widget, note or "")
         note_widget.display = bool(note)
         table = self.table
         if m is None:
@@ -322,7 +330,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
     def draw(self, state: FocusView) -> None:
         head = headline_text(state, self.inner_width, self.baseline)
         self.head_lines = lines_of(self.app.console, head, self.inner_width)
-        self.query_one("#headline", Static).update(head)
+        show_text(self.query_one("#headline", Static), head)
         shown = next((v.measurement for v in state.modes if v.measurement is not None), None)
         where = f"N={format_size(state.size)}"
         if shown is not None:
@@ -343,7 +351,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
             view, block_width = per_mode.get(block.mode, (None, 0))
             block.display = view is not None
             if view is not None:
-                block.styles.width = None if stacked or count == 1 else block_width
+                block.set_width(None if stacked or count == 1 else block_width)
                 dim = not view.fresh and state.stale is not None
                 block.show(view, mode_note(view), dim=dim, width=block_width)
         height = self.desired_height()

@@ -21,7 +21,7 @@ from probes.summary import format_bytes, format_size
 from tui.views import FocusView
 from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share_width
 from tui.widgets.facts import fact_lines
-from tui.widgets.pane import Pane, set_border
+from tui.widgets.pane import Pane, set_border, show_text
 from tui.widgets.passes import backward_fusion, mentions, op_passes, split_ops
 from tui.widgets.tables import ResultsTable, fill_table
 
@@ -169,7 +169,7 @@ class OpChainPane(Pane):
         if compiled is not None and compiled.grad:
             info.append("\n")
             info.append_text(backward_fusion(compiled, eager))
-        self.query_one("#compile-info", Static).update(info)
+        show_text(self.query_one("#compile-info", Static), info)
         set_border(self, None, "STALE" if stale and ops else "")
 
     @staticmethod

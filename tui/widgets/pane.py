@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.widget import Widget
+from textual.widgets import Static
 
 
 def set_border(widget: Widget, title: str | None, subtitle: str | None = None) -> None:
@@ -19,6 +21,23 @@ def set_border(widget: Widget, title: str | None, subtitle: str | None = None) -
     if subtitle is not None and getattr(widget, "_kt_border_subtitle", None) != subtitle:
         widget._kt_border_subtitle = subtitle  # type: ignore[attr-defined]
         widget.border_subtitle = subtitle
+
+
+def show_text(static: Static, content: Text | str) -> None:
+    """``static.update(content)`` where the content changes: each update lays the screen out again
+    and repaints the widget, and most of a pane's texts are the same again after a key or a result
+    (an unchanged compile line cost 2 ms of each key's frame on the 2-core machine)."""
+    key = _content_key(content)
+    if getattr(static, "_kt_content", None) != key:
+        static._kt_content = key  # type: ignore[attr-defined]
+        static.update(content)
+
+
+def _content_key(content: Text | str) -> tuple:
+    if isinstance(content, str):
+        return (content,)
+    spans = tuple((span.start, span.end, str(span.style)) for span in content.spans)
+    return (content.plain, str(content.style), spans, content.justify, content.overflow, content.no_wrap, content.end)
 
 
 class Pane(Vertical):

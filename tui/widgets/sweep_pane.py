@@ -27,7 +27,7 @@ from tui.widgets.cells import gbps_cell, pct, plain
 from tui.widgets.headline import dynamic_line, static_and_dynamic
 from tui.widgets.passes import PASS_COLUMNS, pass_cells
 from tui.widgets.spread import ratio_text, time_text
-from tui.widgets.pane import Pane, set_border
+from tui.widgets.pane import Pane, set_border, show_text
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, time_label
 from tui.widgets.tables import ResultsTable, fill_table
 
@@ -233,7 +233,7 @@ class SweepPane(Pane):
         if rs is not None:
             fill_table(table, *sweep_rows(rs, narrow, state.peak_gbps, view.stale is not None, state.baseline))
         table.display = rs is not None
-        self.query_one("#crossover", Static).update(status_line(state))
+        show_text(self.query_one("#crossover", Static), status_line(state))
         set_border(self, f"sweep · {CHART_TITLES.get(state.chart, state.chart)}", f"STALE: {view.stale}" if view.stale and rs else "")
         results = rs.measurements() if rs else []
         peak = next((m.peak_gbps for m in results if m.peak_gbps), None) or state.peak_gbps
