@@ -405,6 +405,7 @@ class WorkerClient:
             stuck_reported = False
             try:
                 await self._send(request)
+                self._last_heard = time.monotonic()  # silence counts from here: an idle worker says nothing
                 while True:
                     event = await self._next(queue)
                     if event == "cancel":

@@ -163,6 +163,22 @@ async def test_a_worker_that_holds_the_gil_goes_silent_and_is_restarted(tmp_path
         await client.close()
 
 
+async def test_a_worker_idle_for_longer_than_the_silence_limit_is_not_taken_for_stuck() -> None:
+    """Silence counts from a request's send: an idle worker says nothing, and the first edit after
+    a pause of silence_s (15 s in the app) failed at once as "sent nothing for 15 s", the worker
+    restarted (seen in a terminal after a pause)."""
+    client = WorkerClient(silence_s=2)
+    try:
+        await client.start()
+        await assert_next_chain_works(client)
+        await asyncio.sleep(2.5)  # the pause itself, longer than silence_s
+        events = await collect(client, eager_request(client))
+        assert not [e for e in events if isinstance(e, RequestFailed)], events
+        assert any(isinstance(e, MeasurementResult) for e in events) and client.restarts == 0
+    finally:
+        await client.close()
+
+
 async def test_a_request_that_ignores_its_cancel_is_killed_within_the_grace(tmp_path: Path) -> None:
     """The worker sleeps in C with the GIL released: it keeps beating, so it is not silent, but a
     cancel cannot reach it. The client gives it cancel_ack_s, then restarts it."""
