@@ -67,6 +67,32 @@ async def test_seed_chain_profiles_on_start(make_app) -> None:
         assert "2 ops → 1 kernel" in str(app.query_one("#compile-info").render())
 
 
+async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernels(make_app) -> None:
+    """While a new text compiles, the last text's compiled rows stay on screen (marked stale after
+    the grace period); the op chain pane paired the new text's ops with that compile's kernels
+    (`tanh ─ cpp_fused_add_relu_0`, "3 ops → 1 kernel" of a 2-op compile), seen in a terminal."""
+    from tui_helpers import replay_command
+
+    app = make_app(worker_command=replay_command(delay=0.5))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        app.query_one(ChainEditor).load_text("(a * b).sum()")
+
+        def new_eager_only() -> bool:
+            view = focus_view(app)
+            return view.mode("eager").fresh and not view.mode("compiled").fresh
+
+        await wait_for(pilot, new_eager_only, what="the new text's eager rows, before its compiled ones")
+        await pilot.pause()
+        ops = app.query_one("#ops-table")
+        assert [str(ops.get_row_at(i)[0]) for i in range(ops.row_count)] == ["mul", "sum"]
+        assert not any("fused" in str(ops.get_row_at(i)[-1]) for i in range(ops.row_count))
+        assert str(app.query_one("#compile-info").render()).strip() == ""
+        await wait_for(pilot, lambda: focus_done(app), what="the compiled rows")
+        await pilot.pause()
+        assert any("mul_sum" in str(ops.get_row_at(i)[-1]) for i in range(ops.row_count))
+
+
 async def test_broken_chain_shows_inline_error_and_stale_mark_then_fix(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:

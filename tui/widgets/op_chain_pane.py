@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Static
 
 from probes.protocol import Measurement, OpNode
 from probes.summary import format_bytes, format_size
+from tui.runs import normalize
 from tui.views import FocusView
 from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share_width
 from tui.widgets.facts import fact_lines
@@ -135,6 +136,8 @@ class OpChainPane(Pane):
         eager_view = state.mode("eager")
         eager = eager_view.measurement if eager_view else None
         compiled = next((v.measurement for v in state.modes if v.mode != "eager" and v.measurement is not None), None)
+        if eager is not None and compiled is not None and normalize(compiled.chain) != normalize(eager.chain):
+            compiled = None  # the last text's, shown while this one compiles: its kernels are not these ops'
         stale = state.stale is not None
         width = self.content_size.width
         source = eager or compiled
