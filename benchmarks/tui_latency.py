@@ -8,11 +8,12 @@ and printed with its spread, beside what it is compared with, measured in the sa
 - frame: launch -> first frame, and launch -> first eager rows (5 launches), beside the first
   frame of a minimal Textual app (benchmarks/textual_floor.py), the floor under the app's;
 - edit: last key -> new eager rows and -> new compiled rows, for chains never compiled before and
-  for chains compiled earlier in the session (compile-cache hits), typing at 30 ms a key; compared
-  with a bare torch.compile + first call of a fresh chain in a warm process;
+  for chains compiled earlier in the session (compile-cache hits), typing at 30 ms a key, then for
+  one more new chain after a pause (--pause-s, 20 s: the app, its workers and the device idle, as a
+  user thinking); compared with a bare torch.compile + first call of a fresh chain in a warm process;
 - cold: launch with empty Inductor/Triton caches -> first compiled rows, against a bare first
   compile in a fresh process with empty caches;
-- sweep: s -> the whole sweep on screen, in a freshly started app (warm disk caches);
+- sweep: s -> the whole sweep on screen, each in a freshly started app (warm disk caches; --sweeps);
 - quit: q -> the program gone (and no worker left) when idle, mid-compile and mid-sweep.
 
 The app's sources are compiled to bytecode first, as an installed tool's are; whether torch's own
@@ -54,6 +55,8 @@ KEY_INTERVAL_S = 0.030
 OPS = ("tanh", "sigmoid", "exp", "sin", "cos", "neg", "sqrt", "abs", "log1p", "expm1")
 """Each gives its own eager kernel and fused kernel name, so new rows can be told from old ones."""
 TEMPLATE = "(a + b).{op}()"
+PAUSE_OP = "rsqrt"
+"""The edit after a pause: none of OPS, so its rows are new."""
 BARE_OP = "erf"
 """The bare warm-process compile's op: none of OPS, so neither process has compiled its graph."""
 INPROC = ROOT / "benchmarks" / "inproc.py"
@@ -206,24 +209,31 @@ def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
     # the same machine would otherwise load from it and read as "never compiled" (Triton's cache of
     # built kernels is kept: the bare compile it is compared with keeps it too).
     session = Session(args, TEMPLATE.format(op="relu"), own_caches=("torchinductor",))
-    results: dict[str, list[float]] = {"new_eager": [], "new_compiled": [], "hit_eager": [], "hit_compiled": []}
+    results: dict[str, list[float]] = {key: [] for key in EDIT_FIGURES}
     try:
         term = session.term
         term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
         current = "relu"
-        for round_name in ("new", "hit"):
-            for op in ops:
-                last_key = change_op(term, current, op)
-                current = op
-                term.wait_for(rows_show(op, "eager"), timeout=120, what=f"eager rows of {op}")
-                results[f"{round_name}_eager"].append(time.monotonic() - last_key)
-                term.wait_for(rows_show(op, "compiled"), timeout=300, what=f"compiled rows of {op}")
-                results[f"{round_name}_compiled"].append(time.monotonic() - last_key)
+        rounds = [("new", op) for op in ops] + [("hit", op) for op in ops]
+        if args.pause_s:
+            rounds.append(("after_pause", PAUSE_OP))
+        for round_name, op in rounds:
+            if round_name == "after_pause":
+                time.sleep(args.pause_s)  # a user's pause to think: the app, its workers and the device idle
+            last_key = change_op(term, current, op)
+            current = op
+            term.wait_for(rows_show(op, "eager"), timeout=120, what=f"eager rows of {op}")
+            results[f"{round_name}_eager"].append(time.monotonic() - last_key)
+            term.wait_for(rows_show(op, "compiled"), timeout=300, what=f"compiled rows of {op}")
+            results[f"{round_name}_compiled"].append(time.monotonic() - last_key)
     finally:
         session.close()
     bare = bare_compile(args, fresh_caches=("torchinductor",))  # as the edit round's app
     report["edit"] = {key: spread(values) for key, values in results.items()}
     report["edit"]["bare_compile_warm_process_s"] = bare.get("warm_s")
+
+
+EDIT_FIGURES = ("new_eager", "new_compiled", "hit_eager", "hit_compiled", "after_pause_eager", "after_pause_compiled")
 
 
 def bare_compile(args: argparse.Namespace, *, fresh_caches: tuple[str, ...]) -> dict[str, Any]:
@@ -264,18 +274,21 @@ def bench_cold(args: argparse.Namespace, report: dict[str, Any]) -> None:
 
 
 def bench_sweep(args: argparse.Namespace, report: dict[str, Any]) -> None:
-    session = Session(args, TEMPLATE.format(op="relu"))
-    try:
-        term = session.term
-        term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
-        term.press("Escape")
-        begin = time.monotonic()
-        term.press("s")
-        term.wait_for(lambda s: re.search(r"faster per call|not faster per call", s) is not None, timeout=300,
-                      what="the sweep's conclusion")  # fmt: skip
-        report["sweep"] = {"s_to_whole_sweep_s": time.monotonic() - begin}
-    finally:
-        session.close()
+    times = []
+    for _ in range(args.sweeps):
+        session = Session(args, TEMPLATE.format(op="relu"))
+        try:
+            term = session.term
+            term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
+            term.press("Escape")
+            begin = time.monotonic()
+            term.press("s")
+            term.wait_for(lambda s: re.search(r"faster per call|not faster per call", s) is not None, timeout=300,
+                          what="the sweep's conclusion")  # fmt: skip
+            times.append(time.monotonic() - begin)
+        finally:
+            session.close()
+    report["sweep"] = {"s_to_whole_sweep_s": spread(times)}
 
 
 def bench_quit(args: argparse.Namespace, report: dict[str, Any]) -> None:
@@ -332,16 +345,19 @@ def summary(report: dict[str, Any]) -> list[str]:
             else f"; filled {filled:.1f} s after the first launch's first rows"))  # fmt: skip
     if "edit" in report:
         e = report["edit"]
-        for key in ("new_eager", "new_compiled", "hit_eager", "hit_compiled"):
-            s = e[key]
-            lines.append(f"last key -> {key:<13} median {ms(s['median'])}  p90 {ms(s.get('p90'))}  (n={s['n']})")
+        for key in EDIT_FIGURES:
+            s = e.get(key)
+            if s and s["n"]:
+                lines.append(f"last key -> {key:<20} median {ms(s['median'])}  p90 {ms(s.get('p90'))}  (n={s['n']})")
         lines.append(f"bare torch.compile + first call, warm process: {ms(e['bare_compile_warm_process_s'])}")
     if "cold" in report:
         c = report["cold"]
         lines.append(f"cold: launch -> first compiled rows {c['launch_to_first_compiled_rows_s']:.2f} s; bare fresh "
                      f"process {c['bare_fresh_process_s']:.2f} s (compile + first call {c['bare_first_compile_s']:.2f} s)")
     if "sweep" in report:
-        lines.append(f"s -> whole sweep on screen (fresh app) {report['sweep']['s_to_whole_sweep_s']:.2f} s")
+        sweep = report["sweep"]["s_to_whole_sweep_s"]
+        lines.append(f"s -> whole sweep on screen (fresh app) median {ms(sweep['median'])} "
+                     f"(min {ms(sweep.get('min'))}, max {ms(sweep.get('max'))}, n={sweep['n']})")
     for state, q in report.get("quit", {}).items():
         lines.append(f"quit {state:<12} " + (q["error"] if "error" in q else
                      f"{ms(q['q_to_exit_s'])}, workers left {q['workers_left']}, exit {q['exit_status']}"))
@@ -355,6 +371,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", default=None, help="the size N profiled on every edit (default 1e6 CUDA, 1e4 CPU)")
     parser.add_argument("--edits", type=int, default=5, help="chains per round (each round: new, then cache hits)")
     parser.add_argument("--launches", type=int, default=5)
+    parser.add_argument("--pause-s", type=float, default=20.0,
+                        help="then one more new chain after this long idle (0: none)")
+    parser.add_argument("--sweeps", type=int, default=3, help="sweeps, each in a freshly started app")
     parser.add_argument("--only", default=",".join(SECTIONS))
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
