@@ -16,7 +16,8 @@ Nothing of the tool may land in a figure:
   Timing each call alone from an idle GPU (host + device, never overlapped) overstates it the
   other way: 1.5-3x a loop's figure below 1e7 on the H200 (benchmarks/results, the truth runs).
 - **No idle clocks.** Warm-up runs the call back to back for at least ``WARMUP_MIN_S`` (do_bench's
-  25 ms) so a GPU and CPU that idled while the user typed are at full clocks before the first rep.
+  25 ms) so a GPU and CPU that idled while the user typed are at full clocks before the first rep;
+  on a GPU, not when this process timed something less than ``WARM_FOR_S`` ago (see there).
 - **No garbage collection inside a rep**: the collector is paused during the reps.
 - **Nothing left installed**: the profiler session and the op-recording mode end with their block.
 """
@@ -51,6 +52,13 @@ MIN_CALLS_PER_BLOCK, MAX_CALLS_PER_BLOCK = 4, 1000
 MIN_PROFILE_REPS, MAX_PROFILE_REPS = 3, 10
 WARMUP_MIN_S = 0.025
 WARMUP_MAX_CALLS = 2000
+WARM_FOR_S = 2.0
+"""On a GPU, a warm-up within this long of the last timed rep changes no figure: on the H200, eager
+rows of three chains with and without it, in turns, 0, 0.3, 1 and 3 s after the last request,
+read the same device times (within 1%) and device-bound wall times (within 0.5%); host-bound wall
+times spread ±20% either way (benchmarks/results/h200-2026-12-01-warmup). It is 20 ms of each
+request, a fifth of a new chain's eager rows. On the CPU an idle second slows the next calls (the
+thread pool sleeps): the warm-up always runs there."""
 SETTLE_BUDGET_S = 0.5
 
 
@@ -108,9 +116,20 @@ def _settled_call_time(call: Callable[[], Any], device: torch.device) -> float:
     return min(times[-2:])
 
 
+_last_timed = float("-inf")
+"""When this process's last timed rep ended (time.monotonic())."""
+
+
+def needs_warm_up(device: torch.device, now: float) -> bool:
+    """Whether the clocks may have dropped since the last timed rep (see WARM_FOR_S)."""
+    return device.type != "cuda" or now - _last_timed >= WARM_FOR_S
+
+
 def warm_up(call: Callable[[], Any], device: torch.device, single_s: float) -> None:
-    """Back-to-back calls for at least WARMUP_MIN_S, so clocks are up when the reps start."""
-    calls = int(min(WARMUP_MAX_CALLS, max(1, WARMUP_MIN_S / single_s)))
+    """Back-to-back calls for at least WARMUP_MIN_S, so clocks are up when the reps start (one
+    call where they are: ``needs_warm_up``)."""
+    wanted = WARMUP_MIN_S if needs_warm_up(device, time.monotonic()) else 0.0
+    calls = int(min(WARMUP_MAX_CALLS, max(1, wanted / single_s)))
     for _ in range(calls):
         call()
     sync(device)
@@ -143,6 +162,7 @@ def measure_wall_time(call: Callable[[], Any], device: torch.device, plan: RepPl
     """Per-call wall time in µs of each rep: on CUDA a block of ``plan.calls_per_block``
     back-to-back calls started after the flush has ended, timed from one synchronisation to the
     next; on the CPU (where each call returns when its work is done) one call under perf_counter."""
+    global _last_timed
     calls_per_block = plan.calls_per_block
     with gc_paused():
         times = []
@@ -159,6 +179,7 @@ def measure_wall_time(call: Callable[[], Any], device: torch.device, plan: RepPl
                 begin = time.perf_counter()
                 call()
                 times.append((time.perf_counter() - begin) * 1e6)
+        _last_timed = time.monotonic()
         return times
 
 

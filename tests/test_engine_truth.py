@@ -142,3 +142,20 @@ def test_other_processes_make_a_figure_noisy_only_when_they_leave_no_core_idle()
     assert CpuLoad(cores=2, busy_cores=1.7, other_cores=0.7).busy  # the CI machine: the worker's core is shared
     assert not CpuLoad(cores=16, busy_cores=1.6, other_cores=0.6).busy  # the app drawing beside it on a GPU box
     assert not CpuLoad(cores=2, busy_cores=1.2, other_cores=0.2).busy
+
+
+def test_a_gpu_is_warmed_up_only_after_a_pause_and_the_cpu_always() -> None:
+    """Right after a timed rep a GPU's warm-up changes no figure and costs 20 ms of each edit
+    (probes.timing.WARM_FOR_S); an idle CPU's next calls are slower, so the CPU always warms up."""
+    import time
+
+    import torch
+
+    from probes import timing
+
+    measurements, failures = profile("a + b", [1000], ["eager"])
+    assert measurements and not failures
+    now = time.monotonic()
+    assert not timing.needs_warm_up(torch.device("cuda"), now)
+    assert timing.needs_warm_up(torch.device("cuda"), now + timing.WARM_FOR_S)
+    assert timing.needs_warm_up(torch.device("cpu"), now)
