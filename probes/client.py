@@ -371,8 +371,11 @@ class WorkerClient:
                 return "cancel"
             if now >= silent_at:
                 return "silent"
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for returns an event that came
+            # with a cancel of its caller, and the cancel is lost.
             with contextlib.suppress(TimeoutError):
-                return await asyncio.wait_for(queue.get(), min(silent_at, cancel_at) - now)
+                async with asyncio.timeout(min(silent_at, cancel_at) - now):
+                    return await queue.get()
 
     async def request(self, request: Request) -> AsyncIterator[Event]:
         """Send ``request`` and yield its events (not heartbeats); the last one is always a RequestDone.
