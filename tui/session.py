@@ -48,7 +48,7 @@ class Timing:
     """Eager runs this long after the last edit. At once by default: a run the next key makes
     outdated is stopped at once (and a request not sent yet is never sent), while any wait here,
     however short, lands behind the frame that draws the key, which takes 20 ms of the event loop
-    on a fast machine and 50 ms on a slow one."""
+    on the 2-core machine and 27-36 ms on the H200 box."""
     compile_delay_s: float = 0.25
     """Compiled modes run once the text has been stable this long: a pause, not a gap between two
     keys of a burst. A compile the next key makes outdated is stopped at its next Python step, but

@@ -59,11 +59,11 @@ class ChainsPane(KeysInOrder, OptionList):
         if state is None:
             return
         labels = [chain_label(state, i) for i in range(len(state.chains))]
-        if old is not None and self.option_count == len(labels):
+        if old is not None and len(old.chains) == len(labels) == self.option_count:
             # Each key in the editor changes one chain's text: its prompt is replaced in place
             # (a repaint of the list); rebuilding the list laid the whole screen out again.
-            for i, (label, was) in enumerate(zip(labels, (chain_label(old, i) for i in range(len(old.chains))))):
-                if label != was:
+            for i, label in enumerate(labels):
+                if label != chain_label(old, i):
                     self.replace_option_prompt_at_index(i, label)
         else:
             self.clear_options()
