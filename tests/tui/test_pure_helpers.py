@@ -136,6 +136,28 @@ async def test_chart_renders_in_its_size() -> None:
         assert str(chart.render()) == "nothing to plot"
 
 
+async def test_the_same_data_again_does_not_repaint_the_chart() -> None:
+    """The sweep pane gives its chart its data on every key; each repaint re-plotted every line."""
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield LogChart(id="chart")
+
+    app = Host()
+    async with app.run_test(size=(60, 16)) as pilot:
+        chart = app.query_one(LogChart)
+        data = [Series("eager", "red", [(100, 2.0), (10**6, 20.0)])]
+        chart.set_data(data, vmark=(10**4, "x 1e4"))
+        await pilot.pause()
+        repaints: list[int] = []
+        refresh = chart.refresh
+        chart.refresh = lambda *a, **k: (repaints.append(1), refresh(*a, **k))[1]  # type: ignore[method-assign]
+        chart.set_data([Series("eager", "red", [(100, 2.0), (10**6, 20.0)])], vmark=(10**4, "x 1e4"))
+        assert repaints == []
+        chart.set_data([Series("eager", "red", [(100, 2.0), (10**6, 30.0)])], vmark=(10**4, "x 1e4"))
+        assert repaints == [1]
+
+
 async def test_fill_table_sizes_columns_and_leaves_an_unchanged_table_alone() -> None:
     class Host(App[None]):
         def compose(self) -> ComposeResult:

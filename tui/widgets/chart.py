@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from rich.style import Style
 from rich.text import Text
-from textual.reactive import reactive
 from textual.widget import Widget
 
 _BRAILLE_BASE = 0x2800
@@ -69,8 +68,6 @@ class LogChart(Widget):
     }
     """
 
-    version: reactive[int] = reactive(0)
-
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.series: list[Series] = []
@@ -88,13 +85,13 @@ class LogChart(Widget):
         y_format: Callable[[float], str] = time_label,
         empty_message: str | None = None,
     ) -> None:
-        self.series = [s for s in series if s.points]
-        self.hlines = [h for h in hlines if h.value and h.value > 0]
-        self.vmark = vmark
-        self.y_format = y_format
-        if empty_message is not None:
-            self.empty_message = empty_message
-        self.version += 1
+        data = (
+            [s for s in series if s.points], [h for h in hlines if h.value and h.value > 0], vmark, y_format,
+            self.empty_message if empty_message is None else empty_message,
+        )  # fmt: skip
+        if data == (self.series, self.hlines, self.vmark, self.y_format, self.empty_message):
+            return  # the same picture: the sweep pane draws on every key, and each repaint re-plotted every line
+        self.series, self.hlines, self.vmark, self.y_format, self.empty_message = data
         self.refresh()
 
     # -- geometry ----------------------------------------------------------------------------
