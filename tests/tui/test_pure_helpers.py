@@ -119,12 +119,13 @@ def test_chart_draws_series_reference_lines_and_axes() -> None:
     assert chart._ranges() is None
 
 
-async def test_chart_renders_in_its_size() -> None:
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield LogChart(id="chart")
+class ChartHost(App[None]):
+    def compose(self) -> ComposeResult:
+        yield LogChart(id="chart")
 
-    app = Host()
+
+async def test_chart_renders_in_its_size() -> None:
+    app = ChartHost()
     async with app.run_test(size=(60, 16)) as pilot:
         chart = app.query_one(LogChart)
         chart.set_data([Series("eager", "red", [(100, 2.0), (10**6, 20.0)])], vmark=(10**4, "x 1e4"))
@@ -138,12 +139,7 @@ async def test_chart_renders_in_its_size() -> None:
 
 async def test_the_same_data_again_does_not_repaint_the_chart() -> None:
     """The sweep pane gives its chart its data on every key; each repaint re-plotted every line."""
-
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield LogChart(id="chart")
-
-    app = Host()
+    app = ChartHost()
     async with app.run_test(size=(60, 16)) as pilot:
         chart = app.query_one(LogChart)
         data = [Series("eager", "red", [(100, 2.0), (10**6, 20.0)])]
