@@ -18,6 +18,14 @@ CELL_PADDING = 2
 """A DataTable column takes its width plus one cell of padding on each side."""
 
 
+def text_key(content: Text | str) -> tuple:
+    """What a text shows, comparable: a widget given the same key again need not redraw."""
+    if isinstance(content, str):
+        return (content,)
+    spans = tuple((span.start, span.end, str(span.style)) for span in content.spans)
+    return (content.plain, str(content.style), spans, content.justify, content.overflow, content.no_wrap, content.end)
+
+
 def plain(text: str, style: str = "", *, one_line: bool = True) -> Text:
     """Outside text as a ``Text``: control characters shown as escapes, never parsed as markup."""
     return Text(inert_line(text) if one_line else inert(text), style=style)

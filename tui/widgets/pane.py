@@ -10,6 +10,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from tui.widgets.cells import text_key
+
 
 def set_border(widget: Widget, title: str | None, subtitle: str | None = None) -> None:
     """Set ``widget``'s border title (and subtitle, unless None) where they change. Each assignment
@@ -27,17 +29,10 @@ def show_text(static: Static, content: Text | str) -> None:
     """``static.update(content)`` where the content changes: each update lays the screen out again
     and repaints the widget, and most of a pane's texts are the same again after a key or a result
     (an unchanged compile line cost 2 ms of each key's frame on the 2-core machine)."""
-    key = _content_key(content)
+    key = text_key(content)
     if getattr(static, "_kt_content", None) != key:
         static._kt_content = key  # type: ignore[attr-defined]
         static.update(content)
-
-
-def _content_key(content: Text | str) -> tuple:
-    if isinstance(content, str):
-        return (content,)
-    spans = tuple((span.start, span.end, str(span.style)) for span in content.spans)
-    return (content.plain, str(content.style), spans, content.justify, content.overflow, content.no_wrap, content.end)
 
 
 class Pane(Vertical):

@@ -13,6 +13,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
 
+from tui.widgets.cells import text_key
 from tui.widgets.keys_in_order import KeysInOrder
 
 
@@ -33,10 +34,7 @@ def fill_table(table: DataTable, columns: Sequence[Text | str], rows: Sequence[S
     """Replace ``table``'s columns and rows; returns False when nothing changed."""
     labels = [c if isinstance(c, Text) else Text(c) for c in columns]
     cells = [[c if isinstance(c, Text) else Text(str(c)) for c in row] for row in rows]
-    signature = (
-        tuple(label.plain for label in labels),
-        tuple(tuple((cell.plain, str(cell.style), tuple(map(str, cell.spans))) for cell in row) for row in cells),
-    )
+    signature = (tuple(label.plain for label in labels), tuple(tuple(map(text_key, row)) for row in cells))
     if getattr(table, "_kt_signature", None) == signature:
         return False
     table._kt_signature = signature  # type: ignore[attr-defined]
