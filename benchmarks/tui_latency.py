@@ -57,6 +57,7 @@ OPS = ("tanh", "sigmoid", "exp", "sin", "cos", "neg", "sqrt", "abs", "log1p", "e
 TEMPLATE = "(a + b).{op}()"
 PAUSE_OP = "rsqrt"
 """The edit after a pause: none of OPS, so its rows are new."""
+EDIT_FIGURES = ("new_eager", "new_compiled", "hit_eager", "hit_compiled", "after_pause_eager", "after_pause_compiled")
 BARE_OP = "erf"
 """The bare warm-process compile's op: none of OPS, so neither process has compiled its graph."""
 INPROC = ROOT / "benchmarks" / "inproc.py"
@@ -231,9 +232,6 @@ def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
     bare = bare_compile(args, fresh_caches=("torchinductor",))  # as the edit round's app
     report["edit"] = {key: spread(values) for key, values in results.items()}
     report["edit"]["bare_compile_warm_process_s"] = bare.get("warm_s")
-
-
-EDIT_FIGURES = ("new_eager", "new_compiled", "hit_eager", "hit_compiled", "after_pause_eager", "after_pause_compiled")
 
 
 def bare_compile(args: argparse.Namespace, *, fresh_caches: tuple[str, ...]) -> dict[str, Any]:

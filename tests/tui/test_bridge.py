@@ -26,7 +26,7 @@ class HeldWorkers:
         try:
             self.waiting.set()
             try:
-                await asyncio.sleep(60)  # the worker's answer
+                await asyncio.Event().wait()  # the worker's answer, which the cancel interrupts
             except asyncio.CancelledError:
                 pass  # it had arrived with the cancel: Python 3.11's wait_for then returns it
             yield RequestDone(request.id)  # the last event: the stream ends when it is taken
