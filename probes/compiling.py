@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from probes import compiled as inductor
 from probes.device_lock import compiling, measuring
 from probes.diagnostics import Diagnostics
+from probes.dynamo_deferral import end_dynamo_deferral
 from probes.errors import MeasureError, check_result
 from probes.expr import ParsedChain
 from probes.launches import BACKWARD_LABEL
@@ -257,6 +258,7 @@ def _fallback_reason(graphs: int, entries: int, breaks: dict[str, int], diagnost
 def _compile(chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device, diagnostics: Diagnostics, leaves: list[torch.Tensor] | None) -> CompiledChain:
     """A fresh ``torch.compile`` of the chain at this size (with its backward when ``leaves``):
     compile, warm up, and inspect."""
+    end_dynamo_deferral()
     before = _dynamo_counters()
     modules_before = inductor.loaded_module_count()
     fn = chain.build_function(CHAIN_NAMESPACE)

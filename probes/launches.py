@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import torch
 from torch.autograd.profiler_util import FunctionEvent
-from torch.profiler import profile
 
 from probes.kernel_names import is_cpu_work_op
 from probes.trace import OP_LABEL_PREFIX
@@ -124,10 +123,9 @@ class ProfiledEvents:
     """How many reps entered Dynamo's compiled code (a compiled mode that ran eager: none)."""
 
 
-def read_profile(prof: profile, device: torch.device) -> ProfiledEvents:
-    """Every real device launch (CUDA) or leaf work op (CPU) in a profile, tool launches excluded,
-    and how many reps ran compiled code."""
-    events = list(prof.events())
+def read_profile(events: list[FunctionEvent], device: torch.device) -> ProfiledEvents:
+    """Every real device launch (CUDA) or leaf work op (CPU) in a profile's events, tool launches
+    excluded, and how many reps ran compiled code."""
     cpu = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
     rep_events = sorted((e for e in cpu if e.name == REP_LABEL), key=lambda e: e.time_range.start)
     rep_ids = {id(e): i for i, e in enumerate(rep_events)}

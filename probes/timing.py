@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.profiler import ProfilerActivity, profile, record_function
+from torch.autograd.profiler import profile, record_function
 
 from probes.launches import FLUSH_LABEL, REP_LABEL, Launch, read_profile
 from probes.trace import OpTrace, recording_ops
@@ -183,10 +183,6 @@ def measure_wall_time(call: Callable[[], Any], device: torch.device, plan: RepPl
         return times
 
 
-def _activities(device: torch.device) -> list[ProfilerActivity]:
-    return [ProfilerActivity.CPU, ProfilerActivity.CUDA] if device.type == "cuda" else [ProfilerActivity.CPU]
-
-
 @dataclass
 class ProfiledRun:
     launches: list[Launch]
@@ -208,7 +204,10 @@ def profile_run(
     """One profiler session (starting one costs tens of ms): first, optionally, one eager call with
     every op labelled, which ties each kernel to the op that launched it; then ``reps`` reps."""
     trace = None
-    with profile(activities=_activities(device)) as prof:
+    # The autograd profiler under torch.profiler.profile: the latter's start asks
+    # hasattr(torch, "_inductor"), which imports Inductor and Dynamo (0.4 s on the 2-core machine)
+    # in a worker that may never compile.
+    with profile(use_device="cuda" if device.type == "cuda" else None, use_kineto=True) as prof:
         if labelled_call is not None:
             with recording_ops(label_ops=True) as trace:
                 labelled_call()
@@ -219,7 +218,7 @@ def profile_run(
                 with record_function(REP_LABEL):
                     call()
             sync(device)
-    events = read_profile(prof, device)
+    events = read_profile(prof.function_events, device)
     return ProfiledRun(
         launches=[launch for launch in events.launches if launch.rep is not None],
         attribution=[launch for launch in events.launches if launch.rep is None],

@@ -314,6 +314,8 @@ class Worker:
 
         try:
             _inject_test_fault("start")
+            if any(mode != "eager" for mode in request.modes):
+                self._import_compiler()
             run_profile(request, self.emit, lambda rid=request.id: rid in self._cancelled)
         except DevicePoisoned as exc:
             # No RequestDone: the client sees this process end while the request is still
@@ -328,6 +330,16 @@ class Worker:
             self.emit(RequestFailed(request.id, ChainErrorInfo("worker", message[:300])))
             self.emit(RequestDone(request.id))
         return None
+
+    def _import_compiler(self) -> None:
+        """Dynamo and Inductor, imported whole before a compile needs them (a worker starts
+        without them, probes.dynamo_deferral): a stop inside an import would leave a module half
+        made for the rest of the process."""
+        from probes.dynamo_deferral import end_dynamo_deferral
+
+        end_dynamo_deferral()
+        with self._stop.held():
+            import torch._inductor.compile_fx  # noqa: F401
 
     def _warm_up(self, request: WarmupRequest) -> None:
         """Import Inductor and compile a tiny kernel on the device, so that the first real compile
@@ -345,8 +357,7 @@ class Worker:
             self.emit(RequestDone(request.id))
             return
         self.emit(Progress(request.id, "warming up: importing Inductor", "warmup"))
-        with self._stop.held():
-            import torch._inductor.compile_fx  # noqa: F401
+        self._import_compiler()
         if request.id not in self._cancelled:
             self.emit(Progress(request.id, f"warming up: compiling a tiny kernel on {device}", "warmup"))
             with compiling(device):
@@ -368,18 +379,35 @@ def _release() -> None:
 
 def _initialise_device() -> None:
     """Create the default device's context, and load what the memory guard's first meta run
-    would (about a second of lazy imports), now, while the client waits for WorkerReady anyway."""
+    would (sympy, torch's meta kernels), now, while the client waits for WorkerReady anyway. The
+    context is made in a thread beside the meta run: on a GPU most of its 0.25-0.35 s runs outside
+    the GIL (0.2 s off the H200 box's start). Dynamo is not loaded (probes.dynamo_deferral): a
+    worker imports it with its first compile or warm-up."""
     import torch
 
+    from probes.dynamo_deferral import defer_dynamo_import
     from probes.expr import parse_chain
     from probes.memory_guard import check_memory
     from probes.sweep import default_device
 
+    defer_dynamo_import()
     device = torch.device(default_device())
-    torch.ones(1, device=device).add_(1)
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    check_memory(parse_chain("(a + b).relu()"), 8, "fp32", device)
+    failure: list[BaseException] = []
+
+    def make_context() -> None:
+        try:
+            torch.ones(1, device=device).add_(1)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
+            failure.append(exc)
+
+    context = threading.Thread(target=make_context, name="device-context")
+    context.start()
+    check_memory(parse_chain("(a + b).relu()"), 8, "fp32", torch.device("cpu"))  # sized on the host: only its loading matters
+    context.join()
+    if failure:
+        raise failure[0]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -560,3 +560,18 @@ async def test_a_worker_fills_its_bytecode_cache_after_its_first_request_and_the
     finally:
         await client.close()
     await until(lambda: filler not in live_processes_of_group(worker))
+
+
+def test_a_device_that_fails_at_start_fails_the_worker_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The device's context is made in a thread beside the memory guard's first run: its failure
+    must still end the start (the client then reports it), not be lost in the thread."""
+    import torch
+
+    from probes import worker
+
+    def no_device(*args: object, **kwargs: object) -> torch.Tensor:
+        raise RuntimeError("CUDA error: no CUDA-capable device is detected")
+
+    monkeypatch.setattr(torch, "ones", no_device)
+    with pytest.raises(RuntimeError, match="no CUDA-capable device"):
+        worker._initialise_device()
