@@ -82,8 +82,12 @@ def run_profile(
     request: ProfileRequest,
     emit: Callable[[Event], None],
     cancelled: Callable[[], bool] = lambda: False,
+    before_compile: Callable[[], None] = lambda: None,
 ) -> None:
     """Measure ``request`` and emit its events; always ends with RequestDone.
+
+    ``before_compile`` runs before each compiled mode's measurement (the worker imports the
+    compiler there, whole, so that a request's eager rows never wait for it).
 
     A chain error stops the request (it would fail the same way at every size); a memory
     refusal or an out-of-memory skips that size only. DevicePoisoned propagates: the caller
@@ -98,10 +102,10 @@ def run_profile(
                 known[:0] = [line for line in outside if line not in known]
             emit(event)
 
-        _run_profile(request, emit_with_diagnostics, cancelled)
+        _run_profile(request, emit_with_diagnostics, cancelled, before_compile)
 
 
-def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancelled: Callable[[], bool]) -> None:
+def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancelled: Callable[[], bool], before_compile: Callable[[], None]) -> None:
     rid = request.id
     modes = list(dict.fromkeys(request.modes))  # eager,eager measures once
     try:
@@ -159,6 +163,8 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                 step += 1
                 verb, stage = ("compiling and measuring", "compiling") if mode != "eager" else ("measuring", "measuring")
                 emit(Progress(rid, f"{verb} {mode} at N={n:,}", stage, mode, n, step, steps))
+                if mode != "eager":
+                    before_compile()
                 try:
                     measurement = measure(
                         chain, mode, n, device, request.dtype, inputs,

@@ -314,9 +314,7 @@ class Worker:
 
         try:
             _inject_test_fault("start")
-            if any(mode != "eager" for mode in request.modes):
-                self._import_compiler()
-            run_profile(request, self.emit, lambda rid=request.id: rid in self._cancelled)
+            run_profile(request, self.emit, lambda rid=request.id: rid in self._cancelled, self._import_compiler)
         except DevicePoisoned as exc:
             # No RequestDone: the client sees this process end while the request is still
             # open, so it restarts the worker before the next request is sent.
@@ -335,6 +333,8 @@ class Worker:
         """Dynamo and Inductor, imported whole before a compile needs them (a worker starts
         without them, probes.dynamo_deferral): a stop inside an import would leave a module half
         made for the rest of the process."""
+        if "torch._inductor.compile_fx" in sys.modules:
+            return
         from probes.dynamo_deferral import end_dynamo_deferral
 
         end_dynamo_deferral()

@@ -81,3 +81,25 @@ def test_a_stand_in_called_once_dynamo_is_imported_puts_the_real_mark_in_place()
     """)
     assert got["real"] >= 1
     assert got["stand_ins"] >= 1
+
+
+def test_a_first_request_of_both_modes_sends_its_eager_rows_before_importing_the_compiler() -> None:
+    """On the CPU the app's first request asks for eager and compiled rows at once: the eager rows
+    leave before the worker imports Dynamo and Inductor for the compile (a second here)."""
+    got = run_fresh("""
+        import io, json, sys
+        from probes import worker
+        from probes.protocol import MeasurementResult, ProfileRequest
+        worker._initialise_device()
+        running = worker.Worker(io.StringIO())
+        seen = []
+        emit = running.emit
+        def recording(event):
+            if isinstance(event, MeasurementResult):
+                seen.append([event.measurement.mode, event.measurement.ran_compiled, "torch._dynamo" in sys.modules])
+            emit(event)
+        running.emit = recording
+        running._handle(ProfileRequest("r", "(a + b).relu()", sizes=[1000], modes=["eager", "compiled"], device="cpu"))
+        print(json.dumps(seen))
+    """)
+    assert got == [["eager", False, False], ["compiled", True, True]]

@@ -4,7 +4,8 @@ With this folder first on PYTHONPATH and ``TIMELINE_FILE`` set, each Python proc
 benchmark, the app, its workers) appends ``time<TAB>pid<TAB>event<TAB>detail`` lines to that file,
 on the one monotonic clock of the machine. Nothing of the tool is changed: a few of its functions
 are wrapped as their modules are imported. Events: ``lastkey`` and ``seen`` (the benchmark's last
-key and the moment it saw the rows), ``edited``, ``send``, ``recv``, ``render_panes``, ``layout``,
+key and the moment it saw the rows), ``start`` and ``torch imported`` (each process), ``ready sent``
+and ``ready read`` (a worker's WorkerReady, written and read), ``edited``, ``send``, ``recv``, ``render_panes``, ``layout``,
 ``composited``, ``display`` (the app: an edit, a request out, a worker's event in, the panes
 given their state, Textual's layout, render and write of a frame), ``handle`` and ``emit`` (a
 worker: a request's run and each event it sends).
@@ -98,7 +99,27 @@ def patch_terminal(module):
     wrap(module.Terminal, "wait_for", None, lambda result, self, condition, timeout=30.0, what="": mark("seen", what))
 
 
+def patch_protocol(module):
+    """WorkerReady written (in a worker) and read (in the app): a worker's start, seen from both sides."""
+    encode, decode = module.encode, module.decode
+
+    def traced_encode(message):
+        if type(message).__name__ == "WorkerReady":
+            mark("ready sent")
+        return encode(message)
+
+    def traced_decode(line):
+        message = decode(line)
+        if type(message).__name__ == "WorkerReady":
+            mark("ready read")
+        return message
+
+    module.encode, module.decode = traced_encode, traced_decode
+
+
 PATCHES = {
+    "torch": lambda module: mark("torch imported"),
+    "probes.protocol": patch_protocol,
     "tui.session": patch_session,
     "tui.app": patch_app,
     "tui.bridge": patch_bridge,
@@ -133,4 +154,5 @@ class Patcher(importlib.abc.MetaPathFinder):
 
 
 if PATH:
+    mark("start", " ".join(sys.argv[:2]))
     sys.meta_path.insert(0, Patcher())
