@@ -137,12 +137,14 @@ class _MainThreadStop:
         self._main = threading.get_ident()
         self._lock = threading.Lock()
         self._armed_for: str | None = None
+        self._held_for: str | None = None
         self._sent = False
+        self._stopped_while_held = False
 
     @contextlib.contextmanager
     def armed(self, request_id: str) -> Iterator[None]:
         with self._lock:
-            self._armed_for, self._sent = request_id, False
+            self._armed_for, self._sent, self._stopped_while_held = request_id, False, False
         try:
             yield
         finally:
@@ -153,22 +155,27 @@ class _MainThreadStop:
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
-        """No stop inside (imports: a module interrupted halfway would stay broken); one already
-        sent is taken here, before the block starts."""
+        """No stop inside (imports: a module interrupted halfway would stay broken): one already
+        sent is taken before the block starts, one that comes during it as the block ends."""
         with self._lock:
             if self._sent:
                 clear_in_thread(self._main)
                 raise StopRequest
-            armed, self._armed_for = self._armed_for, None
+            self._held_for, self._armed_for = self._armed_for, None
         try:
             yield
         finally:
             with self._lock:
-                self._armed_for = armed
+                self._armed_for, self._held_for = self._held_for, None
+                stop_now, self._stopped_while_held = self._stopped_while_held, False
+        if stop_now:
+            raise StopRequest
 
     def stop(self, request_id: str) -> None:
         with self._lock:
-            if self._armed_for == request_id and not self._sent:
+            if self._held_for == request_id:
+                self._stopped_while_held = True
+            elif self._armed_for == request_id and not self._sent:
                 self._sent = True
                 raise_in_thread(self._main, StopRequest)
 

@@ -575,3 +575,24 @@ def test_a_device_that_fails_at_start_fails_the_worker_start(monkeypatch: pytest
     monkeypatch.setattr(torch, "ones", no_device)
     with pytest.raises(RuntimeError, match="no CUDA-capable device"):
         worker._initialise_device()
+
+
+def test_a_stop_that_comes_during_an_import_is_taken_as_the_import_ends() -> None:
+    """A cancel while the worker imports the compiler (a second, never interrupted: a module
+    stopped halfway stays broken) stops the request right after the import, not after the compile
+    it was for (the client would have restarted the worker by then)."""
+    import threading
+
+    from probes.worker import StopRequest, _MainThreadStop
+
+    stop = _MainThreadStop()
+    imported = False
+    with pytest.raises(StopRequest):
+        with stop.armed("r1"):
+            with stop.held():
+                stopper = threading.Thread(target=stop.stop, args=("r1",))
+                stopper.start()
+                stopper.join()
+                imported = True
+            pytest.fail("the request went on past the import")
+    assert imported
