@@ -37,6 +37,7 @@ from probes.protocol import (
     Heartbeat,
     InfoRequest,
     ProfileRequest,
+    Progress,
     ProtocolError,
     RequestDone,
     RequestFailed,
@@ -139,6 +140,8 @@ class WorkerClient:
         """Sent to the worker, its RequestDone not seen yet (its consumer may have gone)."""
         self._idle = asyncio.Event()
         self._cancel_deadline: float | None = None
+        self._importing = False
+        """The request in flight is importing the compiler: a cancel waits for the import's end."""
         self._cancelled_unsent: set[str] = set()
         self._replacement: asyncio.Task[None] | None = None
         """The replacement of an idle worker that died, while it runs (held: the loop keeps only a
@@ -227,6 +230,8 @@ class WorkerClient:
                 self._ready_event.set()
                 continue
             request_id = getattr(event, "id", "") or ""
+            if self._in_flight is not None and request_id == self._in_flight.id:
+                self._track_import(event)
             if isinstance(event, RequestDone) and self._in_flight is not None and request_id == self._in_flight.id:
                 self._in_flight = None
                 self._idle.set()
@@ -239,6 +244,20 @@ class WorkerClient:
         for queue in self._queues.values():
             queue.put_nowait(_Died(returncode))
         self._replace_if_idle(process)
+
+    def _track_import(self, event: Event) -> None:
+        """While the worker imports the compiler, which it cannot stop halfway and stops right
+        after, a cancel's deadline does not run; it runs again from the import's end."""
+        if isinstance(event, Heartbeat):
+            return
+        importing = isinstance(event, Progress) and event.stage == "importing"
+        if self._importing and not importing and self._cancel_deadline is not None:
+            self._cancel_deadline = max(self._cancel_deadline, time.monotonic() + self.cancel_ack_s)
+        self._importing = importing
+
+    def _cancel_at(self) -> float:
+        """When the request in flight, if cancelled, is overdue."""
+        return float("inf") if self._importing or self._cancel_deadline is None else self._cancel_deadline
 
     def _replace_if_idle(self, process: asyncio.subprocess.Process | PipedProcess) -> None:
         """A ready worker with nothing in flight ended: replace it (a worker still starting is
@@ -354,7 +373,7 @@ class WorkerClient:
             return
         await self.cancel(in_flight.id)
         while not self._idle.is_set():
-            limit = min(self._last_heard + self.silence_s, self._cancel_deadline or float("inf"))
+            limit = min(self._last_heard + self.silence_s, self._cancel_at())
             if time.monotonic() >= limit:
                 await self._restart_quietly(f"it did not stop within {self.cancel_ack_s:.0f} s of a cancel")
                 return
@@ -366,7 +385,7 @@ class WorkerClient:
         while True:
             now = time.monotonic()
             silent_at = self._last_heard + self.silence_s
-            cancel_at = self._cancel_deadline if self._cancel_deadline is not None else float("inf")
+            cancel_at = self._cancel_at()
             if now >= cancel_at:
                 return "cancel"
             if now >= silent_at:
@@ -402,7 +421,7 @@ class WorkerClient:
             self._replacements = 0
             queue: asyncio.Queue[Event | _Died] = asyncio.Queue()
             self._queues[request.id] = queue
-            self._in_flight, self._cancel_deadline = request, None
+            self._in_flight, self._cancel_deadline, self._importing = request, None, False
             self._idle.clear()
             self._set_state("busy", getattr(request, "chain", ""))
             stuck_reported = False

@@ -39,9 +39,10 @@ DEFAULT_SIZES: tuple[int, ...] = (100, 10_000, 1_000_000, 10_000_000, 100_000_00
 ErrorKind = Literal["syntax", "rejected", "input", "runtime", "memory", "compile", "worker", "replay", "stuck"]
 KernelKind = Literal["kernel", "memcpy", "memset"]
 Pass = Literal["forward", "backward"]
-Stage = Literal["peak", "inputs", "compiling", "measuring", "replaying", "warmup"]
-"""What a request is doing now: measuring the device's peaks, making inputs, compiling (slow, GIL
-released), measuring, replaying a recording, or warming Inductor up in the background."""
+Stage = Literal["peak", "inputs", "importing", "compiling", "measuring", "replaying", "warmup"]
+"""What a request is doing now: measuring the device's peaks, making inputs, importing the
+compiler (once per worker, never stopped halfway: a cancel takes effect when it ends), compiling
+(slow, GIL released), measuring, replaying a recording, or warming Inductor up in the background."""
 
 
 def json_name(name: str) -> dict[str, str]:

@@ -82,12 +82,12 @@ def run_profile(
     request: ProfileRequest,
     emit: Callable[[Event], None],
     cancelled: Callable[[], bool] = lambda: False,
-    before_compile: Callable[[], None] = lambda: None,
+    before_compile: Callable[[Progress], None] = lambda step: None,
 ) -> None:
     """Measure ``request`` and emit its events; always ends with RequestDone.
 
-    ``before_compile`` runs before each compiled mode's measurement (the worker imports the
-    compiler there, whole, so that a request's eager rows never wait for it).
+    ``before_compile`` runs before each compiled mode's step (the worker imports the compiler
+    there, whole, so that a request's eager rows never wait for it), with that step's Progress.
 
     A chain error stops the request (it would fail the same way at every size); a memory
     refusal or an out-of-memory skips that size only. DevicePoisoned propagates: the caller
@@ -105,7 +105,7 @@ def run_profile(
         _run_profile(request, emit_with_diagnostics, cancelled, before_compile)
 
 
-def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancelled: Callable[[], bool], before_compile: Callable[[], None]) -> None:
+def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancelled: Callable[[], bool], before_compile: Callable[[Progress], None]) -> None:
     rid = request.id
     modes = list(dict.fromkeys(request.modes))  # eager,eager measures once
     try:
@@ -162,9 +162,10 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                     raise Cancelled
                 step += 1
                 verb, stage = ("compiling and measuring", "compiling") if mode != "eager" else ("measuring", "measuring")
-                emit(Progress(rid, f"{verb} {mode} at N={n:,}", stage, mode, n, step, steps))
+                progress = Progress(rid, f"{verb} {mode} at N={n:,}", stage, mode, n, step, steps)
                 if mode != "eager":
-                    before_compile()
+                    before_compile(progress)
+                emit(progress)
                 try:
                     measurement = measure(
                         chain, mode, n, device, request.dtype, inputs,

@@ -336,13 +336,16 @@ class Worker:
             self.emit(RequestDone(request.id))
         return None
 
-    def _import_compiler(self) -> None:
+    def _import_compiler(self, step: Progress | None = None) -> None:
         """Dynamo and Inductor, imported whole before a compile needs them (a worker starts
         without them, probes.dynamo_deferral): a stop inside an import would leave a module half
-        made for the rest of the process."""
+        made for the rest of the process. ``step``: the request's step that waits for it."""
         if "torch._inductor.compile_fx" in sys.modules:
             return
         from probes.dynamo_deferral import end_dynamo_deferral
+
+        if step is not None:  # the client waits out a cancel until the import ends
+            self.emit(dataclasses.replace(step, message="importing Dynamo and Inductor (once)", stage="importing"))
 
         end_dynamo_deferral()
         with self._stop.held():

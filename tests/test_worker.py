@@ -418,6 +418,33 @@ async def test_a_compile_stops_soon_after_a_cancel_and_the_worker_compiles_again
         await client.close()
 
 
+async def test_a_cancel_while_the_worker_imports_the_compiler_waits_for_the_import(tmp_path: Path) -> None:
+    """A worker imports Dynamo and Inductor with its first compile (a second here, several on a
+    cold box) and cannot stop inside an import: the client does not count that time against the
+    cancel's deadline (it restarted the worker: the H200's cancelled max-autotune test), and the
+    worker stops as soon as the import ends, its modules whole for the next compile."""
+    client = WorkerClient(env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")}, cancel_ack_s=0.2)
+    try:
+        await client.start()
+        request = compiled_request(client, "(a - b).sin() * 3")
+        events, after_import = [], None
+        async for event in client.request(request):
+            events.append(event)
+            if isinstance(event, Progress) and event.stage == "importing":
+                await client.cancel(request.id)
+            elif after_import is None and any(isinstance(e, Progress) and e.stage == "importing" for e in events):
+                after_import = event
+        assert any(isinstance(e, Progress) and e.stage == "importing" for e in events), events
+        assert after_import == RequestDone(request.id, cancelled=True), "the request went on past the import"
+        assert client.restarts == 0
+        again = await collect(client, compiled_request(client, "(a - b).sin() * 3"))
+        results = [e for e in again if isinstance(e, MeasurementResult)]
+        assert results and results[0].measurement.ran_compiled, again
+        assert not any(isinstance(e, Progress) and e.stage == "importing" for e in again), "imported twice"
+    finally:
+        await client.close()
+
+
 @pytest.mark.parametrize("compiling", [True, False])
 def test_a_compile_is_stopped_without_waiting_for_a_safe_point(compiling: bool) -> None:
     """A measurement reaches a safe point (between sizes and modes) within the grace and ends

@@ -26,7 +26,7 @@ from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
 from tui.driver import quick_exit_driver
 from tui.runs import Run, SweepResults, Target, normalize
-from tui.views import FocusView, ModeView, SweepView
+from tui.views import FocusView, ModeView, SweepView, step_activity
 from tui.widgets.cells import plain
 from tui.widgets.kernel_pane import KernelPane
 from tui.widgets.sweep_pane import SweepPane, SweepPaneState
@@ -43,7 +43,7 @@ def step_view(rs: SweepResults | None, step: DemoStep, size: int) -> FocusView:
         activity = ""
         if m is None and running:
             measuring = progress is not None and progress.mode == mode
-            activity = ("compiling" if progress.stage == "compiling" else "measuring") if measuring else "waiting"
+            activity = step_activity(progress) if measuring else "waiting"
         views.append(ModeView(mode, m, m is not None, activity, failure))
     return FocusView(size, tuple(views), busy=running)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from probes.protocol import Measurement, RequestFailed
+from probes.protocol import Measurement, Progress, RequestFailed
 from tui.runs import MeasureKey, SweepResults
 
 if TYPE_CHECKING:
@@ -16,6 +16,11 @@ if TYPE_CHECKING:
 
 
 ModeActivity = Literal["", "waiting", "measuring", "compiling", "after a pause", "held"]
+
+
+def step_activity(progress: Progress) -> ModeActivity:
+    """A worker's step as a mode's activity: importing the compiler is part of compiling."""
+    return "compiling" if progress.stage in ("importing", "compiling") else "measuring"
 
 
 @dataclass(frozen=True)
@@ -130,7 +135,7 @@ def mode_activity(session: LiveSession, mode: str, key: MeasureKey) -> ModeActiv
     if rid is not None:
         progress = session.book.runs[rid].progress
         if progress is not None and progress.mode == mode and progress.size in (None, key[2]):
-            return "compiling" if progress.stage == "compiling" else "measuring"
+            return step_activity(progress)
         return "waiting"
     if key in session.book.cache or key in session.book.failed or session.parse_error is not None:
         return ""
