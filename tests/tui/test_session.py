@@ -287,6 +287,15 @@ def test_progress_says_which_mode_compiles() -> None:
     assert session.activity().text == "compiling compiled at N=1,000,000 (2/2)"
 
 
+def test_importing_the_compiler_reads_as_compiling_with_what_it_does() -> None:
+    """A worker's first compile imports Dynamo and Inductor first (a second or more): the compiled
+    block says it is compiling, not waiting, and the status bar says what takes the time."""
+    session, first = started()
+    session.on_event(Progress(first.id, "importing Dynamo and Inductor (once)", "importing", "compiled", 1_000_000, 2, 2), 0.5)
+    assert session.focus_view(0.5).mode("compiled").activity == "compiling"
+    assert session.activity().text == "importing Dynamo and Inductor (once) (2/2)"
+
+
 def test_an_unavailable_device_falls_back_with_a_notice() -> None:
     session = LiveSession(Settings(device="cuda:3"), "a + b", timing=TIMING)
     effects = session.worker_ready(ready(), 0.0)
