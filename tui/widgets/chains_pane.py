@@ -55,15 +55,15 @@ class ChainsPane(KeysInOrder, OptionList):
             super().__init__()
             self.index = index
 
-    def watch_state(self, old: ChainsState | None, state: ChainsState | None) -> None:
+    def watch_state(self, state: ChainsState | None) -> None:
         if state is None:
             return
         labels = [chain_label(state, i) for i in range(len(state.chains))]
-        if old is not None and len(old.chains) == len(labels) == self.option_count:
+        if len(labels) == self.option_count:
             # Each key in the editor changes one chain's text: its prompt is replaced in place
             # (a repaint of the list); rebuilding the list laid the whole screen out again.
             for i, label in enumerate(labels):
-                if label != chain_label(old, i):
+                if label != self.get_option_at_index(i).prompt:
                     self.replace_option_prompt_at_index(i, label)
         else:
             self.clear_options()
