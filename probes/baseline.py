@@ -51,8 +51,8 @@ def _fmt(value: float) -> str:
     return f"{value:,.4g}"
 
 
-def _relative_half_iqr(value: float, iqr: list[float] | None) -> float:
-    if not iqr or len(iqr) != 2 or value <= 0:
+def _relative_half_iqr(value: float | None, iqr: list[float] | None) -> float:
+    if not iqr or len(iqr) != 2 or not value or value <= 0:
         return 0.0
     return (iqr[1] - iqr[0]) / 2 / value
 

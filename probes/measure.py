@@ -32,7 +32,7 @@ from probes.kernel_names import classify_device_event, short_name, strip_graph_p
 from probes.launches import Launch
 from probes.noise import CpuLoad, LoadWindow, quartiles, spread_reason
 from probes.protocol import KernelRow, Measurement
-from probes.timing import L2Flusher, ProfiledRun, choose_reps, measure_wall_time, profile_run
+from probes.timing import L2Flusher, ProfiledRun, RepPlan, choose_reps, measure_wall_time, profile_run
 from probes.trace import OpTrace, recording_ops
 
 __all__ = ["Cancelled", "DevicePoisoned", "MeasureError", "apply_peak", "measure"]
@@ -142,15 +142,13 @@ def apply_peak(measurement: Measurement, peak_gbps: float | None, device: torch.
             measurement.diagnostics.append(_over_peak_reason(row, device))
 
 
-def _noise(wall: list[float], device_iqr: list[float], device_us: float, profiled_reps: int, load: CpuLoad | None) -> list[str]:
+def _noise(wall: list[float] | None, device_iqr: list[float], device_us: float, profiled_reps: int, load: CpuLoad | None) -> list[str]:
     reasons = []
-    p25, median, p75 = quartiles(wall)
-    for reason in (
-        spread_reason("wall time", p25, median, p75, len(wall)),
-        spread_reason("device time", device_iqr[0], device_us, device_iqr[1], profiled_reps),
-    ):
-        if reason:
-            reasons.append(reason)
+    spreads = [spread_reason("device time", device_iqr[0], device_us, device_iqr[1], profiled_reps)]
+    if wall is not None:
+        p25, median, p75 = quartiles(wall)
+        spreads.insert(0, spread_reason("wall time", p25, median, p75, len(wall)))
+    reasons.extend(reason for reason in spreads if reason)
     if load is not None and load.busy:
         reasons.append(load.reason())
     return reasons
@@ -176,23 +174,30 @@ class _Collected:
     kernel_bytes: dict[str, int]
     kernel_ops: dict[str, list[str]]
     op_kernels: dict[int, list[str]]
-    wall: list[float]
     timing_reps: int
     profiled_reps: int
-    load: CpuLoad | None
     flops_by_pass: dict[str | None, dict[str, list[int]]]
+    wall: list[float] | None = None
+    """None until the wall-time reps have run."""
+    load: CpuLoad | None = None
 
 
-def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, diagnostics: Diagnostics, grad: bool) -> _Collected:
+def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, diagnostics: Diagnostics, grad: bool, on_rows: Callable[[_Collected], None] | None) -> _Collected:
     prepared = prepare(chain, mode, inputs, n, device, diagnostics, grad)  # holds the device but for a compile
     with measuring(device):
-        return _collect_prepared(chain, mode, n, device, inputs, trace, reps, flush, grad, prepared)
+        load_window = LoadWindow().start()
+        plan = choose_reps(prepared.call, device, reps)
+        got = _profile(chain, mode, n, device, inputs, trace, flush, grad, prepared, plan)
+        if on_rows is not None:
+            on_rows(got)
+        got.wall = measure_wall_time(prepared.call, device, plan, flush)
+        got.load = load_window.stop()
+        return got
 
 
-def _collect_prepared(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, grad: bool, prepared: PreparedCall) -> _Collected:
+def _profile(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, flush: L2Flusher, grad: bool, prepared: PreparedCall, plan: RepPlan) -> _Collected:
+    """The profiled reps (the rows), the bytes and the FLOPs: all but the wall time."""
     profiled = prepared.profiled_call or prepared.call
-    load_window = LoadWindow().start()
-    plan = choose_reps(prepared.call, device, reps)
     op_kernels: dict[int, list[str]] = {}
     if mode == "eager":
         run = profile_run(profiled, device, plan.profiled_reps, flush, labelled_call=profiled)
@@ -206,9 +211,7 @@ def _collect_prepared(chain: ParsedChain, mode: str, n: int, device: torch.devic
                 fn(*inputs, N=n)
         kernel_bytes, kernel_ops = compiled_bytes(prepared)
         run = profile_run(profiled, device, plan.profiled_reps, flush)
-    wall = measure_wall_time(prepared.call, device, plan, flush)
-    load = load_window.stop()
-    return _Collected(prepared, run, trace, kernel_bytes, kernel_ops, op_kernels, wall, plan.timing_reps, plan.profiled_reps, load, _flops(chain, inputs, n, grad))
+    return _Collected(prepared, run, trace, kernel_bytes, kernel_ops, op_kernels, plan.timing_reps, plan.profiled_reps, _flops(chain, inputs, n, grad))
 
 
 def _flops(chain: ParsedChain, inputs: list[torch.Tensor], n: int, grad: bool) -> dict[str | None, dict[str, list[int]]]:
@@ -246,21 +249,31 @@ def measure(
     peak_gbps: float | None = None,
     flush: L2Flusher | None = None,
     grad: bool = False,
+    on_rows: Callable[[Measurement], None] | None = None,
 ) -> Measurement:
     """Measure ``chain`` in ``mode`` at size ``n`` on ``device`` with the given inputs.
 
     ``trace`` is the chain's op trace (e.g. from meta tensors) when the caller already has it.
     With ``grad``, each call is forward + ``.sum()`` + ``.backward()``; every row has its pass.
-    Raises MeasureError (or DevicePoisoned) with a plain-words reason.
+    ``on_rows`` is given the measurement as soon as its rows are (before the wall-time reps:
+    ``wall_time_us`` None). Raises MeasureError (or DevicePoisoned) with a plain-words reason.
     """
     with capturing() as diagnostics:
+        early = None
+        if on_rows is not None:
+            early = lambda got: on_rows(_measurement(chain, mode, n, device, dtype, inputs, got, diagnostics, peak_gbps, grad))  # noqa: E731
         try:
-            got = _collect(chain, mode, n, device, inputs, trace, reps, flush or L2Flusher(device), diagnostics, grad)
+            got = _collect(chain, mode, n, device, inputs, trace, reps, flush or L2Flusher(device), diagnostics, grad, early)
         except MeasureError:
             raise
         except Exception as exc:  # noqa: BLE001 - anything the chain or torch raises becomes a message
             raise classify_failure(exc, mode) from exc
+    return _measurement(chain, mode, n, device, dtype, inputs, got, diagnostics, peak_gbps, grad)
 
+
+def _measurement(chain: ParsedChain, mode: str, n: int, device: torch.device, dtype: str, inputs: list[torch.Tensor], got: _Collected, diagnostics: Diagnostics, peak_gbps: float | None, grad: bool) -> Measurement:
+    """What ``got`` recorded as a Measurement (without a wall time while its reps have not run)."""
+    diagnostics = Diagnostics(diagnostics)
     op_bytes_by_name: dict[str, int] = {}
     for op in got.trace.ops if got.trace else []:
         op_bytes_by_name.setdefault(op.op, op.bytes_in + op.bytes_out)
@@ -270,7 +283,10 @@ def measure(
     if unknown and len(unknown) < len(kernels):
         diagnostics.add(f"bytes unknown for {', '.join(unknown)}: no bytes or GB/s for the call as a whole")
     device_us, device_iqr = device_time(kernels)
-    w25, wall_us, w75 = quartiles(got.wall)
+    wall_us, wall_iqr = None, None
+    if got.wall is not None:
+        w25, wall_us, w75 = quartiles(got.wall)
+        wall_iqr = [w25, w75]
     reasons = _noise(got.wall, device_iqr, device_us, got.profiled_reps, got.load)
     prepared = got.prepared
     fallback = _ran_eager_reason(prepared.fallback_reason, mode, got.run.compiled_reps, got.profiled_reps, kernels, set(prepared.kernels))
@@ -294,7 +310,7 @@ def measure(
         ops=op_nodes(got.trace, got.op_kernels, prepared),
         input_bytes=sum(t.numel() * t.element_size() for t in inputs),
         output_bytes=outputs[-1].bytes_out if outputs else 0,
-        wall_time_us_iqr=[w25, w75],
+        wall_time_us_iqr=wall_iqr,
         device_time_us_iqr=device_iqr,
         noisy=bool(reasons),
         noise_reasons=reasons,

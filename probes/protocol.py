@@ -17,7 +17,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 """Bumped whenever a message changes shape; ``WorkerReady.protocol`` carries the worker's."""
 
 EXIT_DEVICE_POISONED = 3
@@ -151,8 +151,9 @@ class Measurement:
     bytes_per_call: int | None
     device_time_us: float
     """Sum of kernel device time per call (memcpy/memset excluded)."""
-    wall_time_us: float
-    """Median wall time of one call (L2 flushed before each rep on CUDA)."""
+    wall_time_us: float | None
+    """Median wall time of one call (L2 flushed before each rep on CUDA); None in an early-rows
+    result (``ProfileRequest.early_rows``), whose wall-time reps are still running."""
     reps: int
     ran_compiled: bool
     """False for eager, and for a 'compiled' run that actually ran eager (see fallback_reason)."""
@@ -182,6 +183,11 @@ class Measurement:
     @property
     def compile_time_s(self) -> float | None:
         return self.compile.compile_time_s if self.compile else None
+
+    @property
+    def wall_pending(self) -> bool:
+        """An early-rows result: rows, device time and bytes are final, the wall time is not yet."""
+        return self.wall_time_us is None
 
     @property
     def gbps(self) -> float | None:
@@ -224,6 +230,10 @@ class ProfileRequest:
     """None: sized to the kernel time."""
     grad: bool = False
     """Measure forward + backward: float inputs require grad, the result is reduced with .sum()."""
+    early_rows: bool = False
+    """Compiled modes answer twice: once their profiled reps end (the rows, wall time None), then
+    whole. A new chain's compiled rows show without waiting for the wall-time reps (~50 ms on an
+    H200), which a compile has already made a long wait."""
     type: Literal["profile"] = "profile"
 
 

@@ -37,7 +37,7 @@ def _mode_order(mode: str) -> int:
     return MODES.index(mode) if mode in MODES else len(MODES)
 
 
-def _time_cell(us: float, iqr: list[float] | None, noisy: bool) -> Text:
+def _time_cell(us: float | None, iqr: list[float] | None, noisy: bool) -> Text:
     text = Text(format_time_us(us))
     if noisy and iqr:
         text.append(" ~", style="yellow")

@@ -149,8 +149,11 @@ def format_ratio(value: float) -> str:
 
 
 def spread(measurement: Measurement, which: Literal["wall", "device"]) -> tuple[float, float, float]:
-    """(p25, median, p75) of the wall or device time per call; a recording without spread is exact."""
+    """(p25, median, p75) of the wall or device time per call; a recording without spread is exact.
+    Not for the wall time of an early-rows result (``Measurement.wall_pending``): it has none yet."""
     value = measurement.wall_time_us if which == "wall" else measurement.device_time_us
+    if value is None:
+        raise ValueError(f"{measurement.mode} at N={measurement.size}: its wall time is still being measured")
     iqr = measurement.wall_time_us_iqr if which == "wall" else measurement.device_time_us_iqr
     if not iqr or len(iqr) != 2:
         return value, value, value
@@ -190,6 +193,9 @@ class Ratio:
 
 
 def ratio(eager: Measurement, compiled: Measurement, which: Literal["wall", "device"]) -> Ratio | None:
+    """None where a time is zero, or a wall time still being measured."""
+    if which == "wall" and (eager.wall_pending or compiled.wall_pending):
+        return None
     e25, e50, e75 = spread(eager, which)
     c25, c50, c75 = spread(compiled, which)
     if c50 <= 0 or c25 <= 0 or c75 <= 0:

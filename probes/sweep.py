@@ -24,6 +24,7 @@ from probes.protocol import (
     ChainErrorInfo,
     DeviceInfo,
     Event,
+    Measurement,
     MeasurementResult,
     ProfileRequest,
     Progress,
@@ -131,6 +132,16 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
     peak: float | None = None
     compute_peaks: dict[str, float] = {}
     flush = L2Flusher(device)
+
+    def early_rows(measurement: Measurement) -> None:
+        """The rows before the wall time, with the compute peak where this request has it already."""
+        dtype = flops.flop_dtype(measurement) if any(k.flops for k in measurement.kernels) else None
+        if dtype in compute_peaks:
+            flops.apply_compute_peak(measurement, compute_peaks[dtype])
+        emit(MeasurementResult(rid, measurement))
+        m = measurement
+        emit(Progress(rid, f"timing {m.mode} at N={m.size:,} (wall time)", "measuring", m.mode, m.size, step, steps))
+
     try:
         for n in request.sizes:
             if cancelled():
@@ -170,6 +181,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                     measurement = measure(
                         chain, mode, n, device, request.dtype, inputs,
                         trace=trace, reps=request.reps, peak_gbps=peak, flush=flush, grad=request.grad,
+                        on_rows=early_rows if request.early_rows and mode != "eager" else None,
                     )
                 except DevicePoisoned:
                     raise

@@ -46,6 +46,16 @@ def test_recorded_gpu_report_round_trips() -> None:
     assert decode(encode(message)) == message
 
 
+def test_rows_sent_before_their_wall_time_cross_the_wire_without_one() -> None:
+    """An early-rows result reads as such on the other side (and not as a wall time of 0)."""
+    recorded = ProfileReport.from_json((DATA / "h200_add_relu_sweep.json").read_text()).results[1]
+    early = MeasurementResult("r", dataclasses.replace(recorded, wall_time_us=None, wall_time_us_iqr=None))
+    again = decode(encode(early))
+    assert again == early and again.measurement.wall_pending and not recorded.wall_pending
+    request = ProfileRequest("r", "(a + b).relu()", early_rows=True)
+    assert decode(encode(request)).early_rows
+
+
 def test_sweep_story_from_the_h200_recording() -> None:
     results: list[Measurement] = ProfileReport.from_json((DATA / "h200_add_relu_sweep.json").read_text()).results
     pairs = comparisons(results)

@@ -46,7 +46,6 @@ class Run:
     started: float
     progress: Progress | None = None
     failures: list[RequestFailed] = field(default_factory=list)
-    results: int = 0
     cancelled: bool = False
     done: bool = False
 
@@ -130,7 +129,8 @@ class RunBook:
         if run is None:
             return None
         m = event.measurement
-        run.results += 1
+        if m.wall_pending and run.cancelled:
+            return run
         key = (run.chain, run.target, m.size, m.mode)
         self.cache.pop(key, None)
         self.cache[key] = m
@@ -167,6 +167,11 @@ class RunBook:
         return found
 
     def _release(self, run: Run) -> None:
+        """The run's keys are no longer being measured; rows it left without a wall time (an
+        early-rows result whose run ended first) are no rows to reuse."""
         for key in run.keys():
             if self.pending.get(key) == run.request.id:
                 del self.pending[key]
+            cached = self.cache.get(key)
+            if cached is not None and cached.wall_pending and key not in self.pending:
+                del self.cache[key]

@@ -306,11 +306,11 @@ class LiveSession:
         else:
             self.parse_error = None
 
-    def _request(self, sizes: list[int], modes: list[str]) -> ProfileRequest:
+    def _request(self, sizes: list[int], modes: list[str], *, early_rows: bool = False) -> ProfileRequest:
         s = self.settings
         return ProfileRequest(
             id=self.new_id(), chain=self.text, sizes=sizes, modes=modes, device=s.device, dtype=s.dtype, reps=s.reps,
-            grad=s.grad,
+            grad=s.grad, early_rows=early_rows,
         )
 
     def _track(self, request: ProfileRequest, kind: RunKind, now: float) -> Run:
@@ -347,7 +347,7 @@ class LiveSession:
         now_modes = [mode for mode in missing if due[mode] <= now]
         effects: list[Effect] = []
         if now_modes:
-            request = self._request([self.settings.focus_size], now_modes)
+            request = self._request([self.settings.focus_size], now_modes, early_rows=True)
             self._track(request, "focus", now)
             effects += [*self._preempt_warmup(), Send(request)]
         later = [due[mode] for mode in missing if mode not in now_modes]

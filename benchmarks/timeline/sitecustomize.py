@@ -43,7 +43,8 @@ def wrap(owner, name, before=None, after=None):
 
 def describe(event):
     measurement = getattr(event, "measurement", None)
-    return f"{type(event).__name__} {getattr(measurement, 'mode', '')} {getattr(event, 'stage', '')}"
+    early = " early" if measurement is not None and measurement.wall_time_us is None else ""
+    return f"{type(event).__name__} {getattr(measurement, 'mode', '')}{early} {getattr(event, 'stage', '')}"
 
 
 def patch_session(module):

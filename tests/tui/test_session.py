@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from probes.protocol import (
@@ -166,6 +168,41 @@ def test_a_burst_of_keys_sends_one_request_for_the_last_text() -> None:
         assert sends(session.edit(text, 1.0 + i * 0.001)) == []
     [request] = sends(session.tick(1.05))
     assert request.chain == "(a + b).sig()" and request.modes == ["eager"]
+
+
+def early_rows(m: Measurement) -> Measurement:
+    """``m`` as the worker sends it first under ``early_rows``: every row, no wall time yet."""
+    return dataclasses.replace(m, wall_time_us=None, wall_time_us_iqr=None)
+
+
+def test_compiled_rows_show_before_their_wall_time_then_whole() -> None:
+    session, first = started()
+    assert first.early_rows  # what the kernel pane shows asks for its compiled rows first
+    session.on_event(MeasurementResult(first.id, measurement(first.chain, "eager")), 0.1)
+    session.on_event(MeasurementResult(first.id, early_rows(measurement(first.chain, "compiled"))), 0.2)
+    view = session.focus_view(0.2)
+    assert view.mode("compiled").fresh and view.mode("compiled").measurement.wall_pending
+    assert view.busy and session.running()  # its wall time is still to come
+    session.on_event(MeasurementResult(first.id, measurement(first.chain, "compiled")), 0.25)
+    session.on_event(RequestDone(first.id), 0.25)
+    view = session.focus_view(0.25)
+    assert view.mode("compiled").fresh and view.mode("compiled").measurement.wall_time_us == 9.0 and not view.busy
+
+
+def test_rows_whose_run_ended_before_their_wall_time_are_measured_again() -> None:
+    """Typing over a run that sent its rows but not yet its wall time cancels it; going back to
+    that text measures it again (the worker's compile cache makes that quick), not rows without a
+    wall time for good. A cancelled run's rows without a wall time are never kept."""
+    session, compiled = compiling_a_new_chain()
+    session.on_event(MeasurementResult(compiled.id, early_rows(measurement(compiled.chain, "compiled"))), 1.6)
+    assert session.focus_view(1.6).mode("compiled").fresh
+    assert Cancel(compiled.id) in session.edit("a * c", 1.7)
+    session.on_event(MeasurementResult(compiled.id, early_rows(measurement(compiled.chain, "compiled"))), 1.71)
+    session.on_event(RequestDone(compiled.id, cancelled=True), 1.72)
+    session.edit("a * b", 2.0)
+    assert not session.focus_view(2.0).mode("compiled").fresh
+    [again] = sends(session.tick(2.0 + session.compile_delay))
+    assert again.modes == ["compiled"] and again.chain == "a * b"
 
 
 def test_typing_cancels_the_run_of_the_older_text_and_keeps_its_late_rows() -> None:

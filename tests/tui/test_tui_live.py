@@ -93,6 +93,35 @@ async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernel
         assert any("mul_sum" in str(ops.get_row_at(i)[-1]) for i in range(ops.row_count))
 
 
+async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> None:
+    """A new text's compiled rows show as soon as the worker has profiled them: kernels and device
+    time, the wall time "timing…" (no ratio of it in the headline) until it comes."""
+    from tui_helpers import recorded, replay_command
+
+    from probes.summary import format_time_us
+
+    app = make_app(worker_command=replay_command(delay=0.5))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        app.query_one(ChainEditor).load_text("(a * b).sum()")
+
+        def rows_without_wall_time() -> bool:
+            m = shown(app, "compiled")
+            return m is not None and m.chain == "(a * b).sum()" and m.wall_pending
+
+        await wait_for(pilot, rows_without_wall_time, what="compiled rows before their wall time")
+        await pilot.pause()
+        title = str(app.query_one("#mode-title-compiled").render())
+        assert "wall timing…" in title and "device" in title
+        assert "mul_sum" in kernel_names(app, "compiled")[0]
+        assert "device" in headline(app) and "wall" not in headline(app)
+        await wait_for(pilot, lambda: focus_done(app), what="the wall time")
+        await pilot.pause()
+        whole = next(m for m in recorded("mul_sum").results if m.mode == "compiled" and m.size == 1_000_000)
+        title = str(app.query_one("#mode-title-compiled").render())
+        assert f"wall {format_time_us(whole.wall_time_us)}" in title and "timing" not in title
+
+
 async def test_broken_chain_shows_inline_error_and_stale_mark_then_fix(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:

@@ -17,14 +17,15 @@ from probes.summary import format_bytes, format_gbps, format_size, format_time_u
 from probes.safe_text import inert, inert_line
 from tui.widgets.cells import display_name, plain
 from tui.widgets.roofline_points import roofline_facts
-from tui.widgets.spread import range_text
+from tui.widgets.spread import WALL_PENDING, range_text
 
 
 def call_facts(m: Measurement) -> list[tuple[str, Text]]:
     """The whole call's times with their spread, why they are noisy, and what torch said."""
     facts = [
         ("call device", Text(f"{format_time_us(m.device_time_us)} ({range_text(m.device_time_us, m.device_time_us_iqr)})")),
-        ("call wall", Text(f"{format_time_us(m.wall_time_us)} ({range_text(m.wall_time_us, m.wall_time_us_iqr)})")),
+        ("call wall", Text(WALL_PENDING, style="dim") if m.wall_time_us is None else
+                      Text(f"{format_time_us(m.wall_time_us)} ({range_text(m.wall_time_us, m.wall_time_us_iqr)})")),
     ]
     if m.noisy:
         facts.append(("noisy", plain("; ".join(m.noise_reasons) or "the spread between reps is wide", "yellow",

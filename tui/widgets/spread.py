@@ -24,6 +24,8 @@ engine's ``noisy`` flag counts it)."""
 NOISY_MARK = "~"
 NOISY_STYLE = "yellow"
 UNCLEAR = "no clear difference"
+WALL_PENDING = "timing…"
+"""The wall time of rows shown before their wall-time reps ended (``Measurement.wall_pending``)."""
 
 
 def relative_spread(value: float, iqr: list[float] | None) -> float | None:
@@ -43,7 +45,10 @@ def plus_minus(value: float, iqr: list[float] | None) -> str:
 
 
 def time_text(m: Measurement, which: Literal["wall", "device"], *, wide: bool = True) -> Text:
-    """``174 µs ±3%`` (``wide``) or ``174 µs``; a figure whose spread is wide is marked ``~``."""
+    """``174 µs ±3%`` (``wide``) or ``174 µs``; a figure whose spread is wide is marked ``~``;
+    ``timing…`` for a wall time still being measured."""
+    if which == "wall" and m.wall_pending:
+        return Text(WALL_PENDING, style="dim")
     p25, median, p75 = spread(m, which)
     iqr = [p25, p75] if p75 > p25 else None
     rel = relative_spread(median, iqr)

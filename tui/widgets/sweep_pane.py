@@ -205,7 +205,7 @@ def chart_series(results: list[Measurement], chart: str) -> list[Series]:
         elif chart == "device":
             points = [(m.size, m.device_time_us) for m in ms if m.device_time_us > 0]
         else:
-            points = [(m.size, m.wall_time_us) for m in ms if m.wall_time_us > 0]
+            points = [(m.size, m.wall_time_us) for m in ms if m.wall_time_us]
         series.append(Series(mode, MODE_STYLES.get(mode, "white"), points))
     return series
 
