@@ -54,9 +54,11 @@ class Timing:
     keys of a burst. A compile the next key makes outdated is stopped at its next Python step, but
     not inside a kernel's build (g++ on the CPU: up to ~1 s), and the next eager rows wait for it."""
     compile_delay_apart_s: float = 0.03
-    """The same, where compiles run in a worker of their own on a GPU (``compiles_apart``): a compile
-    holds up no eager rows there, so it starts with the edit's eager run (a burst's keys, which
-    arrive together, still make one compile)."""
+    """Where compiles run in a worker of their own on a GPU (``compiles_apart``) a compile holds up
+    no eager rows, so none: it is sent with the edit's eager run, from the edit itself (a burst's
+    keys, which arrive together, cancel each other's requests before they are sent; a wait here
+    landed behind the frame that draws the key: the compile started 35-55 ms after the last key on
+    the H200). Once typing has wasted a compile, this long, doubled each time (``compile_backoff``)."""
     compile_delay_max_s: float = 2.0
     """The delay doubles (up to this) each time typing resumes while a compile of an older text runs:
     that compile was wasted, and the eager rows of the new text had to wait for it."""
@@ -376,7 +378,12 @@ class LiveSession:
         """The current wait before compiling. Where a compile holds up eager rows (in the eager
         worker, or on the CPU, where the compile and the measurement share the cores), a pause."""
         on_gpu = (self.device or "").startswith("cuda")
-        shortest = self.timing.compile_delay_apart_s if self.compiles_apart and on_gpu else self.timing.compile_delay_s
+        if self.compiles_apart and on_gpu:
+            if self.compile_backoff <= 1.0:
+                return 0.0
+            shortest = self.timing.compile_delay_apart_s
+        else:
+            shortest = self.timing.compile_delay_s
         return min(self.timing.compile_delay_max_s, shortest * self.compile_backoff)
 
     def _compiling_another_chain(self) -> bool:

@@ -106,16 +106,21 @@ def test_by_default_an_edit_sends_its_eager_run_from_the_edit_itself() -> None:
     assert session.focus_view(1.02).mode("eager").fresh
 
 
-def test_where_compiles_run_apart_on_a_gpu_an_edit_compiles_with_its_eager_run() -> None:
-    """A compile in a worker of its own holds up no eager rows: it need not wait for a pause."""
-    session, first = started()
+def test_where_compiles_run_apart_on_a_gpu_an_edit_compiles_from_the_edit_itself() -> None:
+    """A compile in a worker of its own holds up no eager rows: it is sent with the eager run, from
+    the edit (a timer, however short, would fire only after the frame that draws the key), until
+    typing has wasted one; then it waits, longer each time."""
+    session = LiveSession(Settings(), "(a + b).relu()")
     session.compiles_apart = True
+    [first] = sends(session.worker_ready(ready(), 0.0))
     answer(session, first, 0.1)
-    session.edit("(a + b).sigmoid()", 1.0)
-    [both] = sends(session.tick(1.0 + max(TIMING.eager_delay_s, TIMING.compile_delay_apart_s)))
+    [both] = sends(session.edit("(a + b).sigmoid()", 1.0))
     assert both.modes == ["eager", "compiled"] and both.chain == "(a + b).sigmoid()"
-    session.edit("(a + b).tanh()", 1.2)  # typing over that compile: the next one waits longer
-    assert session.compile_delay == 2 * TIMING.compile_delay_apart_s
+    [eager] = sends(session.edit("(a + b).tanh()", 1.2))  # typing over that compile wasted it
+    assert eager.modes == ["eager"] and session.compile_delay == 2 * Timing().compile_delay_apart_s
+    answer(session, eager, 1.25)
+    [compiled] = sends(session.tick(1.2 + session.compile_delay))
+    assert compiled.modes == ["compiled"] and compiled.chain == "(a + b).tanh()"
 
 
 def test_on_the_cpu_a_compile_waits_for_a_pause_even_in_a_worker_of_its_own() -> None:
