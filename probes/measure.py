@@ -3,8 +3,8 @@
 The rules: warm up first and report compile time apart; kernel rows
 come from profiler device events over several reps, counting only real kernels (memcpy/memset
 apart, nothing the tool launched itself); device time per call is the sum of the rows (launches x
-median time per launch); wall time per call is timed separately, as the median of blocks of
-back-to-back calls (``probes.timing``). Every time carries its interquartile range, and a
+median time per launch); wall time per call is timed separately, after the rows (which a caller
+may have first: ``on_rows``), as the median of blocks of back-to-back calls (``probes.timing``). Every time carries its interquartile range, and a
 measurement taken while its spread was wide or the machine busy says so.
 
 The pieces: ``probes.compiling`` (eager or a fresh compile), ``probes.timing`` (flush, reps,
@@ -259,11 +259,14 @@ def measure(
     ``wall_time_us`` None). Raises MeasureError (or DevicePoisoned) with a plain-words reason.
     """
     with capturing() as diagnostics:
-        early = None
-        if on_rows is not None:
-            early = lambda got: on_rows(_measurement(chain, mode, n, device, dtype, inputs, got, diagnostics, peak_gbps, grad))  # noqa: E731
+
+        def rows_ready(got: _Collected) -> None:
+            assert on_rows is not None
+            on_rows(_measurement(chain, mode, n, device, dtype, inputs, got, diagnostics, peak_gbps, grad))
+
         try:
-            got = _collect(chain, mode, n, device, inputs, trace, reps, flush or L2Flusher(device), diagnostics, grad, early)
+            got = _collect(chain, mode, n, device, inputs, trace, reps, flush or L2Flusher(device), diagnostics, grad,
+                           rows_ready if on_rows is not None else None)  # fmt: skip
         except MeasureError:
             raise
         except Exception as exc:  # noqa: BLE001 - anything the chain or torch raises becomes a message

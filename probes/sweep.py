@@ -133,13 +133,13 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
     compute_peaks: dict[str, float] = {}
     flush = L2Flusher(device)
 
-    def early_rows(measurement: Measurement) -> None:
-        """The rows before the wall time, with the compute peak where this request has it already."""
-        dtype = flops.flop_dtype(measurement) if any(k.flops for k in measurement.kernels) else None
+    def early_rows(m: Measurement) -> None:
+        """The rows before their wall time (with the compute peak where this request has it
+        already), then the step that times it."""
+        dtype = flops.flop_dtype(m) if any(k.flops for k in m.kernels) else None
         if dtype in compute_peaks:
-            flops.apply_compute_peak(measurement, compute_peaks[dtype])
-        emit(MeasurementResult(rid, measurement))
-        m = measurement
+            flops.apply_compute_peak(m, compute_peaks[dtype])
+        emit(MeasurementResult(rid, m))
         emit(Progress(rid, f"timing {m.mode} at N={m.size:,} (wall time)", "measuring", m.mode, m.size, step, steps))
 
     try:

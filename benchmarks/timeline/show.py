@@ -1,6 +1,7 @@
-"""Where each edit's time went: the phases from the last key to the eager rows on screen.
+"""Where each edit's time went: the phases from the last key to the eager rows on screen (or,
+with ``--compiled``, to the compiled rows).
 
-    python benchmarks/timeline/show.py TIMELINE.tsv [-v]
+    python benchmarks/timeline/show.py TIMELINE.tsv [-v] [--compiled]
 
 Reads the file that ``sitecustomize.py`` (in this folder) writes when ``TIMELINE_FILE`` names it
 and the folder is on PYTHONPATH of a ``tui_latency.py --only edit`` run: one line per event, in
@@ -15,6 +16,10 @@ import statistics
 import sys
 
 PHASES = ("edited", "sent", "worker start", "worker result", "app got it", "drawn", "seen")
+COMPILED_PHASES = ("sent", "worker start", "compiling", "rows out", "app got them", "drawn", "seen", "whole out")
+"""A new chain's compiled rows: the request out, the compile worker's start on it, its compile's
+start, the early rows (``ProfileRequest.early_rows``) written, read, drawn and seen, and the whole
+measurement (with its wall time) written."""
 
 
 def read(path: str) -> list[tuple[float, int, str, str]]:
@@ -30,7 +35,7 @@ def phases(events: list[tuple[float, int, str, str]], key: float) -> dict[str, f
         return next((t for t, _, e, d in events if e == event and contains in d and t >= after), None)
 
     edited = first("edited")
-    sent = first("send", "['eager']")
+    sent = first("send", "['eager'")
     if edited is None or sent is None:
         return None
     start = first("handle>", "eager", sent)
@@ -44,26 +49,49 @@ def phases(events: list[tuple[float, int, str, str]], key: float) -> dict[str, f
     return {name: 1000 * (end - key) for name, end in zip(PHASES, ends)}
 
 
+def compiled_phases(events: list[tuple[float, int, str, str]], key: float) -> dict[str, float] | None:
+    """ms after ``key`` at which each phase of a new chain's compiled rows ended; None for rows
+    answered from the app's cache."""
+
+    def first(event: str, contains: str = "", after: float = key) -> float | None:
+        return next((t for t, _, e, d in events if e == event and contains in d and t >= after), None)
+
+    sent = first("send", "'compiled'")
+    start = first("handle>", "compiled", sent or key)
+    compiling = first("emit", "Progress  compiling", start or key)
+    out = first("emit", "MeasurementResult compiled early", start or key)
+    got = first("recv", "MeasurementResult compiled early", out or key)
+    seen = first("seen", "compiled rows")
+    if None in (sent, start, compiling, out, got, seen):
+        return None
+    whole = first("emit", "MeasurementResult compiled ", got)
+    drawn = max((t for t, _, e, _ in events if e == "display" and got <= t <= seen), default=seen)
+    ends = (sent, start, compiling, out, got, drawn, seen, whole if whole is not None else float("nan"))
+    return {name: 1000 * (end - key) for name, end in zip(COMPILED_PHASES, ends)}
+
+
 def main(argv: list[str]) -> int:
     events = read(argv[0])
     verbose = "-v" in argv
+    compiled = "--compiled" in argv
+    names, measure, seen_what = (COMPILED_PHASES, compiled_phases, "compiled rows") if compiled else (PHASES, phases, "")
     keys = [float(d) for _, _, e, d in events if e == "lastkey"]
     table: list[dict[str, float]] = []
-    print("ms after the last key: " + " | ".join(PHASES))
+    print("ms after the last key: " + " | ".join(names))
     for key in keys:
-        seen = next((t for t, _, e, _ in events if e == "seen" and t > key), None)
+        seen = next((t for t, _, e, d in events if e == "seen" and seen_what in d and t > key), None)
         if seen is None:
             continue
-        window = [row for row in events if key - 0.001 <= row[0] <= seen + 0.001]
-        found = phases(window, key)
+        window = [row for row in events if key - 0.001 <= row[0] <= seen + 0.1]
+        found = measure(window, key)
         if found is not None:
             table.append(found)
-            print("  ".join(f"{found[name]:7.1f}" for name in PHASES))
+            print("  ".join(f"{found[name]:7.1f}" for name in names))
         if verbose:
             for t, pid, event, detail in window:
                 print(f"      {1000 * (t - key):8.1f}  {pid:>7}  {event:14} {detail[:60]}")
     if table:
-        print("median " + "  ".join(f"{statistics.median(row[name] for row in table):7.1f}" for name in PHASES))
+        print("median " + "  ".join(f"{statistics.median(row[name] for row in table):7.1f}" for name in names))
     return 0
 
 
