@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator
 from typing import IO
 
 from probes.bytecode_cache import fill_later
+from probes.child_processes import kill_compilers
 from probes.protocol import (
     EXIT_DEVICE_POISONED,
     EXIT_STUCK,
@@ -130,11 +131,33 @@ def _inject_test_fault(stage: str) -> None:
             ctypes.CDLL(None).sleep(3600)  # releases the GIL but never returns to Python
 
 
+STOP_SIGNAL = signal.SIGUSR1
+"""Sent to the main thread with a stop that must reach it inside a blocking system call. A compile
+waits for the compilers it started (g++ on the CPU, ptxas for Triton) in a read or a wait, where an
+exception raised in the thread fires only when the call returns (0.3-0.7 s later on the 2-core
+machine). A compile's stop ends those compilers first (``_end_compilers``), then this signal wakes
+any other wait: the compile stops within 8-15 ms there."""
+
+
+def _end_compilers() -> None:
+    """The compilers a stopped compile started, and theirs: killing only the one it waits for (as
+    ``subprocess.run`` does on the way out) leaves g++'s cc1plus on the cores for ~0.5 s."""
+    kill_compilers(os.getpid())
+
+
+def _stop_signalled(signum: int, frame: object) -> None:
+    """Nothing to do: the stop raised in the main thread fires as this handler starts (an
+    interrupted call runs its handler before it is retried), and a stop that has fired already is
+    not raised twice."""
+
+
 class _MainThreadStop:
     """Raises StopRequest in the main thread, only while it runs the request it is armed for."""
 
     def __init__(self) -> None:
         self._main = threading.get_ident()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(STOP_SIGNAL, _stop_signalled)
         self._lock = threading.Lock()
         self._armed_for: str | None = None
         self._held_for: str | None = None
@@ -171,13 +194,19 @@ class _MainThreadStop:
         if stop_now:
             raise StopRequest
 
-    def stop(self, request_id: str) -> None:
+    def stop(self, request_id: str, *, interrupt: Callable[[], object] | None = None) -> None:
+        """Stop ``request_id`` at the main thread's next Python step; with ``interrupt``, also
+        inside a blocking system call: ``interrupt()`` ends what it may wait for (while the main
+        thread cannot act on it yet), then STOP_SIGNAL wakes it."""
         with self._lock:
             if self._held_for == request_id:
                 self._stopped_while_held = True
             elif self._armed_for == request_id and not self._sent:
                 self._sent = True
                 raise_in_thread(self._main, StopRequest)
+                if interrupt is not None:
+                    interrupt()
+                    signal.pthread_kill(self._main, STOP_SIGNAL)
 
 
 def _tiny(x):  # noqa: ANN001, ANN202 - the warm-up's compile
@@ -259,8 +288,11 @@ class Worker:
         if current is not None and current.id == request_id:
             compiling = sys.modules.get("probes.compiling")  # not imported yet: nothing has compiled
             if compiling is not None and compiling.compiling_now():
-                grace_s = 0.0  # a compile has no safe point to wait for: stopped at its next Python step
-            threading.Timer(grace_s, self._stop.stop, args=(request_id,)).start()
+                # A compile has no safe point to wait for: stopped at once, inside its wait for a
+                # compiler too (STOP_SIGNAL).
+                threading.Thread(target=self._stop.stop, args=(request_id,), kwargs={"interrupt": _end_compilers}).start()
+            else:
+                threading.Timer(grace_s, self._stop.stop, args=(request_id,)).start()
 
     # -- requests --------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -418,6 +419,44 @@ async def test_a_compile_stops_soon_after_a_cancel_and_the_worker_compiles_again
         await client.close()
 
 
+def compilers_of(group: int) -> list[str]:
+    return [command for command in live_processes_of_group(group).values() if re.search(r"\b(cc1plus|g\+\+|c\+\+)\b", command)]
+
+
+@pytest.mark.slow
+async def test_a_compile_cancelled_while_it_waits_for_its_compiler_stops_at_once_and_kills_it(tmp_path: Path) -> None:
+    """On the CPU most of a compile is g++ (a process the worker waits for): a stop raised in the
+    worker fired only when g++ ended (0.3-0.7 s here, the next edit's eager rows behind it); the
+    stop's signal takes it inside the wait, and the compiler is killed on the way out."""
+    env = {"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache"), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+    client = WorkerClient(env=env, cancel_ack_s=3)
+    try:
+        await client.start()
+        await collect(client, compiled_request(client, "(a + b).relu()"))  # the compiler imported
+        group = client.pid
+        assert group is not None
+        request = compiled_request(client, "(a - b).cos().sin() * 5")
+        events: list = []
+        cancelled_at: list[float] = []
+
+        async def stream() -> None:
+            async for event in client.request(request):
+                events.append(event)
+
+        streaming = asyncio.ensure_future(stream())
+        await until(lambda: bool(compilers_of(group)), timeout_s=60)
+        cancelled_at.append(time.monotonic())
+        await client.cancel(request.id)
+        await asyncio.wait_for(streaming, WAIT_S)
+        took = time.monotonic() - cancelled_at[0]
+        assert events[-1] == RequestDone(request.id, cancelled=True)
+        assert took < 0.2, f"the stop waited for the compiler: {took:.2f} s"
+        await until(lambda: compilers_of(group) == [], timeout_s=0.1)  # killed (left alone, ~0.5 s more)
+        assert client.restarts == 0
+    finally:
+        await client.close()
+
+
 async def test_a_cancel_while_the_worker_imports_the_compiler_waits_for_the_import(tmp_path: Path) -> None:
     """A worker imports Dynamo and Inductor with its first compile (a second here, several on a
     cold box) and cannot stop inside an import: the client does not count that time against the
@@ -459,12 +498,19 @@ def test_a_compile_is_stopped_without_waiting_for_a_safe_point(compiling: bool) 
 
     worker = Worker(io.StringIO())
     stopped = threading.Event()
-    worker._stop = type("Stop", (), {"stop": lambda self, request_id: stopped.set()})()
+    woken: list[bool] = []
+
+    def stop(request_id: str, *, interrupt: object = None) -> None:
+        woken.append(interrupt is not None)
+        stopped.set()
+
+    worker._stop = type("Stop", (), {"stop": staticmethod(stop)})()
     worker._current = ProfileRequest("r1", CHAIN)
     with compile_window() if compiling else contextlib.nullcontext():
         worker._cancel("r1", CANCEL_SAFE_POINT_S)
     assert stopped.wait(CANCEL_SAFE_POINT_S * 0.8) is compiling
     assert stopped.wait(CANCEL_SAFE_POINT_S * 5), "the stop never came"
+    assert woken == [compiling]  # only a compile's stop reaches into a blocking call (the compiler's wait)
 
 
 @pytest.mark.slow

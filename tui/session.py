@@ -50,18 +50,18 @@ class Timing:
     however short, lands behind the frame that draws the key, which takes 20 ms of the event loop
     on the 2-core machine and 27-36 ms on the H200 box."""
     compile_delay_s: float = 0.25
-    """Compiled modes run once the text has been stable this long: a pause, not a gap between two
-    keys of a burst. A compile the next key makes outdated is stopped at its next Python step, but
-    not inside a kernel's build (g++ on the CPU: up to ~1 s), and the next eager rows wait for it."""
-    compile_delay_apart_s: float = 0.03
-    """Where compiles run in a worker of their own on a GPU (``compiles_apart``) a compile holds up
-    no eager rows, so none: it is sent with the edit's eager run, from the edit itself (a burst's
-    keys, which arrive together, cancel each other's requests before they are sent; a wait here
-    landed behind the frame that draws the key: the compile started 35-55 ms after the last key on
-    the H200). Once typing has wasted a compile, this long, doubled each time (``compile_backoff``)."""
+    """Where compiles run in a worker of their own on the CPU (``compiles_apart``), they wait for
+    the text to be stable this long: a compile there shares the cores the eager measurement times."""
+    compile_wait_s: float = 0.03
+    """Elsewhere a compile is sent with the edit's eager run, from the edit itself (a wait here,
+    however short, landed behind the frame that draws the key: compiles started 35-55 ms after the
+    last key on the H200, and a burst's keys, which arrive together, cancel each other's requests
+    before they are sent). One the next key makes outdated is stopped within ~10 ms, even inside the
+    compiler it started (``probes.worker.STOP_SIGNAL``), so it holds up no eager rows. Once typing
+    has wasted a compile, the next waits this long, doubled each time (``compile_backoff``)."""
     compile_delay_max_s: float = 2.0
-    """The delay doubles (up to this) each time typing resumes while a compile of an older text runs:
-    that compile was wasted, and the eager rows of the new text had to wait for it."""
+    """The wait doubles (up to this) each time typing resumes while a compile of an older text runs:
+    that compile was wasted."""
     stale_grace_s: float = 0.35
     """Rows of the previous text stay undimmed this long while the new ones are on their way."""
     progress_delay_s: float = 0.05
@@ -375,15 +375,15 @@ class LiveSession:
 
     @property
     def compile_delay(self) -> float:
-        """The current wait before compiling. Where a compile holds up eager rows (in the eager
-        worker, or on the CPU, where the compile and the measurement share the cores), a pause."""
+        """The current wait before compiling: none until typing wastes a compile, a pause where
+        compiles run apart on the CPU (see ``Timing``)."""
         on_gpu = (self.device or "").startswith("cuda")
-        if self.compiles_apart and on_gpu:
-            if self.compile_backoff <= 1.0:
-                return 0.0
-            shortest = self.timing.compile_delay_apart_s
-        else:
+        if self.compiles_apart and not on_gpu:
             shortest = self.timing.compile_delay_s
+        elif self.compile_backoff <= 1.0:
+            return 0.0
+        else:
+            shortest = self.timing.compile_wait_s
         return min(self.timing.compile_delay_max_s, shortest * self.compile_backoff)
 
     def _compiling_another_chain(self) -> bool:

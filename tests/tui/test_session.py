@@ -69,23 +69,23 @@ def test_a_loaded_chain_runs_every_mode_at_once_when_the_worker_is_ready() -> No
     assert all(v.fresh for v in view.modes) and view.stale is None and not view.busy
 
 
-def test_an_edit_runs_eager_at_once_and_compiled_after_a_pause() -> None:
+def test_an_edit_measures_eager_then_compiled_in_one_request() -> None:
+    """The compile is sent with the eager run (a compile typed over stops within ~10 ms, so it
+    holds up no eager rows); the eager rows come first, the old compiled rows stay meanwhile."""
     session, first = started()
     answer(session, first, 0.1)
     effects = session.edit("(a + b).sigmoid()", 1.0)
     assert sends(effects) == [] and WakeAt(1.0 + TIMING.eager_delay_s) in effects
-    [eager] = sends(session.tick(1.03))
-    assert eager.modes == ["eager"] and eager.chain == "(a + b).sigmoid()"
-    answer(session, eager, 1.08)
+    [both] = sends(session.tick(1.03))
+    assert both.modes == ["eager", "compiled"] and both.chain == "(a + b).sigmoid()"
+    session.on_event(MeasurementResult(both.id, measurement(both.chain, "eager")), 1.08)
     view = session.focus_view(1.08)
     assert view.mode("eager").fresh and not view.mode("compiled").fresh
-    assert view.mode("compiled").activity == "after a pause"
+    assert view.mode("compiled").activity == "waiting" and view.busy
     assert view.updating and view.stale is None  # within the grace period: no dimming yet
-    assert sends(session.tick(1.2)) == []
-    [compiled] = sends(session.tick(1.5))
-    assert compiled.modes == ["compiled"]
-    answer(session, compiled, 1.9)
-    assert all(v.fresh for v in session.focus_view(1.9).modes)
+    session.on_event(MeasurementResult(both.id, measurement(both.chain, "compiled")), 1.5)
+    session.on_event(RequestDone(both.id), 1.5)
+    assert all(v.fresh for v in session.focus_view(1.5).modes)
 
 
 def test_by_default_an_edit_sends_its_eager_run_from_the_edit_itself() -> None:
@@ -117,53 +117,57 @@ def test_where_compiles_run_apart_on_a_gpu_an_edit_compiles_from_the_edit_itself
     [both] = sends(session.edit("(a + b).sigmoid()", 1.0))
     assert both.modes == ["eager", "compiled"] and both.chain == "(a + b).sigmoid()"
     [eager] = sends(session.edit("(a + b).tanh()", 1.2))  # typing over that compile wasted it
-    assert eager.modes == ["eager"] and session.compile_delay == 2 * Timing().compile_delay_apart_s
+    assert eager.modes == ["eager"] and session.compile_delay == 2 * Timing().compile_wait_s
     answer(session, eager, 1.25)
     [compiled] = sends(session.tick(1.2 + session.compile_delay))
     assert compiled.modes == ["compiled"] and compiled.chain == "(a + b).tanh()"
 
 
-def test_on_the_cpu_a_compile_waits_for_a_pause_even_in_a_worker_of_its_own() -> None:
-    """There the compile and the measurement share the cores the measurement times: they take turns."""
+def test_on_the_cpu_a_compile_waits_for_a_pause_in_a_worker_of_its_own() -> None:
+    """There the compile and the measurement would share the cores the measurement times: they
+    take turns."""
     session, first = started(device="cpu")
     session.compiles_apart = True
     answer(session, first, 0.1)
     session.edit("(a + b).sigmoid()", 1.0)
     [eager] = sends(session.tick(1.03))
     assert eager.modes == ["eager"]
+    answer(session, eager, 1.1)
+    assert session.focus_view(1.1).mode("compiled").activity == "after a pause"
     assert sends(session.tick(1.0 + TIMING.compile_delay_s - 0.01)) == []
     [compiled] = sends(session.tick(1.0 + TIMING.compile_delay_s))
     assert compiled.modes == ["compiled"]
 
 
 def compiling_a_new_chain() -> tuple[LiveSession, ProfileRequest]:
-    """A session whose text was edited to ``a * b``: its eager rows are in, its compile was sent."""
+    """A session whose text was edited to ``a * b``: its eager rows are in, its compile runs."""
     session, first = started()
     answer(session, first, 0.1)
     session.edit("a * b", 1.0)
-    [eager] = sends(session.tick(1.03))
-    answer(session, eager, 1.1)
-    [compiled] = sends(session.tick(1.5))
-    assert compiled.modes == ["compiled"]
-    return session, compiled
+    [both] = sends(session.tick(1.03))
+    session.on_event(MeasurementResult(both.id, measurement(both.chain, "eager")), 1.1)
+    return session, both
 
 
 def test_typing_over_a_compile_makes_the_next_compile_wait_longer() -> None:
-    session, compiled = compiling_a_new_chain()
+    session, compiling = compiling_a_new_chain()
+    assert session.compile_delay == 0.0
     session.edit("a * c", 1.6)  # typing again while that compile runs: it was wasted
-    assert session.compile_delay == 2 * TIMING.compile_delay_s
-    answer(session, sends(session.tick(1.7))[0], 1.75)
-    assert sends(session.tick(1.6 + TIMING.compile_delay_s)) == []  # not yet
+    assert session.compile_delay == 2 * TIMING.compile_wait_s
+    [eager] = sends(session.tick(1.6 + TIMING.eager_delay_s))
+    assert eager.modes == ["eager"]
+    answer(session, eager, 1.64)
     [late] = sends(session.tick(1.6 + session.compile_delay))
+    assert late.modes == ["compiled"]
     answer(session, late, 3.0)
-    assert TIMING.compile_delay_s <= session.compile_delay < 2 * TIMING.compile_delay_s  # it counted: shorter again
+    assert 0 < session.compile_delay < 2 * TIMING.compile_wait_s  # it counted: shorter again
 
 
 def test_typing_right_after_the_compiled_rows_came_does_not_slow_the_next_compile() -> None:
-    session, compiled = compiling_a_new_chain()
-    answer(session, compiled, 1.9, done=False)  # the rows are on screen, the request's end not yet
+    session, compiling = compiling_a_new_chain()
+    session.on_event(MeasurementResult(compiling.id, measurement(compiling.chain, "compiled")), 1.9)  # the request's end not yet
     session.edit("a * c", 1.95)
-    assert session.compile_delay == TIMING.compile_delay_s
+    assert session.compile_delay == 0.0
 
 
 def test_a_burst_of_keys_sends_one_request_for_the_last_text() -> None:
@@ -172,7 +176,7 @@ def test_a_burst_of_keys_sends_one_request_for_the_last_text() -> None:
     for i, text in enumerate(["(a + b).s", "(a + b).si", "(a + b).sig()"]):
         assert sends(session.edit(text, 1.0 + i * 0.001)) == []
     [request] = sends(session.tick(1.05))
-    assert request.chain == "(a + b).sig()" and request.modes == ["eager"]
+    assert request.chain == "(a + b).sig()" and request.modes == ["eager", "compiled"]
 
 
 def early_rows(m: Measurement) -> Measurement:
@@ -206,7 +210,7 @@ def test_rows_whose_run_ended_before_their_wall_time_are_measured_again() -> Non
     session.on_event(RequestDone(compiled.id, cancelled=True), 1.72)
     session.edit("a * b", 2.0)
     assert not session.focus_view(2.0).mode("compiled").fresh
-    [again] = sends(session.tick(2.0 + session.compile_delay))
+    [again] = sends(session.tick(2.0 + TIMING.eager_delay_s))
     assert again.modes == ["compiled"] and again.chain == "a * b"
 
 
