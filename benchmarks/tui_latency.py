@@ -66,6 +66,8 @@ SIBLING = "(a * b).{op}()"
 """The bare compiles' chains: the app's new chains with another op in front, as new to Inductor."""
 BARE_OP = "erf"
 """The bare warm-process compile's op: none of OPS, so neither process has compiled its graph."""
+CONCLUSION = r"compiled is (not )?faster per call|compiled vs eager per call is within noise"
+"""Every conclusion the sweep pane draws once it has the largest size (probes.summary.sweep_verdict)."""
 INPROC = ROOT / "benchmarks" / "inproc.py"
 FLOOR = ROOT / "benchmarks" / "textual_floor.py"
 
@@ -301,8 +303,7 @@ def bench_sweep(args: argparse.Namespace, report: dict[str, Any]) -> None:
             term.press("Escape")
             begin = time.monotonic()
             term.press("s")
-            term.wait_for(lambda s: re.search(r"faster per call|not faster per call", s) is not None, timeout=300,
-                          what="the sweep's conclusion")  # fmt: skip
+            term.wait_for(lambda s: re.search(CONCLUSION, s) is not None, timeout=300, what="the sweep's conclusion")
             times.append(time.monotonic() - begin)
         finally:
             session.close()

@@ -95,7 +95,7 @@ async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernel
 
 async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> None:
     """A new text's compiled rows show as soon as the worker has profiled them: kernels and device
-    time, the wall time "timing…" (no ratio of it in the headline) until it comes."""
+    time, the wall time "timing…" (no ratio of it in the headline, no pin of it) until it comes."""
     from tui_helpers import recorded, replay_command
 
     from probes.summary import format_time_us
@@ -115,11 +115,15 @@ async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> No
         assert "wall timing…" in title and "device" in title
         assert "mul_sum" in kernel_names(app, "compiled")[0]
         assert "device" in headline(app) and "wall" not in headline(app)
+        await pilot.press("escape", "p")  # a pin keeps its figures: not before the wall time
+        assert "wall time is being timed" in app.messages[-1][0] and app.workspace.pins == {}
         await wait_for(pilot, lambda: focus_done(app), what="the wall time")
         await pilot.pause()
         whole = next(m for m in recorded("mul_sum").results if m.mode == "compiled" and m.size == 1_000_000)
         title = str(app.query_one("#mode-title-compiled").render())
         assert f"wall {format_time_us(whole.wall_time_us)}" in title and "timing" not in title
+        await pilot.press("p")
+        assert app.messages[-1][0].startswith("pinned")
 
 
 async def test_broken_chain_shows_inline_error_and_stale_mark_then_fix(make_app) -> None:
