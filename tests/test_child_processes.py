@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -35,6 +37,7 @@ def alive(pid: int) -> bool:
 
 def test_the_compilers_a_process_started_are_killed_and_its_python_helpers_left() -> None:
     parent = subprocess.Popen([sys.executable, "-c", PARENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    pids: dict[str, int] = {}
     try:
         assert parent.stdout is not None
         pids = json.loads(parent.stdout.readline())
@@ -52,6 +55,8 @@ def test_the_compilers_a_process_started_are_killed_and_its_python_helpers_left(
         assert alive(pids["helper"]) and parent.poll() is None
         assert compiler_processes(parent.pid) == []
     finally:
+        for pid in [*compiler_processes(parent.pid), *pids.values()]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         parent.kill()
         parent.wait()
-        subprocess.run(["pkill", "-P", str(parent.pid)], check=False)
