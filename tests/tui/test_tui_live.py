@@ -126,6 +126,34 @@ async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> No
         assert app.messages[-1][0].startswith("pinned")
 
 
+async def test_the_status_bar_clock_ticks_without_laying_the_screen_out(make_app) -> None:
+    """While a request runs, the bar's clock and spinner change ten times a second: each is a
+    repaint of the bar, not a layout of the whole screen (10-15 ms of the event loop on the H200
+    box, which a result arriving meanwhile waited for). A message that needs lines of its own
+    still lays the screen out."""
+    from tui_helpers import replay_command
+
+    app = make_app(worker_command=replay_command(delay=3.0), frozen=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        bar = app.query_one(StatusBar)
+        await wait_for(pilot, lambda: bar.info.activity != "" and bar.info.spin > 0, what="a request running")
+        await pilot.pause()
+        screen, layouts = app.screen, []
+        lay_out = screen._refresh_layout
+
+        def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            layouts.append(bar.info.spin)
+            return lay_out(*args, **kwargs)
+
+        screen._refresh_layout = counted
+        start = bar.info.spin
+        await wait_for(pilot, lambda: bar.info.spin >= start + 5, what="five ticks of the clock")
+        assert layouts == [] and bar.size.height == 1
+        await wait_for(pilot, lambda: settled(app), what="the request's end")
+        app.message("a message too long for one line: " + "word " * 40, "red")
+        await wait_for(pilot, lambda: bar.size.height > 1, what="the message on lines of its own")
+
+
 async def test_broken_chain_shows_inline_error_and_stale_mark_then_fix(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
