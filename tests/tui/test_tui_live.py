@@ -136,7 +136,9 @@ async def test_the_status_bar_clock_ticks_without_laying_the_screen_out(make_app
     app = make_app(worker_command=replay_command(delay=3.0), frozen=False)
     async with app.run_test(size=(120, 40)) as pilot:
         bar = app.query_one(StatusBar)
-        await wait_for(pilot, lambda: bar.info.activity != "" and bar.info.spin > 0, what="a request running")
+        # past the progress's own (delayed) draw: the replay worker says nothing more for 3 s
+        ticks = 1 + int(app.session.timing.progress_delay_s / 0.1)
+        await wait_for(pilot, lambda: bar.info.activity != "" and bar.info.spin > ticks, what="a request running")
         await pilot.pause()
         screen, layouts = app.screen, []
         lay_out = screen._refresh_layout
