@@ -156,7 +156,9 @@ class _MainThreadStop:
 
     def __init__(self) -> None:
         self._main = threading.get_ident()
-        if threading.current_thread() is threading.main_thread():
+        self._can_wake = threading.current_thread() is threading.main_thread()
+        """Only the main thread takes signals (elsewhere STOP_SIGNAL's default would end the process)."""
+        if self._can_wake:
             signal.signal(STOP_SIGNAL, _stop_signalled)
         self._lock = threading.Lock()
         self._armed_for: str | None = None
@@ -206,7 +208,8 @@ class _MainThreadStop:
                 raise_in_thread(self._main, StopRequest)
                 if interrupt is not None:
                     interrupt()
-                    signal.pthread_kill(self._main, STOP_SIGNAL)
+                    if self._can_wake:
+                        signal.pthread_kill(self._main, STOP_SIGNAL)
 
 
 def _tiny(x):  # noqa: ANN001, ANN202 - the warm-up's compile

@@ -669,3 +669,37 @@ def test_a_stop_that_comes_during_an_import_is_taken_as_the_import_ends() -> Non
                 imported = True
             pytest.fail("the request went on past the import")
     assert imported
+
+
+def test_a_stop_made_outside_the_main_thread_interrupts_without_a_signal() -> None:
+    """Only the main thread takes signals: a stop armed in another thread (a test's, a library
+    user's) runs its interrupt and raises there, and sends no STOP_SIGNAL, whose default would end
+    the whole process."""
+    import threading
+
+    from probes.worker import StopRequest, _MainThreadStop
+
+    interrupted: list[bool] = []
+    outcome: list[str] = []
+    armed = threading.Event()
+
+    def run() -> None:
+        stop = _MainThreadStop()
+        holder.append(stop)
+        try:
+            with stop.armed("r"):
+                armed.set()
+                deadline = time.monotonic() + WAIT_S
+                while time.monotonic() < deadline:  # plain Python: the stop fires at a step of it
+                    pass
+            outcome.append("not stopped")
+        except StopRequest:
+            outcome.append("stopped")
+
+    holder: list[_MainThreadStop] = []
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert armed.wait(WAIT_S)
+    holder[0].stop("r", interrupt=lambda: interrupted.append(True))
+    thread.join(WAIT_S)
+    assert outcome == ["stopped"] and interrupted == [True]
