@@ -75,7 +75,10 @@ def fill_rates(measurement: Measurement) -> None:
 
 
 def flop_dtype(measurement: Measurement) -> str | None:
-    """The dtype of the chain's first counted op (``bf16``...): the compute peak to compare with."""
+    """The dtype of the chain's first counted op (``bf16``...): the compute peak to compare with;
+    None when no kernel has FLOPs (no peak to compare with)."""
+    if not any(k.flops for k in measurement.kernels):
+        return None
     for op in measurement.ops:
         if op.op in COUNTED_OPS:
             return SHORT_DTYPE_NAMES.get(op.dtype, op.dtype)

@@ -136,7 +136,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
     def early_rows(m: Measurement) -> None:
         """The rows before their wall time (with the compute peak where this request has it
         already), then the step that times it."""
-        dtype = flops.flop_dtype(m) if any(k.flops for k in m.kernels) else None
+        dtype = flops.flop_dtype(m)
         if dtype in compute_peaks:
             flops.apply_compute_peak(m, compute_peaks[dtype])
         emit(MeasurementResult(rid, m))
@@ -198,7 +198,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                     emit(Progress(rid, f"a kernel beat {device}'s cached peak bandwidth: measuring it again", "peak", mode, n, step, steps))
                     peak = bandwidth.peak(device, refresh=True).value
                     apply_peak(measurement, peak, device)
-                dtype = flops.flop_dtype(measurement) if any(k.flops for k in measurement.kernels) else None
+                dtype = flops.flop_dtype(measurement)
                 if dtype is not None:
                     if dtype not in compute_peaks:
                         emit(Progress(rid, f"measuring {device}'s {dtype} compute peak (once, cached)", "peak", mode, n, step, steps))

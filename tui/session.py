@@ -56,9 +56,9 @@ class Timing:
     """Elsewhere a compile is sent with the edit's eager run, from the edit itself (a wait here,
     however short, landed behind the frame that draws the key: compiles started 35-55 ms after the
     last key on the H200, and a burst's keys, which arrive together, cancel each other's requests
-    before they are sent). One the next key makes outdated is stopped within ~10 ms, even inside the
-    compiler it started (``probes.worker.STOP_SIGNAL``), so it holds up no eager rows. Once typing
-    has wasted a compile, the next waits this long, doubled each time (``compile_backoff``)."""
+    before they are sent). One the next key makes outdated is stopped within ~10-25 ms, even inside
+    the compiler it started (``probes.worker.STOP_SIGNAL``), so it holds up no eager rows. Once
+    typing has wasted a compile, the next waits this long, doubled each time (``compile_backoff``)."""
     compile_delay_max_s: float = 2.0
     """The wait doubles (up to this) each time typing resumes while a compile of an older text runs:
     that compile was wasted."""

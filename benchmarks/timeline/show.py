@@ -22,17 +22,31 @@ start, the early rows (``ProfileRequest.early_rows``) written, read, drawn and s
 measurement (with its wall time) written."""
 
 
-def read(path: str) -> list[tuple[float, int, str, str]]:
+Events = list[tuple[float, int, str, str]]
+"""(time, pid, event, detail), in time order."""
+
+
+def read(path: str) -> Events:
     with open(path) as lines:
         rows = [line.rstrip("\n").split("\t") for line in lines]
     return sorted((float(t), int(pid), event, detail) for t, pid, event, detail in rows)
 
 
-def phases(events: list[tuple[float, int, str, str]], key: float) -> dict[str, float] | None:
+def first_event(events: Events, event: str, contains: str, after: float) -> float | None:
+    """When the first ``event`` whose detail has ``contains`` came, at ``after`` or later."""
+    return next((t for t, _, e, d in events if e == event and contains in d and t >= after), None)
+
+
+def drawn_by(events: Events, got: float, seen: float) -> float:
+    """The last frame written between the app getting the rows and the benchmark seeing them."""
+    return max((t for t, _, e, _ in events if e == "display" and got <= t <= seen), default=seen)
+
+
+def phases(events: Events, key: float) -> dict[str, float] | None:
     """ms after ``key`` at which each phase ended; None for an edit answered from the app's cache."""
 
     def first(event: str, contains: str = "", after: float = key) -> float | None:
-        return next((t for t, _, e, d in events if e == event and contains in d and t >= after), None)
+        return first_event(events, event, contains, after)
 
     edited = first("edited")
     sent = first("send", "['eager'")
@@ -44,17 +58,16 @@ def phases(events: list[tuple[float, int, str, str]], key: float) -> dict[str, f
     seen = first("seen")
     if None in (start, result, got, seen):
         return None
-    drawn = max((t for t, _, e, _ in events if e == "display" and got <= t <= seen), default=seen)
-    ends = (edited, sent, start, result, got, drawn, seen)
+    ends = (edited, sent, start, result, got, drawn_by(events, got, seen), seen)
     return {name: 1000 * (end - key) for name, end in zip(PHASES, ends)}
 
 
-def compiled_phases(events: list[tuple[float, int, str, str]], key: float) -> dict[str, float] | None:
+def compiled_phases(events: Events, key: float) -> dict[str, float] | None:
     """ms after ``key`` at which each phase of a new chain's compiled rows ended; None for rows
     answered from the app's cache."""
 
     def first(event: str, contains: str = "", after: float = key) -> float | None:
-        return next((t for t, _, e, d in events if e == event and contains in d and t >= after), None)
+        return first_event(events, event, contains, after)
 
     sent = first("send", "'compiled'")
     start = first("handle>", "compiled", sent or key)
@@ -65,8 +78,8 @@ def compiled_phases(events: list[tuple[float, int, str, str]], key: float) -> di
     if None in (sent, start, compiling, out, got, seen):
         return None
     whole = first("emit", "MeasurementResult compiled ", got)
-    drawn = max((t for t, _, e, _ in events if e == "display" and got <= t <= seen), default=seen)
-    ends = (sent, start, compiling, out, got, drawn, seen, whole if whole is not None else float("nan"))
+    whole_out = whole if whole is not None else float("nan")
+    ends = (sent, start, compiling, out, got, drawn_by(events, got, seen), seen, whole_out)
     return {name: 1000 * (end - key) for name, end in zip(COMPILED_PHASES, ends)}
 
 

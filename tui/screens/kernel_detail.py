@@ -24,7 +24,7 @@ def call_facts(m: Measurement) -> list[tuple[str, Text]]:
     """The whole call's times with their spread, why they are noisy, and what torch said."""
     facts = [
         ("call device", Text(f"{format_time_us(m.device_time_us)} ({range_text(m.device_time_us, m.device_time_us_iqr)})")),
-        ("call wall", Text(WALL_PENDING, style="dim") if m.wall_time_us is None else
+        ("call wall", Text(WALL_PENDING, style="dim") if m.wall_pending else
                       Text(f"{format_time_us(m.wall_time_us)} ({range_text(m.wall_time_us, m.wall_time_us_iqr)})")),
     ]
     if m.noisy:
