@@ -16,10 +16,14 @@ import statistics
 import sys
 
 PHASES = ("edited", "sent", "worker start", "worker result", "app got it", "drawn", "seen")
-COMPILED_PHASES = ("sent", "worker start", "compiling", "rows out", "app got them", "drawn", "seen", "whole out")
+COMPILED_PHASES = ("sent", "worker start", "compiling", "first call", "compiled", "profiled", "rows out",
+                   "app got them", "drawn", "seen", "whole out", "gc ms")  # fmt: skip
 """A new chain's compiled rows: the request out, the compile worker's start on it, its compile's
-start, the early rows (``ProfileRequest.early_rows``) written, read, drawn and seen, and the whole
-measurement (with its wall time) written."""
+start, the compile and first call's end (its own clock: ``compile_time_s``), the compile's end
+(warm-up calls and the generated code read), the profiled reps, bytes and FLOPs done, the early
+rows (``ProfileRequest.early_rows``) written, read, drawn and seen, and the whole measurement (with
+its wall time) written; last, the ms of garbage collections (1 ms or more, any process) between
+the key and the rows seen."""
 
 
 Events = list[tuple[float, int, str, str]]
@@ -72,15 +76,21 @@ def compiled_phases(events: Events, key: float) -> dict[str, float] | None:
     sent = first("send", "'compiled'")
     start = first("handle>", "compiled", sent or key)
     compiling = first("emit", "Progress  compiling", start or key)
+    compile_began = first("compile>", "", start or key)
+    compiled = first("compile<", "", compile_began or key)
+    profiled = first("profile<", "", compiled or key)
     out = first("emit", "MeasurementResult compiled early", start or key)
     got = first("recv", "MeasurementResult compiled early", out or key)
     seen = first("seen", "compiled rows")
-    if None in (sent, start, compiling, out, got, seen):
+    if None in (sent, start, compiling, compile_began, compiled, profiled, out, got, seen):
         return None
+    first_call = compile_began + next(float(d) for t, _, e, d in events if e == "compile<" and t == compiled) / 1000
     whole = first("emit", "MeasurementResult compiled ", got)
     whole_out = whole if whole is not None else float("nan")
-    ends = (sent, start, compiling, out, got, drawn_by(events, got, seen), seen, whole_out)
-    return {name: 1000 * (end - key) for name, end in zip(COMPILED_PHASES, ends)}
+    ends = (sent, start, compiling, first_call, compiled, profiled, out, got, drawn_by(events, got, seen), seen, whole_out)
+    found = {name: 1000 * (end - key) for name, end in zip(COMPILED_PHASES, ends)}
+    found["gc ms"] = sum(float(d.split()[1]) for t, _, e, d in events if e == "gc" and key <= t <= seen)
+    return found
 
 
 def main(argv: list[str]) -> int:

@@ -8,9 +8,13 @@ key and the moment it saw the rows), ``start`` and ``torch imported`` (each proc
 and ``ready read`` (a worker's WorkerReady, written and read), ``edited``, ``send``, ``recv``, ``render_panes``, ``layout``,
 ``composited``, ``display`` (the app: an edit, a request out, a worker's event in, the panes
 given their state, Textual's layout, render and write of a frame), ``handle`` and ``emit`` (a
-worker: a request's run and each event it sends).
+worker: a request's run and each event it sends), ``compile>``, ``compile<`` (a worker's compile
+of a chain: its detail the compile and first call's own time, ms), ``profile<`` (the profiled
+reps, bytes and FLOPs done), ``gc`` (any process: a garbage collection of 1 ms or more, its
+generation and ms).
 """
 
+import gc
 import importlib.abc
 import importlib.util
 import os
@@ -95,6 +99,27 @@ def patch_sweep(module):
     module.run_profile = traced
 
 
+def patch_compiling(module):
+    wrap(module, "_compile", lambda *a, **k: mark("compile>"),
+         lambda compiled, *a, **k: mark("compile<", f"{1000 * compiled.info.compile_time_s:.1f}"))
+
+
+def patch_measure(module):
+    wrap(module, "_profile", None, lambda *a, **k: mark("profile<"))
+
+
+def watch_collections():
+    began = [0.0]
+
+    def collection(phase, info):
+        if phase == "start":
+            began[0] = time.monotonic()
+        elif (ms := 1000 * (time.monotonic() - began[0])) >= 1.0:
+            mark("gc", f"gen{info['generation']} {ms:.1f}")
+
+    gc.callbacks.append(collection)
+
+
 def patch_terminal(module):
     wrap(module.Terminal, "type_slowly", None, lambda result, *a, **k: mark("lastkey", f"{result:.6f}"))
     wrap(module.Terminal, "wait_for", None, lambda result, self, condition, timeout=30.0, what="": mark("seen", what))
@@ -126,7 +151,9 @@ PATCHES = {
     "tui.bridge": patch_bridge,
     "textual.screen": patch_screen,
     "textual.app": patch_textual_app,
-    "probes.sweep": patch_sweep,  # the worker's runs (the worker itself runs as __main__)
+    "probes.sweep": patch_sweep,
+    "probes.compiling": patch_compiling,
+    "probes.measure": patch_measure,  # the worker's runs (the worker itself runs as __main__)
     "terminal": patch_terminal,  # tests/e2e/terminal.py, the benchmark's tmux driver
 }
 
@@ -156,4 +183,5 @@ class Patcher(importlib.abc.MetaPathFinder):
 
 if PATH:
     mark("start", " ".join(sys.argv[:2]))
+    watch_collections()
     sys.meta_path.insert(0, Patcher())
