@@ -4,14 +4,17 @@ With this folder first on PYTHONPATH and ``TIMELINE_FILE`` set, each Python proc
 benchmark, the app, its workers) appends ``time<TAB>pid<TAB>event<TAB>detail`` lines to that file,
 on the one monotonic clock of the machine. Nothing of the tool is changed: a few of its functions
 are wrapped as their modules are imported. Events: ``lastkey`` and ``seen`` (the benchmark's last
-key and the moment it saw the rows), ``start`` and ``torch imported`` (each process), ``ready sent``
-and ``ready read`` (a worker's WorkerReady, written and read), ``edited``, ``send``, ``recv``, ``render_panes``, ``layout``,
-``composited``, ``display`` (the app: an edit, a request out, a worker's event in, the panes
-given their state, Textual's layout, render and write of a frame), ``handle`` and ``emit`` (a
-worker: a request's run and each event it sends), ``compile>``, ``compile<`` (a worker's compile
-of a chain: its detail the compile and first call's own time, ms), ``profile<`` (the profiled
-reps, bytes and FLOPs done), ``gc`` (any process: a garbage collection of 1 ms or more, its
-generation and ms).
+key and the moment it saw the rows), ``start`` and ``torch imported`` (each process), ``ready
+sent`` and ``ready read`` (a worker's WorkerReady, written and read), ``edited``, ``send``,
+``recv``, ``render_panes``, ``layout``, ``composited``, ``display`` (the app: an edit, a request
+out, a worker's event in, the panes given their state, Textual's layout, render and write of a
+frame), ``handle`` and ``emit`` (a worker: a request's run and each event it sends), ``compile>``,
+``compile<`` (a worker's compile of a chain: its detail the compile and first call's own time,
+ms), ``prepared``, ``reps chosen``, ``bytes read``, ``profile run>``, ``profile run<``,
+``profile<`` (a measurement's steps to its rows: its call made ready, its reps sized and the call
+warmed up, the compiled kernels' bytes, the profiled reps, and with the FLOPs counted, all but the
+wall time), ``profiler`` (the profiler's own times of a session, ms), ``gc`` (any process: a
+garbage collection of 1 ms or more, its generation and ms).
 """
 
 import gc
@@ -105,6 +108,11 @@ def patch_compiling(module):
 
 
 def patch_measure(module):
+    """The steps of a measurement between its compile and its rows (``-v`` of show.py lists them)."""
+    wrap(module, "prepare", None, lambda *a, **k: mark("prepared"))
+    wrap(module, "choose_reps", None, lambda *a, **k: mark("reps chosen"))
+    wrap(module, "compiled_bytes", None, lambda *a, **k: mark("bytes read"))
+    wrap(module, "profile_run", lambda *a, **k: mark("profile run>"), lambda *a, **k: mark("profile run<"))
     wrap(module, "_profile", None, lambda *a, **k: mark("profile<"))
 
 
@@ -118,6 +126,20 @@ def watch_collections():
             mark("gc", f"gen{info['generation']} {ms:.1f}")
 
     gc.callbacks.append(collection)
+
+
+def patch_autograd_profiler(module):
+    """The profiler's own account of a session once its events are read: ms to prepare, enable
+    and disable it, to parse its results and build the event tree, and the event count."""
+
+    def stats(result, self, *args, **kwargs):
+        st = self._stats
+        mark("profiler", " ".join(f"{name} {getattr(st, field, 0) / 1000:.1f}" for name, field in (
+            ("prepare", "profiler_prepare_call_duration_us"), ("enable", "profiler_enable_call_duration_us"),
+            ("disable", "profiler_disable_call_duration_us"), ("parse", "parse_kineto_call_duration_us"),
+            ("tree", "function_events_build_tree_call_duration_us"))) + f" events {getattr(st, 'number_of_events', 0)}")
+
+    wrap(module.profile, "_ensure_function_events", None, stats)
 
 
 def patch_terminal(module):
@@ -153,7 +175,8 @@ PATCHES = {
     "textual.app": patch_textual_app,
     "probes.sweep": patch_sweep,
     "probes.compiling": patch_compiling,
-    "probes.measure": patch_measure,  # the worker's runs (the worker itself runs as __main__)
+    "probes.measure": patch_measure,
+    "torch.autograd.profiler": patch_autograd_profiler,  # the worker's runs (the worker itself runs as __main__)
     "terminal": patch_terminal,  # tests/e2e/terminal.py, the benchmark's tmux driver
 }
 
