@@ -31,7 +31,7 @@ from tui.actions.lifecycle import LifecycleActions
 from tui.actions.roofline import RooflineActions
 from tui.actions.settings import SettingsActions
 from tui.bridge import CompileWorkerStateChanged, WorkerBridge, WorkerEvent, WorkerStateChanged
-from probes.protocol import ProfileRequest, Progress
+from probes.protocol import Measurement, ProfileRequest, Progress
 from probes.safe_text import inert
 from probes.worker_process import EarlyWorker
 from tui.debug_log import log_error
@@ -291,6 +291,14 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         self.message_of_text = of_text
         if not self.closing:
             self.query_one(StatusBar).set(message=text, message_style=style)
+
+    def still_timing(self, results: list[Measurement], then: str) -> bool:
+        """Whether any of ``results`` still has its wall time being timed (said, with what to do
+        ``then``): what keeps or writes figures for good waits the 25-45 ms for it."""
+        timing = [m.mode for m in results if m.wall_pending]
+        if timing:
+            self.message(f"{', '.join(timing)}: its wall time is being timed; {then} in a moment", "yellow")
+        return bool(timing)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in commands.LETTER_ACTIONS and isinstance(self.focused, (TextArea, Input)):

@@ -95,7 +95,8 @@ async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernel
 
 async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> None:
     """A new text's compiled rows show as soon as the worker has profiled them: kernels and device
-    time, the wall time "timing…" (no ratio of it in the headline, no pin of it) until it comes."""
+    time, the wall time "timing…" (no ratio of it in the headline, no pin or export of it) until it
+    comes."""
     from tui_helpers import recorded, replay_command
 
     from probes.summary import format_time_us
@@ -117,6 +118,8 @@ async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> No
         assert "device" in headline(app) and "wall" not in headline(app)
         await pilot.press("escape", "p")  # a pin keeps its figures: not before the wall time
         assert "wall time is being timed" in app.messages[-1][0] and app.workspace.pins == {}
+        await pilot.press("J")  # nor a report, whose wall column would be empty for good
+        assert "export in a moment" in app.messages[-1][0] and not list(app.export_dir.glob("*.json"))
         await wait_for(pilot, lambda: focus_done(app), what="the wall time")
         await pilot.pause()
         whole = next(m for m in recorded("mul_sum").results if m.mode == "compiled" and m.size == 1_000_000)
@@ -124,6 +127,8 @@ async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> No
         assert f"wall {format_time_us(whole.wall_time_us)}" in title and "timing" not in title
         await pilot.press("p")
         assert app.messages[-1][0].startswith("pinned")
+        await pilot.press("J")
+        assert len(list(app.export_dir.glob("*.json"))) == 1
 
 
 async def test_the_status_bar_clock_ticks_without_laying_the_screen_out(make_app) -> None:

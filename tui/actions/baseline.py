@@ -75,9 +75,7 @@ class BaselineActions(_App):
         if not results:
             self.message("nothing measured for this text yet: nothing to pin", "yellow")
             return
-        timing = [m.mode for m in results if m.wall_pending]
-        if timing:  # a pin keeps its figures for good: not one without its wall time
-            self.message(f"{', '.join(timing)}: its wall time is being timed; pin in a moment", "yellow")
+        if self.still_timing(results, "pin"):
             return
         self.workspace.pins[name] = pin_record(results)
         self.schedule_save()

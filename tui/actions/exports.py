@@ -29,6 +29,8 @@ class ExportActions(_App):
         if not results and kind != "svg":
             self.message("nothing to export yet: no results", "yellow")
             return None
+        if kind != "svg" and self.still_timing(results, "export"):  # a screenshot shows "timing…" as it is
+            return None
         try:
             if kind == "json":
                 ready = self.session.ready
