@@ -108,3 +108,22 @@ async def test_a_paste_from_a_terminal_keeps_its_line_breaks(make_app) -> None:
         editor.select_all()
         app.post_message(events.Paste("x: [N, 4]\rx.sum(dim=1)"))  # tmux and xterm send a pasted newline as CR
         await wait_for(pilot, lambda: editor.text == "x: [N, 4]\nx.sum(dim=1)", what=f"two lines (got {editor.text!r})")
+
+
+async def test_escape_and_a_key_read_together_on_a_dialog_close_it_and_then_act(make_app) -> None:
+    """Escape and o typed fast (or in one SSH packet) reach the app as alt+o: on the compare
+    screen, that is escape (close it), then o (open it again), not a key dropped on the dialog."""
+    from tui.screens.compare import CompareScreen
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        await pilot.press("escape", "o")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), what="the compare screen")
+        first = app.screen
+        app.post_message(events.Key("alt+o", "o"))
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen is not first,
+                       what="the compare screen closed and opened again")
+        assert len(app.screen_stack) == 2
+        app.post_message(events.Key("alt+q", "q"))  # escape closes it, q quits
+        await wait_for(pilot, lambda: not app.is_running, what="the app to quit")

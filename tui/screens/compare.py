@@ -25,6 +25,7 @@ from probes.summary import format_bytes, format_size, format_time_us, format_tra
 from tui.bridge import WorkerEvent
 from tui.widgets.cells import display_name, plain
 from tui.widgets.spread import cost_text, time_text
+from tui.widgets.keys_in_order import ScreenKeysInOrder
 
 
 @dataclass
@@ -112,7 +113,7 @@ def compare_table(left: Side, right: Side) -> Table:
     return table
 
 
-class CompareScreen(ModalScreen[None]):
+class CompareScreen(ScreenKeysInOrder, ModalScreen[None]):
     BINDINGS = [Binding("escape,q,o", "dismiss", "Close")]
 
     def __init__(self, left: Side, right: Side, title: str = "compare") -> None:

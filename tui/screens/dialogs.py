@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from tui.widgets.keys_in_order import KeysInOrder
+from tui.widgets.keys_in_order import KeysInOrder, ScreenKeysInOrder
 
 
 class DialogInput(KeysInOrder, Input):
@@ -22,7 +22,7 @@ class DialogInput(KeysInOrder, Input):
         return event.is_printable
 
 
-class InputDialog(ModalScreen[str | None]):
+class InputDialog(ScreenKeysInOrder, ModalScreen[str | None]):
     """Ask for one value; ``check`` returns an error message (kept open) or None (accepted)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
@@ -64,7 +64,7 @@ class InputDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ConfirmDialog(ModalScreen[bool]):
+class ConfirmDialog(ScreenKeysInOrder, ModalScreen[bool]):
     BINDINGS = [
         Binding("escape,n", "answer(False)", "No"),
         Binding("y", "answer(True)", "Yes"),
@@ -92,7 +92,7 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-class ChoiceDialog(ModalScreen[str | None]):
+class ChoiceDialog(ScreenKeysInOrder, ModalScreen[str | None]):
     """A question with a few answers, each a button with its own key; escape answers None."""
 
     BINDINGS = [Binding("escape", "answer(None)", "Cancel")]
@@ -116,6 +116,7 @@ class ChoiceDialog(ModalScreen[str | None]):
     def on_key(self, event: events.Key) -> None:
         if any(event.key == key for key, _ in self.choices):
             event.stop()
+            event.prevent_default()  # taken here: not passed on once the dialog is gone
             self.dismiss(event.key)
 
     @on(Button.Pressed)

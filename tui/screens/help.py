@@ -10,6 +10,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.widgets.keys_in_order import ScreenKeysInOrder
+
 ABOUT = (
     "Type an op chain in the editor; it is checked as you type, measured eager at once and under "
     "torch.compile right after (the next key stops a compile). Compiled rows show before their wall "
@@ -29,7 +31,7 @@ def binding_rows(rows: list[tuple[str, str, str]]) -> Table:
     return table
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(ScreenKeysInOrder, ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
 
     def __init__(self, rows: list[tuple[str, str, str]]) -> None:

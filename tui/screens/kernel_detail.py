@@ -16,6 +16,7 @@ from probes.protocol import KernelRow, Measurement
 from probes.summary import format_bytes, format_gbps, format_size, format_time_us, input_dtypes, mode_label
 from probes.safe_text import inert, inert_line
 from tui.widgets.cells import display_name, plain
+from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.roofline_points import roofline_facts
 from tui.widgets.spread import WALL_PENDING, range_text
 
@@ -49,7 +50,7 @@ def generated_source(m: Measurement, row: KernelRow) -> tuple[str, str] | None:
     return sources[name], lexer
 
 
-class KernelDetail(ModalScreen[None]):
+class KernelDetail(ScreenKeysInOrder, ModalScreen[None]):
     BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
 
     def __init__(self, measurement: Measurement, row: KernelRow) -> None:

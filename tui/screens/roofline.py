@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Static
 from probes.protocol import Measurement
 from probes.summary import format_size, input_dtypes
 from tui.widgets.cells import display_name, fit_kernel, plain
+from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.passes import SHORT
 from tui.widgets.roofline import RooflineChart, marker
 from tui.widgets.roofline_points import Entry, Roofs, bound, entries, format_flops, pct_of_roof
@@ -84,7 +85,7 @@ def table_for_width(entries: list[Entry], r: Roofs, width: int) -> tuple[list[Te
     return heads, [entry_cells(e, r, name_width, with_intensity) for e in entries]
 
 
-class RooflineScreen(ModalScreen[None]):
+class RooflineScreen(ScreenKeysInOrder, ModalScreen[None]):
     DEFAULT_CSS = """
     RooflineScreen { align: center middle; background: $background 60%; }
     RooflineScreen #roofline {

@@ -1,8 +1,8 @@
 """The op-chain editor: a TextArea with Python highlighting, and the inline error line under it.
 
 Every key is applied in the order it was typed, however fast keys arrive (over SSH or from tmux
-they come in bursts): see ``tui.widgets.keys_in_order``. Escape and a key read together arrive as
-alt+key: the editor takes them apart.
+they come in bursts), and escape read together with a key (as alt+key) is both: see
+``tui.widgets.keys_in_order``.
 
 Highlighting needs tree-sitter and its Python grammar (``textual[syntax]``); without them the
 editor works the same, uncoloured. A paste is one edit; the cursor starts at the end of the text.
@@ -23,7 +23,7 @@ from probes.protocol import ChainErrorInfo
 from probes.safe_text import inert
 from tui.commands import bindings
 from tui.widgets.cells import plain
-from tui.widgets.keys_in_order import KeysInOrder, pass_on, run_binding
+from tui.widgets.keys_in_order import KeysInOrder
 from tui.widgets.pane import set_border
 
 
@@ -117,15 +117,6 @@ class ChainEditor(KeysInOrder, TextArea):
 
     def types(self, event: events.Key) -> bool:
         return event.is_printable or event.key == "enter"
-
-    async def _on_key(self, event: events.Key) -> None:
-        """Escape and a key in one burst read as alt+key: it was escape, then that key."""
-        key = event.key
-        if key.startswith("alt+") and event.character and len(key) == 5 and not pass_on(self, event):
-            event.stop()
-            event.prevent_default()
-            await run_binding(self, "escape")
-            self.app.screen.focused.post_message(events.Key(key[4:], event.character))
 
 
 class ChainErrorLine(Static):

@@ -8,11 +8,17 @@ from the kernel table, ``e`` moves the focus to the editor after the kernel tabl
 the backspaces last (printable keys are inserted at once). So a focusable widget runs a key's
 binding as the key arrives, and a key that arrives after an earlier one moved the focus (or
 opened a dialog, or closed one) goes where the focus is now.
+
+Escape and a key read together (typed fast, or in one SSH packet) reach the app as one alt+key:
+where nothing binds that alt+key, it is taken apart, escape, then the key, in the editor, in every
+focusable widget and on every dialog (``ScreenKeysInOrder``).
 """
 
 from __future__ import annotations
 
 from textual import events
+from textual.dom import DOMNode
+from textual.screen import Screen
 from textual.widget import Widget
 
 
@@ -27,7 +33,21 @@ def pass_on(widget: Widget, event: events.Key) -> bool:
     return True
 
 
-async def run_binding(widget: Widget, key: str) -> bool:
+async def split_escape_burst(node: DOMNode, event: events.Key) -> bool:
+    """An alt+key that nothing binds, taken apart: escape's binding runs now, then the key goes
+    where the focus is after it (a dialog escape closed is gone by then)."""
+    key = event.key
+    if not (key.startswith("alt+") and len(key) == 5 and event.character) or key in node.app.active_bindings:
+        return False
+    event.stop()
+    event.prevent_default()
+    await run_binding(node, "escape")
+    screen = node.app.screen
+    (screen.focused or screen).post_message(events.Key(key[4:], event.character))
+    return True
+
+
+async def run_binding(widget: DOMNode, key: str) -> bool:
     """Run what ``key`` is bound to where the focus is, now; False if it is bound to nothing (or
     to a priority binding, which the app ran before handing the key out)."""
     active = widget.app.active_bindings.get(key)
@@ -49,8 +69,24 @@ class KeysInOrder:
         focused = self.screen.focused
         if focused is not None and focused is not self and self in focused.ancestors:
             return  # bubbling up from the focused widget inside this one, which has handled it
-        if pass_on(self, event) or self.types(event):
+        if pass_on(self, event) or await split_escape_burst(self, event) or self.types(event):
             return
         if await run_binding(self, event.key):
             event.stop()
             event.prevent_default()
+
+
+class ScreenKeysInOrder:
+    """Mix into a dialog, before its Textual base: keys read after one that closed it go where the
+    focus is now, and escape read together with a key is both (also where the key comes up from
+    a Textual widget inside, a button or a scroll, that binds neither)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        assert isinstance(self, Screen)
+        if self.app.screen is not self:
+            event.stop()
+            event.prevent_default()
+            screen = self.app.screen
+            (screen.focused or screen).post_message(events.Key(event.key, event.character))
+            return
+        await split_escape_burst(self, event)
