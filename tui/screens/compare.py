@@ -24,8 +24,8 @@ from probes.safe_text import inert_line
 from probes.summary import format_bytes, format_size, format_time_us, format_transfers, input_dtypes, mode_label, ratio
 from tui.bridge import WorkerEvent
 from tui.widgets.cells import display_name, plain
-from tui.widgets.spread import cost_text, time_text
 from tui.widgets.keys_in_order import ScreenKeysInOrder
+from tui.widgets.spread import cost_text, time_text
 
 
 @dataclass
