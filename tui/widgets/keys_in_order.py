@@ -22,14 +22,21 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 
-def pass_on(widget: Widget, event: events.Key) -> bool:
-    """Send ``event`` where the focus is now if an earlier key moved it away from ``widget``."""
-    screen = widget.app.screen
-    if screen is widget.screen and screen.focused is widget:
+def _to_focus(node: DOMNode, key: str, character: str | None) -> None:
+    """Hand a key to where the focus is now (the current screen when nothing has it)."""
+    screen = node.app.screen
+    (screen.focused or screen).post_message(events.Key(key, character))
+
+
+def pass_on(node: Widget, event: events.Key) -> bool:
+    """Send ``event`` where the focus is now if an earlier key moved it away from ``node`` (a
+    focusable widget, or a dialog: one an earlier key closed)."""
+    screen = node.app.screen
+    if node is screen or (screen is node.screen and screen.focused is node):
         return False
     event.stop()
     event.prevent_default()
-    (screen.focused or screen).post_message(events.Key(event.key, event.character))
+    _to_focus(node, event.key, event.character)
     return True
 
 
@@ -42,8 +49,7 @@ async def split_escape_burst(node: DOMNode, event: events.Key) -> bool:
     event.stop()
     event.prevent_default()
     await run_binding(node, "escape")
-    screen = node.app.screen
-    (screen.focused or screen).post_message(events.Key(key[4:], event.character))
+    _to_focus(node, key[4:], event.character)
     return True
 
 
@@ -83,10 +89,5 @@ class ScreenKeysInOrder:
 
     async def _on_key(self, event: events.Key) -> None:
         assert isinstance(self, Screen)
-        if self.app.screen is not self:
-            event.stop()
-            event.prevent_default()
-            screen = self.app.screen
-            (screen.focused or screen).post_message(events.Key(event.key, event.character))
-            return
-        await split_escape_burst(self, event)
+        if not pass_on(self, event):
+            await split_escape_burst(self, event)
