@@ -459,12 +459,16 @@ async def test_progress_and_elapsed_time_show_while_running(make_app) -> None:
             return activity is not None and "compiled at N=1,000,000 (2/2)" in activity.text
 
         await wait_for(pilot, compiled_step, timeout=20, what="the compiled step")
-        await wait_for(pilot, lambda: app.query_one(StatusBar).info.elapsed.endswith("s"), what="the clock")
-        assert "compiled at N=1,000,000 (2/2)" in app.query_one(StatusBar).info.activity
+
+        def on_the_bar() -> bool:  # a step is drawn a moment after it comes (Timing.progress_delay_s)
+            info = app.query_one(StatusBar).info
+            return "compiled at N=1,000,000 (2/2)" in info.activity and info.elapsed.endswith("s")
+
+        await wait_for(pilot, on_the_bar, what="the compiled step and its clock on the bar")
         first = app.query_one(StatusBar).info.elapsed
         await wait_for(pilot, lambda: app.query_one(StatusBar).info.elapsed != first, what="the clock ticking")
-        note = str(app.query_one("#mode-note-compiled").render())
-        assert "measuring" in note
+        await wait_for(pilot, lambda: "measuring" in str(app.query_one("#mode-note-compiled").render()),
+                       what="the compiled block saying what runs")  # drawn with the step, a moment after it
         assert "profiling" in app.query_one(ChainEditor).border_subtitle
         await wait_for(pilot, lambda: focus_done(app), what="done")
         assert app.query_one(StatusBar).info.activity == ""
