@@ -419,7 +419,9 @@ def long_lived() -> Iterator[None]:
     Imports make hundreds of thousands of objects and almost no garbage; the collector's full
     passes over them cost ~0.2 s of a worker's start (first eager rows 0.28 s sooner without them
     on the H200, in turns) and as much of its compiler's import, and every later full pass would
-    walk them again."""
+    walk them again. What is garbage already is collected first (~50 ms before the compiler's
+    import on the CPU machine): frozen, a dead cycle holding a tensor would hold it for good."""
+    gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
     try:

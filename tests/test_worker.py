@@ -708,8 +708,10 @@ def test_a_stop_made_outside_the_main_thread_interrupts_without_a_signal() -> No
 def test_what_a_worker_makes_to_live_as_long_as_it_is_left_out_of_the_collector() -> None:
     """torch's import and the compiler's make hundreds of thousands of objects that live as long as
     the worker: no collection runs while they are made (on the H200 box their full passes took
-    ~0.14 s of a worker's start), later passes skip them (frozen), and the collector is on after."""
+    ~0.14 s of a worker's start), later passes skip them (frozen), and the collector is on after.
+    Garbage made before is collected, not frozen."""
     import gc
+    import weakref
 
     from probes.worker import long_lived
 
@@ -719,14 +721,23 @@ def test_what_a_worker_makes_to_live_as_long_as_it_is_left_out_of_the_collector(
         if phase == "start":
             collections.append(info["generation"])
 
+    class Dead:
+        """A cycle nothing refers to: garbage to collect, never to keep frozen."""
+
     was_enabled = gc.isenabled()
     gc.enable()
+    dead = Dead()
+    dead.cycle = dead  # type: ignore[attr-defined]
+    gone = weakref.ref(dead)
+    del dead
     frozen_before = gc.get_freeze_count()
     gc.callbacks.append(count)
     try:
         with long_lived():
+            collections.clear()  # the one full collection before the block
             made = [[{}] for _ in range(10_000)]  # 20,000 tracked containers: ~30 young collections' worth
         assert collections == []
+        assert gone() is None
         assert gc.isenabled()
         assert gc.get_freeze_count() >= frozen_before + 2 * len(made)
     finally:
