@@ -73,7 +73,9 @@ async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernel
     (`tanh ─ cpp_fused_add_relu_0`, "3 ops → 1 kernel" of a 2-op compile), seen in a terminal."""
     from tui_helpers import replay_command
 
-    app = make_app(worker_command=replay_command(delay=0.5))
+    # 1.5 s before each result: the window between the rows and their wall time outlasts a loaded
+    # machine's pilot presses (0.5 s did not, once in a CI run)
+    app = make_app(worker_command=replay_command(delay=1.5))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         app.query_one(ChainEditor).load_text("(a * b).sum()")
@@ -101,7 +103,9 @@ async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> No
 
     from probes.summary import format_time_us
 
-    app = make_app(worker_command=replay_command(delay=0.5))
+    # 1.5 s before each result: the window between the rows and their wall time outlasts a loaded
+    # machine's pilot presses (0.5 s did not, once in a CI run)
+    app = make_app(worker_command=replay_command(delay=1.5))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         app.query_one(ChainEditor).load_text("(a * b).sum()")
