@@ -19,12 +19,18 @@ Nothing of the tool may land in a figure:
   25 ms) so a GPU and CPU that idled while the user typed are at full clocks before the first rep;
   on a GPU, not when this process timed something less than ``WARM_FOR_S`` ago (see there).
 - **No garbage collection inside a rep**: the collector is paused during the reps.
+- **No page faults of the profiler's making** (CPU): the profiler's own allocations between a
+  call's outputs can make the next call's outputs land on fresh pages, which it faults in (~1 ms
+  at 1e6 on the 2-core machine, 10x the add itself). A profiled rep that faults in more pages than
+  a call did while warming up is left out of the rows and another rep runs in its place
+  (``probes.host_heap`` keeps the process from doing it on every call).
 - **Nothing left installed**: the profiler session and the op-recording mode end with their block.
 """
 
 from __future__ import annotations
 
 import gc
+import resource
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -50,6 +56,9 @@ idle GPU, 20-60 µs of host time that later calls overlap with the device) and t
 that ends it are a few percent of it."""
 MIN_CALLS_PER_BLOCK, MAX_CALLS_PER_BLOCK = 4, 1000
 MIN_PROFILE_REPS, MAX_PROFILE_REPS = 3, 10
+FAULT_SLACK_PAGES = 64
+"""Page faults a profiled rep may take beyond a warm call's before it is left out: the
+profiler's own buffers (a 4 MB output is 1024 pages)."""
 WARMUP_MIN_S = 0.025
 WARMUP_MAX_CALLS = 2000
 WARM_FOR_S = 2.0
@@ -125,14 +134,21 @@ def needs_warm_up(device: torch.device, now: float) -> bool:
     return device.type != "cuda" or now - _last_timed >= WARM_FOR_S
 
 
-def warm_up(call: Callable[[], Any], device: torch.device, single_s: float) -> None:
+def page_faults() -> int:
+    """Page faults this process has taken (its threads' too)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def warm_up(call: Callable[[], Any], device: torch.device, single_s: float) -> float:
     """Back-to-back calls for at least WARMUP_MIN_S, so clocks are up when the reps start (one
-    call where they are: ``needs_warm_up``)."""
+    call where they are: ``needs_warm_up``); returns the page faults of a warm call."""
     wanted = WARMUP_MIN_S if needs_warm_up(device, time.monotonic()) else 0.0
     calls = int(min(WARMUP_MAX_CALLS, max(1, wanted / single_s)))
+    before = page_faults()
     for _ in range(calls):
         call()
     sync(device)
+    return (page_faults() - before) / calls
 
 
 @dataclass(frozen=True)
@@ -143,19 +159,22 @@ class RepPlan:
     """Wall-time reps (blocks of ``calls_per_block`` back-to-back calls)."""
     profiled_reps: int
     calls_per_block: int
+    faults_per_call: float = 0.0
+    """Page faults of a warm call, unprofiled (a call whose tensors are mapped anew each time
+    takes them on every call)."""
 
 
 def choose_reps(call: Callable[[], Any], device: torch.device, reps: int | None) -> RepPlan:
     """The reps, sized so timing takes about TARGET_TIMING_S unless given; the call is warmed up
     on the way."""
     single = _settled_call_time(call, device)
-    warm_up(call, device, single)
+    faults = warm_up(call, device, single)
     calls_per_block = int(min(MAX_CALLS_PER_BLOCK, max(MIN_CALLS_PER_BLOCK, BLOCK_MIN_S / single))) if device.type == "cuda" else 1
     if reps is not None:
-        return RepPlan(reps, max(1, min(reps, MAX_PROFILE_REPS)), calls_per_block)
+        return RepPlan(reps, max(1, min(reps, MAX_PROFILE_REPS)), calls_per_block, faults)
     timing = int(min(MAX_REPS, max(MIN_REPS, TARGET_TIMING_S / (single * calls_per_block))))
     profiled = int(min(MAX_PROFILE_REPS, max(MIN_PROFILE_REPS, TARGET_TIMING_S / single)))
-    return RepPlan(timing, profiled, calls_per_block)
+    return RepPlan(timing, profiled, calls_per_block, faults)
 
 
 def measure_wall_time(call: Callable[[], Any], device: torch.device, plan: RepPlan, flush: L2Flusher) -> list[float]:
@@ -192,6 +211,10 @@ class ProfiledRun:
     trace: OpTrace | None
     compiled_reps: int
     """How many of the reps ran Dynamo's compiled code."""
+    reps: int
+    """The reps ``launches`` come from."""
+    faulted_reps: int = 0
+    """Reps left out for their page faults (CPU)."""
 
 
 def profile_run(
@@ -200,10 +223,14 @@ def profile_run(
     reps: int,
     flush: L2Flusher,
     labelled_call: Callable[[], Any] | None = None,
+    faults_per_call: float | None = None,
 ) -> ProfiledRun:
     """One profiler session (starting one costs tens of ms): first, optionally, one eager call with
-    every op labelled, which ties each kernel to the op that launched it; then ``reps`` reps."""
+    every op labelled, which ties each kernel to the op that launched it; then ``reps`` reps. With
+    ``faults_per_call`` (a warm call's page faults), a rep that takes more is left out and another
+    runs, up to ``reps`` more (all are kept when too few were clean)."""
     trace = None
+    faulted: list[int] = []
     # The autograd profiler under torch.profiler.profile: the latter's start asks
     # hasattr(torch, "_inductor"), which imports Inductor and Dynamo (0.4 s on the 2-core machine)
     # in a worker that may never compile.
@@ -213,15 +240,26 @@ def profile_run(
                 labelled_call()
             sync(device)
         with gc_paused():
-            for _ in range(reps):
+            allowed = None if faults_per_call is None else faults_per_call + FAULT_SLACK_PAGES
+            ran = 0
+            while ran - len(faulted) < reps and ran < 2 * reps and not (ran >= reps and len(faulted) == ran):  # all faulted: the call's own cost
                 flush()
+                before = page_faults()
                 with record_function(REP_LABEL):
                     call()
+                if allowed is not None and page_faults() - before > allowed:
+                    faulted.append(ran)
+                ran += 1
             sync(device)
+    if ran - len(faulted) < min(reps, MIN_PROFILE_REPS):
+        faulted = []  # faulting is how this call runs: every rep counts
     events = read_profile(prof.function_events, device)
+    left_out = set(faulted)
     return ProfiledRun(
-        launches=[launch for launch in events.launches if launch.rep is not None],
+        launches=[launch for launch in events.launches if launch.rep is not None and launch.rep not in left_out],
         attribution=[launch for launch in events.launches if launch.rep is None],
         trace=trace,
         compiled_reps=events.compiled_reps,
+        reps=ran - len(faulted),
+        faulted_reps=len(faulted),
     )
