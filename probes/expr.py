@@ -819,3 +819,43 @@ def _chain_builtins() -> dict[str, object]:
     allowed: dict[str, object] = {name: getattr(builtins, name) for name in ALLOWED_BUILTINS}
     allowed["__import__"] = import_loaded
     return allowed
+
+
+OPERATOR_WORDS: dict[type[ast.AST], str] = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+    ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and", ast.BitOr: "or",
+    ast.BitXor: "xor", ast.LShift: "lshift", ast.RShift: "rshift", ast.USub: "neg", ast.Invert: "invert",
+    ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne",
+}  # fmt: skip
+
+
+def op_words(text: str) -> list[str]:
+    """The operations a valid chain spells, in the order Python runs them: operators by name, calls
+    by their function's: ``(a + b).relu()`` -> ``["add", "relu"]``. Raises ChainError as
+    ``parse_chain`` does."""
+    module = _analyse(text)[1]
+    words: list[str] = []
+
+    def number(node: ast.AST) -> bool:
+        """Arithmetic on literals and N (``dim=-1``, ``N // 1024``): not an operation of the chain."""
+        if isinstance(node, ast.BinOp):
+            return number(node.left) and number(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return number(node.operand)
+        return isinstance(node, ast.Constant) or (isinstance(node, ast.Name) and node.id == "N")
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            visit(child)  # operands first
+        if number(node):
+            return
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+            words.extend(w for w in [OPERATOR_WORDS.get(type(node.op))] if w)
+        elif isinstance(node, ast.Compare):
+            words.extend(w for w in (OPERATOR_WORDS.get(type(op)) for op in node.ops) if w)
+        elif isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+            words.append(node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
+
+    for statement in module.body:
+        visit(statement)
+    return words

@@ -165,6 +165,7 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
                 self.message_of_text = False  # a failure of another chain: the editor says what is wrong now
                 self.query_one(StatusBar).set(message="")
             chain.text = event.text
+            self.workspace.name_after_text()
             self.schedule_save()
             self.show_chains()
         self.apply(self.session.edit(event.text, time.monotonic(), hold=hold))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from probes.expr import ChainError, op_words
 from probes.protocol import COMPILED_MODES, DEFAULT_SIZES, DTYPES
 from probes.state_files import user_state_dir, write_private_file
 
@@ -36,10 +37,31 @@ SEED_CHAINS: tuple[tuple[str, str], ...] = (
 )
 
 
+NAME_WORDS = 4
+"""At most this many of a chain's operations in a name made from them (the last one kept)."""
+UNNAMED = "chain"
+
+
+def name_from_text(text: str) -> str | None:
+    """A name from the operations a chain spells, in order: ``(a + b).relu()`` -> ``add_relu``;
+    None while the text is not a valid chain or spells none."""
+    try:
+        words = op_words(text)
+    except ChainError:
+        return None
+    words = [w for i, w in enumerate(words) if i == 0 or w != words[i - 1]]  # mul_mul_mul -> mul
+    if len(words) > NAME_WORDS:
+        words = [*words[: NAME_WORDS - 1], words[-1]]
+    return "_".join(words)[:40] or None
+
+
 @dataclass
 class Chain:
     name: str
     text: str
+    named: bool = True
+    """Named by the user (or a seed): the name stays. A new chain is named after its text's
+    operations as it is edited, until renamed."""
 
 
 @dataclass
@@ -134,12 +156,13 @@ class Workspace:
     @property
     def chain(self) -> Chain:
         if not self.chains:
-            self.chains.append(Chain("chain", ""))
+            self.chains.append(Chain(UNNAMED, "", named=False))
         self.current = max(0, min(self.current, len(self.chains) - 1))
         return self.chains[self.current]
 
-    def unique_name(self, base: str) -> str:
-        names = {c.name for c in self.chains}
+    def unique_name(self, base: str, *, besides: Chain | None = None) -> str:
+        """``base``, or ``base_2``... where another chain (not ``besides``) has it."""
+        names = {c.name for c in self.chains if c is not besides}
         if base not in names:
             return base
         i = 2
@@ -148,15 +171,18 @@ class Workspace:
         return f"{base}_{i}"
 
     def add(self, text: str = "", name: str | None = None, *, after_current: bool = True) -> int:
-        chain = Chain(self.unique_name(name or "chain"), text)
+        """Add a chain after the current one (or last) and make it current; without ``name`` it is
+        named after its text (``name_after_text``)."""
+        chain = Chain(self.unique_name(name or UNNAMED), text, named=name is not None)
         index = self.current + 1 if after_current and self.chains else len(self.chains)
         self.chains.insert(index, chain)
         self.current = index
+        self.name_after_text()
         return index
 
     def duplicate(self) -> int:
         source = self.chain
-        return self.add(source.text, self.unique_name(f"{source.name}_copy"))
+        return self.add(source.text, self.unique_name(f"{source.name}_copy") if source.named else None)
 
     def delete(self) -> Chain | None:
         """Delete the current chain (the last one is emptied, never removed)."""
@@ -170,9 +196,24 @@ class Workspace:
         return removed
 
     def rename(self, name: str) -> str:
+        """The user's name for the current chain (made unique): kept from now on."""
+        self.chain.named = True
+        return self._set_name(name)
+
+    def name_after_text(self) -> bool:
+        """Name the current chain after its text's operations unless the user named it; True when
+        the name changed. Its pin goes with it."""
+        chain = self.chain
+        name = None if chain.named else name_from_text(chain.text)
+        if name is None or self.unique_name(name, besides=chain) == chain.name:
+            return False
+        self._set_name(name)
+        return True
+
+    def _set_name(self, name: str) -> str:
         name = " ".join(name.split())[:40] or self.chain.name
         if name != self.chain.name:
-            name = self.unique_name(name)
+            name = self.unique_name(name, besides=self.chain)
             if self.chain.name in self.pins:
                 self.pins[name] = self.pins.pop(self.chain.name)
         self.chain.name = name
@@ -185,7 +226,7 @@ class Workspace:
             if "".join(chain.text.split()) == wanted:
                 self.current = i
                 return i
-        return self.add(text, "cli", after_current=False)
+        return self.add(text, after_current=False)
 
     # -- JSON --------------------------------------------------------------------------------
 
@@ -208,8 +249,9 @@ class Workspace:
         chains = []
         for item in data.get("chains") or []:
             if isinstance(item, dict) and isinstance(item.get("text", ""), str):
-                chains.append(Chain(str(item.get("name") or "chain")[:40], item.get("text", "")))
-                unknown += sorted(f"chains[].{k}" for k in item if k not in ("name", "text"))
+                named = item.get("named", True)
+                chains.append(Chain(str(item.get("name") or UNNAMED)[:40], item.get("text", ""), named if isinstance(named, bool) else True))
+                unknown += sorted(f"chains[].{k}" for k in item if k not in ("name", "text", "named"))
             else:
                 problems.append("a chain that is not a name and a text")
         names = {f.name for f in dataclasses.fields(Settings)}

@@ -164,6 +164,30 @@ def test_pins_and_grad_persist_in_the_workspace_and_follow_renames() -> None:
     assert mixed.settings.request_modes() == ["compiled", "dynamic"]
 
 
+def test_a_new_chain_is_named_after_its_ops_until_the_user_names_it() -> None:
+    w = ws.Workspace.default()
+    w.add("")
+    assert w.chain.name == "chain"
+    for text, name in (("(a + b", "chain"), ("(a + b)", "add_2"), ("(a + b).relu()", "add_relu_2"), ("(a * b).sum()", "mul_sum"),
+                       ("((a + b) * c - a / b).relu().sum()", "add_mul_div_sum"), ("x: [N, 64]\ntorch.softmax(x, dim=-1)", "softmax_2"),
+                       ("(a * b).sum(", "softmax_2")):  # fmt: skip
+        w.chain.text = text
+        w.name_after_text()
+        assert w.chain.name == name, text
+    w.pins[w.chain.name] = pin_record([measurement("modes", "eager")])
+    w.chain.text = "a.relu()"
+    assert w.name_after_text() and w.chain.name == "relu" and list(w.pins) == ["relu"]  # its pin goes with it
+    back, fixed = ws.Workspace.from_data(json.loads(w.to_json()))
+    assert not fixed and not back.chain.named and back.chain.name == "relu"
+    w.rename("mine")
+    w.chain.text = "a.tanh()"
+    assert not w.name_after_text() and w.chain.name == "mine"
+    seeds = ws.Workspace.default()
+    seeds.chain.text = "(a + b).tanh()"
+    assert not seeds.name_after_text() and seeds.chain.name == "add_relu"
+    assert seeds.chains[seeds.select_text("a - b")].name == "sub"  # from the command line
+
+
 def test_a_ratio_far_below_one_keeps_its_digits() -> None:
     """A compiled call 300x slower than eager (a busy CPU, a CUDA graph at a tiny size) reads
     0.0033x, not 0.00x; the usual ratios keep two decimals."""

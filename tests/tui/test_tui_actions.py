@@ -368,6 +368,8 @@ async def test_chains_add_rename_duplicate_delete_and_select(make_app) -> None:
         assert app.workspace.chain.text == ""
         await pilot.press("a", "space", "+", "space", "b")
         await wait_for(pilot, lambda: app.workspace.chain.text == "a + b", what="typed")
+        assert app.workspace.chain.name == "add_2"  # named after its op: a seed is "add"
+        assert ("add_2", "a + b") in pane.state.chains  # shown in the chains pane
         app.screen.set_focus(pane)
         await pilot.press("delete")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="asked")

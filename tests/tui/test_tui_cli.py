@@ -137,7 +137,7 @@ def test_the_chain_argument_is_selected_not_duplicated(tmp_path: Path) -> None:
     index = loaded.workspace.select_text("(a+b).relu()")
     assert loaded.workspace.chains[index].name == "add_relu" and len(loaded.workspace.chains) == len(w.chains)
     index = loaded.workspace.select_text("a - b")
-    assert loaded.workspace.chains[index].name == "cli" and len(loaded.workspace.chains) == len(w.chains) + 1
+    assert loaded.workspace.chains[index].name == "sub" and len(loaded.workspace.chains) == len(w.chains) + 1  # named after its op
     loaded.release()
 
 

@@ -47,9 +47,9 @@ class ChainActions(_App):
         return pane.highlighted if pane.highlighted is not None else self.workspace.current
 
     def action_new_chain(self) -> None:
-        self.open_chain(self.workspace.add("", "chain"))
+        self.open_chain(self.workspace.add(""))
         self.screen.set_focus(self.query_one(ChainEditor))
-        self.message(f"new chain {self.workspace.chain.name}: type an expression")
+        self.message("new chain: type an expression (it is named after its ops until you rename it: f2)")
 
     def action_duplicate_chain(self) -> None:
         self.open_chain(self.workspace.duplicate())
