@@ -212,9 +212,7 @@ class ProfiledRun:
     compiled_reps: int
     """How many of the reps ran Dynamo's compiled code."""
     reps: int
-    """The reps ``launches`` come from."""
-    faulted_reps: int = 0
-    """Reps left out for their page faults (CPU)."""
+    """The reps ``launches`` come from (those left out for their page faults not counted)."""
 
 
 def profile_run(
@@ -261,5 +259,4 @@ def profile_run(
         trace=trace,
         compiled_reps=events.compiled_reps,
         reps=ran - len(faulted),
-        faulted_reps=len(faulted),
     )

@@ -178,7 +178,7 @@ def test_a_cpu_rep_that_faults_in_fresh_pages_is_left_out_of_the_rows() -> None:
         torch.empty(16 * 2**20 if calls in (2, 4) else 1024).fill_(1.0)
 
     run = profile_run(call, cpu, 4, L2Flusher(cpu), faults_per_call=0.0)
-    assert calls == 6 and run.faulted_reps == 2 and run.reps == 4
+    assert calls == 6 and run.reps == 4
     fills = [launch for launch in run.launches if launch.name == "aten::fill_"]
     assert sorted({launch.rep for launch in fills}) == [0, 2, 4, 5]
     assert max(launch.duration_us for launch in fills) < 1000  # a 4 kB fill; the 64 MB ones took ms
@@ -193,7 +193,7 @@ def test_a_cpu_call_that_always_faults_keeps_every_rep() -> None:
 
     cpu = torch.device("cpu")
     run = profile_run(lambda: torch.empty(16 * 2**20).fill_(1.0), cpu, 3, L2Flusher(cpu), faults_per_call=0.0)
-    assert run.faulted_reps == 0 and run.reps == 3
+    assert run.reps == 3
     assert len([launch for launch in run.launches if launch.name == "aten::fill_"]) == 3
 
 
