@@ -1,16 +1,31 @@
-"""The terminal driver: Textual's own, minus a wait for its input thread when the app quits."""
+"""The terminal driver: Textual's own, minus a wait for its input thread when the app quits, and
+escape read together with tab taken as both keys."""
 
 from __future__ import annotations
 
 import signal
 import sys
 
+from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 from textual.app import App
 from textual.driver import Driver
+from textual.keys import Keys
+
+ESCAPE_THEN_TAB = "\x1b\t"
+
+
+def read_escape_then_tab() -> None:
+    """Escape then tab typed fast (or read from one SSH packet) reach the app as ESC TAB, which
+    Textual reads as shift+tab (what a few old terminals send for it; xterm, tmux, iTerm2, GNOME,
+    kitty and Windows Terminal send ESC [ Z): leaving the editor and tabbing on moved the focus
+    backwards. Read as escape, then tab (``tui.widgets.keys_in_order`` hands the tab to where
+    escape moved the focus)."""
+    ANSI_SEQUENCES_KEYS[ESCAPE_THEN_TAB] = (Keys.Escape, Keys.Tab)
 
 
 def quick_exit_driver(app: App) -> type[Driver]:
     """On POSIX terminals, ``QuickExitDriver``; elsewhere whatever Textual would pick."""
+    read_escape_then_tab()
     if sys.platform == "win32":
         return App.get_driver_class(app)
     from textual.drivers.linux_driver import LinuxDriver  # noqa: PLC0415 (POSIX only)

@@ -127,3 +127,16 @@ async def test_escape_and_a_key_read_together_on_a_dialog_close_it_and_then_act(
         assert len(app.screen_stack) == 2
         app.post_message(events.Key("alt+q", "q"))  # escape closes it, q quits
         await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
+
+
+def test_escape_and_tab_read_together_are_escape_then_tab() -> None:
+    """Escape then tab typed fast (one SSH packet) must move the focus on, out of the editor:
+    Textual reads ESC TAB as shift+tab, which moved it backwards. A real shift+tab (ESC [ Z) is
+    still shift+tab."""
+    from textual._xterm_parser import XTermParser
+
+    from tui.driver import ESCAPE_THEN_TAB, read_escape_then_tab
+
+    read_escape_then_tab()
+    assert [event.key for event in XTermParser().feed(ESCAPE_THEN_TAB)] == ["escape", "tab"]
+    assert [event.key for event in XTermParser().feed("\x1b[Z")] == ["shift+tab"]
