@@ -103,6 +103,7 @@ async def test_roofline_places_counted_kernels_and_the_cursor_picks_one(make_app
         await pilot.press("f")
         await wait_for(pilot, lambda: isinstance(app.screen, RooflineScreen), what="the roofline view")
         screen, chart = app.screen, app.screen.query_one(RooflineChart)
+        assert screen.title_text.startswith("roofline · matmul_gelu · N="), screen.title_text  # its name, not a declaration
         placed = [e for e in screen.entries if e.placed]
         assert [e.row.short_name for e in placed] == ["aten::mm"]  # eager mm: FLOPs and bytes known
         assert chart.selected == 0 and "●" in str(chart.render())

@@ -6,6 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 from probes.protocol import Measurement
+from probes.safe_text import inert_line
 
 if TYPE_CHECKING:
     from tui.app import KernelTuiApp as _App
@@ -29,7 +30,7 @@ class RooflineActions(_App):
         ready = self.session.ready
         device = next((d for d in ready.devices if d.name == self.session.device), None) if ready else None
         found = roofs(shown, self.peak_gbps(), device.compute_peaks_tflops if device else {})
-        return roofline_title(self.session.text, shown, focus.stale), shown, found
+        return roofline_title(inert_line(self.workspace.chain.name), shown, focus.stale), shown, found
 
     def action_roofline(self) -> None:
         from tui.screens.roofline import RooflineScreen  # noqa: PLC0415 (the roofline view: off start-up)

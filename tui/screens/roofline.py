@@ -149,8 +149,8 @@ class RooflineScreen(ScreenKeysInOrder, ModalScreen[None]):
         self.query_one(RooflineChart).selected = event.cursor_row if self.entries else None
 
 
-def roofline_title(chain: str, measurements: list[Measurement], stale: str | None) -> str:
-    first = next((line.strip() for line in chain.splitlines() if line.strip()), chain)
+def roofline_title(name: str, measurements: list[Measurement], stale: str | None) -> str:
+    """The chain's name (its text's first line is often an input's declaration), where it ran."""
     m = measurements[0] if measurements else None
     where = f" · N={format_size(m.size)} · {input_dtypes(m)} · {m.device}" if m else ""
-    return f"roofline · {first}{where}" + (f" · STALE: {stale}" if stale else "")
+    return f"roofline · {name}{where}" + (f" · STALE: {stale}" if stale else "")
