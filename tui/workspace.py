@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ SEED_CHAINS: tuple[tuple[str, str], ...] = (
 )
 
 
+AUTOMATIC_NAME = re.compile(r"(chain|cli)(_\d+)?")
+"""The names new chains were given before they were named after their text."""
 NAME_WORDS = 4
 """At most this many of a chain's operations in a name made from them (the last one kept)."""
 UNNAMED = "chain"
@@ -198,25 +201,25 @@ class Workspace:
     def rename(self, name: str) -> str:
         """The user's name for the current chain (made unique): kept from now on."""
         self.chain.named = True
-        return self._set_name(name)
+        return self._set_name(self.chain, name)
 
-    def name_after_text(self) -> bool:
-        """Name the current chain after its text's operations unless the user named it; True when
-        the name changed. Its pin goes with it."""
-        chain = self.chain
+    def name_after_text(self, chain: Chain | None = None) -> bool:
+        """Name ``chain`` (the current one) after its text's operations unless the user named it;
+        True when the name changed. Its pin goes with it."""
+        chain = chain or self.chain
         name = None if chain.named else name_from_text(chain.text)
         if name is None or self.unique_name(name, besides=chain) == chain.name:
             return False
-        self._set_name(name)
+        self._set_name(chain, name)
         return True
 
-    def _set_name(self, name: str) -> str:
-        name = " ".join(name.split())[:40] or self.chain.name
-        if name != self.chain.name:
-            name = self.unique_name(name, besides=self.chain)
-            if self.chain.name in self.pins:
-                self.pins[name] = self.pins.pop(self.chain.name)
-        self.chain.name = name
+    def _set_name(self, chain: Chain, name: str) -> str:
+        name = " ".join(name.split())[:40] or chain.name
+        if name != chain.name:
+            name = self.unique_name(name, besides=chain)
+            if chain.name in self.pins:
+                self.pins[name] = self.pins.pop(chain.name)
+        chain.name = name
         return name
 
     def select_text(self, text: str) -> int:
@@ -249,8 +252,9 @@ class Workspace:
         chains = []
         for item in data.get("chains") or []:
             if isinstance(item, dict) and isinstance(item.get("text", ""), str):
-                named = item.get("named", True)
-                chains.append(Chain(str(item.get("name") or UNNAMED)[:40], item.get("text", ""), named if isinstance(named, bool) else True))
+                name = str(item.get("name") or UNNAMED)[:40]
+                named = item.get("named", not AUTOMATIC_NAME.fullmatch(name))  # files from before: "chain_2", "cli"
+                chains.append(Chain(name, item.get("text", ""), named if isinstance(named, bool) else True))
                 unknown += sorted(f"chains[].{k}" for k in item if k not in ("name", "text", "named"))
             else:
                 problems.append("a chain that is not a name and a text")
@@ -276,6 +280,8 @@ class Workspace:
                 problems.append("pins of chains that are not in the file")
         elif pins is not None:
             problems.append("pins that are not a table of chains")
+        for chain in workspace.chains:
+            workspace.name_after_text(chain)  # an older file's "chain_2" or "cli"
         return workspace, problems
 
 

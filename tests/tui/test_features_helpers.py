@@ -186,6 +186,10 @@ def test_a_new_chain_is_named_after_its_ops_until_the_user_names_it() -> None:
     seeds.chain.text = "(a + b).tanh()"
     assert not seeds.name_after_text() and seeds.chain.name == "add_relu"
     assert seeds.chains[seeds.select_text("a - b")].name == "sub"  # from the command line
+    older = {"chains": [{"name": "chain_2", "text": "a.exp()"}, {"name": "cli", "text": "a * b"}, {"name": "mine", "text": "a - b"}],
+             "pins": {"chain_2": pin_record([measurement("modes", "eager")])}}  # fmt: skip
+    opened, fixed = ws.Workspace.from_data(older)
+    assert not fixed and [c.name for c in opened.chains] == ["exp", "mul", "mine"] and list(opened.pins) == ["exp"]
 
 
 def test_a_ratio_far_below_one_keeps_its_digits() -> None:
