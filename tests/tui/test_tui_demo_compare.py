@@ -91,6 +91,8 @@ async def test_compare_eager_vs_compiled(make_app) -> None:
         await wait_for(pilot, lambda: screen.left.measurement and screen.right.measurement, what="both sides")
         text = screen.plain_text()
         assert "2 -> 1 kernel" in text and "5N -> 3N" in text
+        assert screen.title_text == "compare · add_relu: eager vs compiled"
+        assert (screen.left.label, screen.right.label) == ("eager", "compiled")  # the chain once, in the title
         e, c = screen.left.measurement, screen.right.measurement
         device_row = next(line for line in text.splitlines() if line.strip().startswith("device time"))
         assert format_time_us(e.device_time_us) in device_row and format_time_us(c.device_time_us) in device_row

@@ -32,7 +32,8 @@ class CompareActions(_App):
         s = self.workspace.settings
         compiled = s.compile_mode if s.compile_mode in COMPILED_MODES else "compiled"
         text = self.session.text
-        return self._open_compare([(text, "eager", "left"), (text, compiled, "right")], f"compare · eager vs {compiled}")
+        return self._open_compare([(text, "eager", "left"), (text, compiled, "right")],
+                                  f"compare · {self.workspace.chain.name}: eager vs {compiled}", one_chain=True)  # fmt: skip
 
     def compare_chains(self, other: int) -> CompareScreen | None:
         """The current chain (left) vs chain ``other`` (right), in the last selected mode."""
@@ -41,7 +42,7 @@ class CompareActions(_App):
         return self._open_compare([(self.session.text, mode, "left"), (chain.text, mode, "right")],
                                   f"compare · {self.workspace.chain.name} vs {chain.name} ({mode})")  # fmt: skip
 
-    def _open_compare(self, sides: list[tuple[str, str, str]], title: str) -> CompareScreen | None:
+    def _open_compare(self, sides: list[tuple[str, str, str]], title: str, *, one_chain: bool = False) -> CompareScreen | None:
         from tui.screens.compare import CompareScreen, Side, side_label  # noqa: PLC0415 (off start-up)
 
         if self.session.ready is None:
@@ -51,10 +52,10 @@ class CompareActions(_App):
         wanted: dict[str, list[tuple[str, str]]] = {}
         for text, mode, which in sides:
             m = self.session.cached(text, mode)
-            made[which] = Side(side_label(text, m, mode), m, pending=m is None)
+            made[which] = Side(side_label(None if one_chain else text, m, mode), m, pending=m is None)
             if m is None:
                 wanted.setdefault(text, []).append((mode, which))
-        screen = CompareScreen(made["left"], made["right"], title)
+        screen = CompareScreen(made["left"], made["right"], title, one_chain=one_chain)
         self.push_screen(screen)
         s = self.workspace.settings
         for text, pairs in wanted.items():
@@ -62,7 +63,7 @@ class CompareActions(_App):
                 parse_chain(text)
             except ChainError as exc:
                 for mode, which in pairs:
-                    screen.update_side(which, Side(side_label(text, None, mode), None, RequestFailed("", exc.info), pending=False))
+                    screen.update_side(which, Side(side_label(None if one_chain else text, None, mode), None, RequestFailed("", exc.info), pending=False))
                 continue
             modes = [m for m in MODES if m in {mode for mode, _ in pairs}]
             request = ProfileRequest(id=self.session.new_id(), chain=text, sizes=[s.focus_size], modes=modes,

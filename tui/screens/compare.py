@@ -116,11 +116,13 @@ def compare_table(left: Side, right: Side) -> Table:
 class CompareScreen(ScreenKeysInOrder, ModalScreen[None]):
     BINDINGS = [Binding("escape,q,o", "dismiss", "Close")]
 
-    def __init__(self, left: Side, right: Side, title: str = "compare") -> None:
+    def __init__(self, left: Side, right: Side, title: str = "compare", *, one_chain: bool = False) -> None:
         super().__init__()
         self.left = left
         self.right = right
         self.title_text = inert_line(title)
+        self.one_chain = one_chain
+        """Both sides ran one chain (eager vs compiled): a side is labelled by its mode alone."""
         self._expected: dict[str, tuple[ProfileRequest, list[tuple[str, str]], dict[str, Measurement],
                                         list[RequestFailed]]] = {}  # fmt: skip
 
@@ -144,7 +146,7 @@ class CompareScreen(ScreenKeysInOrder, ModalScreen[None]):
             for mode, which in pairs:
                 m = results.get(mode)
                 failure = None if m is not None else next((f for f in failures if f.mode in (None, mode)), None)
-                self.update_side(which, Side(side_label(request.chain, m, mode), m, failure, pending=False))
+                self.update_side(which, Side(side_label(None if self.one_chain else request.chain, m, mode), m, failure, pending=False))
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail", id="compare"):
@@ -192,6 +194,11 @@ class CompareScreen(ScreenKeysInOrder, ModalScreen[None]):
         self.query_one("#compare-where", Static).update(where)
 
 
-def side_label(chain: str, m: Measurement | None, mode: str) -> str:
+def side_label(chain: str | None, m: Measurement | None, mode: str) -> str:
+    """The chain's first line and the mode it ran in; the mode alone where both sides ran one
+    chain (``chain`` None: the title names it)."""
+    label = mode_label(m) if m else mode
+    if chain is None:
+        return label
     first = next((line.strip() for line in chain.splitlines() if line.strip()), chain)
-    return f"{inert_line(first)} · {mode_label(m) if m else mode}"
+    return f"{inert_line(first)} · {label}"
