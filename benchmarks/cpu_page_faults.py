@@ -37,6 +37,10 @@ def child(setting: str, requests: int) -> None:
     from probes.protocol import MeasurementResult, ProfileRequest
     from probes.sweep import run_profile
 
+    def pinned() -> bool:
+        """Whether the engine fixed the thresholds (asked without fixing them where it did not)."""
+        return host_heap.pin_malloc_thresholds.cache_info().currsize > 0 and host_heap.pin_malloc_thresholds()
+
     if setting == "neither":
         measure.pin_malloc_thresholds = lambda: False  # glibc's own adjustment
     if setting != "engine":
@@ -49,7 +53,7 @@ def child(setting: str, requests: int) -> None:
             run_profile(ProfileRequest("faults", chain, sizes=[n], modes=["eager"], device="cpu"), events.append)
             faults, took = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults, time.perf_counter() - begin
             (m,) = [e.measurement for e in events if isinstance(e, MeasurementResult)]
-            print(json.dumps({"chain": chain, "n": n, "request": i, "faults": faults, "request_s": round(took, 3), "pinned": host_heap._pinned,
+            print(json.dumps({"chain": chain, "n": n, "request": i, "faults": faults, "request_s": round(took, 3), "pinned": pinned(),
                               "kernels_us": [round(k.device_time_us, 1) for k in m.kernels],
                               "device_us": m.device_time_us, "wall_us": m.wall_time_us}), flush=True)
 

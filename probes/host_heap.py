@@ -15,7 +15,8 @@ here) and a trim threshold of 256 MB, a repeated call reuses what the last one f
 from __future__ import annotations
 
 import ctypes
-import platform
+import functools
+import os
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -24,13 +25,17 @@ MMAP_THRESHOLD_BYTES = 32 * 1024 * 1024
 TRIM_THRESHOLD_BYTES = 256 * 1024 * 1024
 """Freed memory a process keeps at most: eight of the largest heap blocks."""
 
-_pinned = False
+def _glibc() -> bool:
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    except (AttributeError, ValueError, OSError):  # no confstr, or a libc that does not know the name
+        return False
 
 
+@functools.cache
 def pin_malloc_thresholds() -> bool:
-    """Fix both thresholds (once a process; glibc only). True where they are fixed."""
-    global _pinned
-    if not _pinned and platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
-        libc = ctypes.CDLL(None)
-        _pinned = bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)) and bool(libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES))
-    return _pinned
+    """Fix both thresholds (the first call of a process does; glibc only). True where they are fixed."""
+    if not _glibc():
+        return False
+    libc = ctypes.CDLL(None)
+    return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)) and bool(libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES))

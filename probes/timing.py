@@ -240,9 +240,11 @@ def profile_run(
         with gc_paused():
             allowed = None if faults_per_call is None else faults_per_call + FAULT_SLACK_PAGES
             ran = 0
-            while ran - len(faulted) < reps and ran < 2 * reps and not (ran >= reps and len(faulted) == ran):  # all faulted: the call's own cost
+            while ran - len(faulted) < reps and ran < 2 * reps:
+                if ran == reps and len(faulted) == ran:
+                    break  # every rep faulted: that is the call's own cost
                 flush()
-                before = page_faults()
+                before = page_faults() if allowed is not None else 0
                 with record_function(REP_LABEL):
                     call()
                 if allowed is not None and page_faults() - before > allowed:

@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from probes.expr import ChainError, parse_chain
-from probes.protocol import COMPILED_MODES, MODES, ProfileRequest, RequestFailed
+from probes.protocol import COMPILED_MODES, MODES, Measurement, ProfileRequest, RequestFailed
 
 if TYPE_CHECKING:
     from tui.app import KernelTuiApp as _App
@@ -48,11 +48,14 @@ class CompareActions(_App):
         if self.session.ready is None:
             self.message("the worker is still starting; try again in a moment", "yellow")
             return None
+        def label(text: str, m: Measurement | None, mode: str) -> str:
+            return side_label(None if one_chain else text, m, mode)
+
         made: dict[str, Side] = {}
         wanted: dict[str, list[tuple[str, str]]] = {}
         for text, mode, which in sides:
             m = self.session.cached(text, mode)
-            made[which] = Side(side_label(None if one_chain else text, m, mode), m, pending=m is None)
+            made[which] = Side(label(text, m, mode), m, pending=m is None)
             if m is None:
                 wanted.setdefault(text, []).append((mode, which))
         screen = CompareScreen(made["left"], made["right"], title, one_chain=one_chain)
@@ -63,7 +66,7 @@ class CompareActions(_App):
                 parse_chain(text)
             except ChainError as exc:
                 for mode, which in pairs:
-                    screen.update_side(which, Side(side_label(None if one_chain else text, None, mode), None, RequestFailed("", exc.info), pending=False))
+                    screen.update_side(which, Side(label(text, None, mode), None, RequestFailed("", exc.info), pending=False))
                 continue
             modes = [m for m in MODES if m in {mode for mode, _ in pairs}]
             request = ProfileRequest(id=self.session.new_id(), chain=text, sizes=[s.focus_size], modes=modes,
