@@ -111,6 +111,22 @@ def test_the_flush_leaves_nothing_for_a_reduction_to_pay_for() -> None:
     assert min(engine) == pytest.approx(min(bare), rel=0.05), (engine, bare)
 
 
+def test_profiled_runs_back_to_back_each_record_the_kernels() -> None:
+    """``probes.timing.profile_run`` as a notebook may call it: sessions in a row, nothing launched
+    between them. The profiler, told to detach after each session, lost every second session's
+    device events that way (0 kernels); each run must still have its reps' kernels."""
+    from probes.timing import L2Flusher, profile_run
+
+    device = torch.device("cuda")
+    a, b = torch.randn(10**6, device=device), torch.randn(10**6, device=device)
+    flush = L2Flusher(device)
+    runs = [profile_run(lambda: (a + b).relu(), device, 5, flush) for _ in range(4)]
+    for run in runs:
+        assert run.reps == 5
+        assert len(run.launches) == 10, [launch.name for launch in run.launches]
+        assert {launch.rep for launch in run.launches} == set(range(5))
+
+
 @contextlib.contextmanager
 def on_one_core() -> Iterator[None]:
     """This process, and every process it starts, on the core it runs on now."""
