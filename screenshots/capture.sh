@@ -7,10 +7,10 @@ set -uo pipefail
 device=${1:?usage: capture.sh cuda|cpu OUTDIR}
 out=${2:?usage: capture.sh cuda|cpu OUTDIR}
 mkdir -p "$out"
-export KERNEL_TUI_STATE_DIR=$(mktemp -d)
 python=$(command -v python3 || command -v python)
 prefix=$([ "$device" = cpu ] && echo cpu || echo gpu)
-shot() { name=$1; shift; timeout 240 "$python" -m tui.screenshot "$out/${prefix}_$name.svg" "$@" || echo "screenshot failed: $name"; }
+# Each shot in a state of its own: one shot's edits (the error shot's) are not the next one's workspace.
+shot() { name=$1; shift; KERNEL_TUI_STATE_DIR=$(mktemp -d) timeout 240 "$python" -m tui.screenshot "$out/${prefix}_$name.svg" "$@" || echo "screenshot failed: $name"; }
 workspace() { mktemp -d; }
 seed="(a + b).relu()"
 if [ "$device" = cpu ]; then dim=512 n=1024; else dim=4096 n=4096; fi
