@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from textual.command import CommandList
-from textual.widgets import Input
+from textual.widgets import Footer, Input
 from tui_helpers import SEED_CHAIN, focus_done, focus_view, recorded, recording, settled, shown, sweep_done, wait_for
 
 from probes.protocol import ProfileReport
@@ -527,6 +527,21 @@ async def test_letter_keys_type_in_the_editor_and_hide_from_the_footer(make_app)
         await pilot.press("escape")
         assert app.check_action("sweep", ()) is True
         assert "press s to sweep" in str(app.query_one("#crossover").render())
+
+
+async def test_the_palette_key_ends_the_footer_where_keys_overflow_it(make_app) -> None:
+    """At 80 columns the chains pane's keys overflow the footer; the palette key, docked at its
+    right, covers its last cell (a margin there showed a letter of the keys beneath it)."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        await pilot.press("escape", "l")
+        await wait_for(pilot, lambda: isinstance(app.focused, ChainsPane), what="the chains pane")
+        await pilot.pause()
+        footer = app.screen.query_one(Footer)
+        assert footer.virtual_size.width > footer.size.width, "the keys no longer overflow: the test shows nothing"
+        last_cell, _ = app.screen.get_widget_at(footer.region.right - 1, footer.region.y)
+        assert getattr(last_cell, "key", None) == "ctrl+p"
 
 
 async def test_ctrl_r_retries_a_worker_that_did_not_start(make_app, tmp_path) -> None:

@@ -100,6 +100,9 @@ async def test_compare_eager_vs_compiled(make_app) -> None:
         assert rows["kernels/call"].style == "green" and rows["bytes/call"].style == "green"
         assert "triton_poi_fused_add_relu_0" in rows["only here"].right
         assert "vectorized_elementwise_kernel<clamp_scalar>" in rows["only here"].left
+        for width in (76, 100):  # a long name is cut in its middle to fit, never folded inside its op
+            names = screen.plain_text(width).split("only here", 1)[1]
+            assert "<clamp_scalar>" in names and "<add>" in names and "add_relu_0" in names, names
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)
 

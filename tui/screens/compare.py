@@ -11,6 +11,9 @@ import os
 from dataclasses import dataclass
 from typing import Literal
 
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement as CellWidths
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -23,9 +26,13 @@ from probes.protocol import Measurement, MeasurementResult, ProfileRequest, Requ
 from probes.safe_text import inert_line
 from probes.summary import format_bytes, format_size, format_time_us, format_transfers, input_dtypes, mode_label, ratio
 from tui.bridge import WorkerEvent
-from tui.widgets.cells import display_name, plain
+from tui.widgets.cells import display_name, fit_kernel, plain
 from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.spread import cost_text, time_text
+
+
+NAME_MIN_CELLS = 16
+"""A kernel name column narrower than this would keep too little of the names."""
 
 
 @dataclass
@@ -45,6 +52,23 @@ class DiffRow:
     change: str
     style: str
     """green (right better), red (worse), dim (same)."""
+    names: bool = False
+    """``left`` and ``right`` are kernel names, one a line."""
+
+
+class KernelNames:
+    """Kernel names one a line, each cut in its middle to the cell's width (``fit_kernel``): folded,
+    ``vectorized_elementwise_kernel<clamp_scalar>`` split inside its op's name."""
+
+    def __init__(self, lines: str) -> None:
+        self.names = lines.split("\n")
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> CellWidths:
+        longest = max(cell_len(name) for name in self.names)
+        return CellWidths(min(longest, NAME_MIN_CELLS), longest)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text("\n".join(fit_kernel(name, options.max_width) for name in self.names), no_wrap=True, overflow="crop")
 
 
 def _style(left: float, right: float) -> str:
@@ -85,7 +109,7 @@ def diff_rows(a: Measurement, b: Measurement) -> list[DiffRow]:
     only_b = [n for n in names_b if n not in names_a]
     rows.append(DiffRow("only here", "\n".join(only_a) or "-", "\n".join(only_b) or "-",
                         f"{len(only_a)} gone, {len(only_b)} new" if only_a or only_b else "same kernels",
-                        "yellow" if only_a or only_b else "dim"))  # fmt: skip
+                        "yellow" if only_a or only_b else "dim", names=True))  # fmt: skip
     return rows
 
 
@@ -108,8 +132,8 @@ def compare_table(left: Side, right: Side) -> Table:
         table.add_row("", state(left), state(right), "")
         return table
     for row in diff_rows(a, b):
-        table.add_row(row.what, Text(row.left, overflow="fold"), Text(row.right, overflow="fold"),
-                      Text(row.change, style=row.style, overflow="fold"))
+        side = KernelNames if row.names else (lambda text: Text(text, overflow="fold"))
+        table.add_row(row.what, side(row.left), side(row.right), Text(row.change, style=row.style, overflow="fold"))
     return table
 
 
