@@ -63,7 +63,7 @@ class Chain:
     name: str
     text: str
     named: bool = True
-    """Named by the user (or a seed): the name stays. A new chain is named after its text's
+    """Named by the user: the name stays. A new chain (a seed too) is named after its text's
     operations as it is edited, until renamed."""
 
 
@@ -154,7 +154,7 @@ class Workspace:
 
     @classmethod
     def default(cls) -> Workspace:
-        return cls(chains=[Chain(name, text) for name, text in SEED_CHAINS])
+        return cls(chains=[Chain(name, text, named=False) for name, text in SEED_CHAINS])
 
     @property
     def chain(self) -> Chain:

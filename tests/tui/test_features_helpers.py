@@ -182,9 +182,9 @@ def test_a_new_chain_is_named_after_its_ops_until_the_user_names_it() -> None:
     w.rename("mine")
     w.chain.text = "a.tanh()"
     assert not w.name_after_text() and w.chain.name == "mine"
-    seeds = ws.Workspace.default()
+    seeds = ws.Workspace.default()  # a seed is named after its ops too: edited, its name follows
     seeds.chain.text = "(a + b).tanh()"
-    assert not seeds.name_after_text() and seeds.chain.name == "add_relu"
+    assert seeds.name_after_text() and seeds.chain.name == "add_tanh"
     assert seeds.chains[seeds.select_text("a - b")].name == "sub"  # from the command line
     older = {"chains": [{"name": "chain_2", "text": "a.exp()"}, {"name": "cli", "text": "a * b"}, {"name": "mine", "text": "a - b"}],
              "pins": {"chain_2": pin_record([measurement("modes", "eager")])}}  # fmt: skip

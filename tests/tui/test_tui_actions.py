@@ -353,7 +353,7 @@ async def test_chains_add_rename_duplicate_delete_and_select(make_app) -> None:
         count = len(app.workspace.chains)
         await pilot.press("y")  # duplicate
         assert len(app.workspace.chains) == count + 1
-        assert app.workspace.chain.name == "add_relu_copy"
+        assert app.workspace.chain.name == "add_relu_2"  # a copy of a chain named after its ops is too
         assert app.workspace.chain.text == SEED_CHAIN
         app.screen.set_focus(pane)
         await pilot.press("f2")  # rename

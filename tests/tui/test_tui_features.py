@@ -157,7 +157,8 @@ async def test_pin_shows_deltas_persists_compares_and_unpins(make_app) -> None:
         assert "kernels 2 -> 1" in head and "better" in head and "5N -> 3N" in head
         app.save_workspace()
         pins = json.loads(app.store.path.read_text())["pins"]
-        assert [m["chain"] for m in pins["add_relu"]] == ["(a + b).relu()", "(a + b).relu()"]
+        assert app.workspace.chain.name == "add_2"  # the seed, named after its ops as it is edited
+        assert [m["chain"] for m in pins["add_2"]] == ["(a + b).relu()", "(a + b).relu()"]  # its pin went with it
         await pilot.press("escape", "w")
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), what="compare with the pin")
         text = " ".join(app.screen.plain_text().split())  # labels wrap in their column
