@@ -57,8 +57,8 @@ class DiffRow:
 
 
 class KernelNames:
-    """Kernel names one a line, each cut in its middle to the cell's width (``fit_kernel``): folded,
-    ``vectorized_elementwise_kernel<clamp_scalar>`` split inside its op's name."""
+    """Kernel names one a line, each cut in its middle to the cell's width (``fit_kernel``), never
+    folded: folding split ``vectorized_elementwise_kernel<clamp_scalar>`` inside its op's name."""
 
     def __init__(self, lines: str) -> None:
         self.names = lines.split("\n")
