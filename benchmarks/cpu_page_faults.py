@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,7 @@ def child(setting: str, requests: int) -> None:
     from probes import host_heap, measure
     from probes.protocol import MeasurementResult, ProfileRequest
     from probes.sweep import run_profile
+    from probes.timing import page_faults
 
     def pinned() -> bool:
         """Whether the engine fixed the thresholds (asked without fixing them where it did not)."""
@@ -49,9 +49,9 @@ def child(setting: str, requests: int) -> None:
     for chain, n in CASES:
         for i in range(requests):
             events: list = []
-            faults, begin = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.perf_counter()
+            faults, begin = page_faults(), time.perf_counter()
             run_profile(ProfileRequest("faults", chain, sizes=[n], modes=["eager"], device="cpu"), events.append)
-            faults, took = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults, time.perf_counter() - begin
+            faults, took = page_faults() - faults, time.perf_counter() - begin
             (m,) = [e.measurement for e in events if isinstance(e, MeasurementResult)]
             print(json.dumps({"chain": chain, "n": n, "request": i, "faults": faults, "request_s": round(took, 3), "pinned": pinned(),
                               "kernels_us": [round(k.device_time_us, 1) for k in m.kernels],

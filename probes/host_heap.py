@@ -25,6 +25,7 @@ MMAP_THRESHOLD_BYTES = 32 * 1024 * 1024
 TRIM_THRESHOLD_BYTES = 256 * 1024 * 1024
 """Freed memory a process keeps at most: eight of the largest heap blocks."""
 
+
 def _glibc() -> bool:
     try:
         return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")

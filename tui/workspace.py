@@ -281,7 +281,8 @@ class Workspace:
         elif pins is not None:
             problems.append("pins that are not a table of chains")
         for chain in workspace.chains:
-            workspace.name_after_text(chain)  # an older file's "chain_2" or "cli"
+            if AUTOMATIC_NAME.fullmatch(chain.name):
+                workspace.name_after_text(chain)  # an older file's "chain_2" or "cli" (others are kept up as edited)
         return workspace, problems
 
 
