@@ -4,6 +4,7 @@
 
 Tasks (the result goes to OUT.json; stdout and stderr are left to the libraries' chatter):
   bare-compile   a bare torch.compile + first call, per fresh constant, timed inside one fresh process
+                 (--serve: then a chain per line of stdin, its time a JSON line on stdout)
   triton-sweep   a triton.testing.perf_report sweep (do_bench of eager and compiled per size)
   wall           kernel-tui's wall time per call (probes.sweep.run_profile) interleaved with do_bench
   devtime        kernel-tui's per-kernel device time vs raw torch.profiler events from a plain loop
@@ -78,7 +79,8 @@ def run_engine(chain: str, sizes: list[int], modes: list[str], device: str) -> t
 def task_bare_compile(args: argparse.Namespace) -> dict:
     """torch.compile + first call for each of ``--chains``; the first one is the fresh process's.
     Floats are not specialised by Dynamo: a second constant in the same chain would reuse the first
-    one's graph, so the chains differ in their ops."""
+    one's graph, so the chains differ in their ops. With ``--serve``, then one more chain per line
+    of stdin, each answered by a JSON line on stdout: compiles in turns with another program's."""
     begin = time.perf_counter()
     import torch
 
@@ -86,15 +88,22 @@ def task_bare_compile(args: argparse.Namespace) -> dict:
     device = _device(args.device)
     a, b = _inputs(args.size, device)
     _sync(device)
-    runs = []
-    for source in args.chains:
+
+    def compile_and_call(source: str) -> dict:
         fn = eval(f"lambda a, b: {source}")  # a fresh code object
         _sync(device)
         start = time.perf_counter()
         compiled = torch.compile(fn)
         compiled(a, b)
         _sync(device)
-        runs.append({"chain": source, "seconds": time.perf_counter() - start})
+        return {"chain": source, "seconds": time.perf_counter() - start}
+
+    runs = [compile_and_call(source) for source in args.chains]
+    if args.serve:
+        print(json.dumps({"ready": True}), flush=True)
+        for line in sys.stdin:
+            runs.append(compile_and_call(line.strip()))
+            print(json.dumps(runs[-1]), flush=True)
     return {"import_torch_s": import_s, "device": str(device), "runs": runs}
 
 
@@ -340,6 +349,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--modes", nargs="+", default=["eager", "compiled"])
     parser.add_argument("--chains", nargs="+", default=["(a + b).relu() * 1.2345"], help="bare-compile: chains of a and b")
+    parser.add_argument("--serve", action="store_true", help="bare-compile: then compile chains read from stdin")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--runs", type=int, default=50)
