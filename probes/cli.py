@@ -25,9 +25,9 @@ from typing import NoReturn
 from rich.console import Console
 from rich.text import Text
 
+from probes.dtype_names import DTYPES
 from probes.protocol import (
     DEFAULT_SIZES,
-    DTYPES,
     MODES,
     ChainErrorInfo,
     Event,

@@ -31,9 +31,6 @@ the default compile mode with ``dynamic=True`` (one symbolic-shape compile for e
 
 COMPILED_MODES: tuple[str, ...] = MODES[1:]
 
-DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16")
-"""The dtypes offered for the default inputs (declared inputs may use others)."""
-
 DEFAULT_SIZES: tuple[int, ...] = (100, 10_000, 1_000_000, 10_000_000, 100_000_000)
 
 ErrorKind = Literal["syntax", "rejected", "input", "runtime", "memory", "compile", "worker", "replay", "stuck"]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import os
 from collections.abc import AsyncIterator, Callable
 
 from probes.client import Request, WorkerClient, WorkerState
@@ -33,19 +32,6 @@ from probes.protocol import (
 )
 from probes.worker_process import EarlyWorker
 
-COMPILE_WORKER_ENV = "KERNEL_TUI_COMPILE_WORKER"
-GPU_DRIVER_FILES = ("/dev/nvidiactl", "/dev/kfd")
-
-
-def compile_worker_wanted(command: list[str] | str | None) -> bool:
-    """Whether a compile worker pays here: for the local worker on a machine with a GPU driver
-    (told without importing torch). On the CPU a compile and a measurement share the cores the
-    measurement times, so they take turns anyway. ``KERNEL_TUI_COMPILE_WORKER=1`` or ``0`` decides
-    instead; a worker command of the user's own (``--worker-cmd``, ``--replay``) gets none unless asked."""
-    wanted = os.environ.get(COMPILE_WORKER_ENV, "").strip()
-    if wanted in ("0", "1"):
-        return wanted == "1"
-    return command is None and any(os.path.exists(path) for path in GPU_DRIVER_FILES)
 
 
 class WorkerPair:

@@ -4,19 +4,27 @@ The app starts its worker as the very first thing it does, before it imports Tex
 more on a slow host): torch imports in the worker while the app imports and paints. There is no
 event loop yet then, so ``EarlyWorker`` starts the process with ``subprocess``, and
 ``WorkerClient.start`` later adopts it (``EarlyWorker.adopt``) as if it had started it itself.
+This module imports asyncio only once there is a loop to adopt it on: everything the app imports
+before it starts its workers delays their torch import as much (asyncio ~20 ms of the CPU machine's).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shlex
 import signal
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 from probes.bytecode_cache import with_bytecode_cache
+
+if TYPE_CHECKING:
+    import asyncio
+
+COMPILE_WORKER_ENV = "KERNEL_TUI_COMPILE_WORKER"
+GPU_DRIVER_FILES = ("/dev/nvidiactl", "/dev/kfd")
 
 STREAM_LIMIT = 64 * 1024 * 1024
 """The longest line read from the worker (a result with generated kernel sources is long)."""
@@ -36,6 +44,17 @@ def worker_environment(command: list[str], extra: dict[str, str] | None = None) 
     return with_bytecode_cache(env) if command[:1] == [sys.executable] else env
 
 
+def compile_worker_wanted(command: list[str] | str | None) -> bool:
+    """Whether a compile worker pays here: for the local worker on a machine with a GPU driver
+    (told without importing torch). On the CPU a compile and a measurement share the cores the
+    measurement times, so they take turns anyway. ``KERNEL_TUI_COMPILE_WORKER=1`` or ``0`` decides
+    instead; a worker command of the user's own (``--worker-cmd``, ``--replay``) gets none unless asked."""
+    wanted = os.environ.get(COMPILE_WORKER_ENV, "").strip()
+    if wanted in ("0", "1"):
+        return wanted == "1"
+    return command is None and any(os.path.exists(path) for path in GPU_DRIVER_FILES)
+
+
 class PipedProcess:
     """What ``WorkerClient`` uses of ``asyncio.subprocess.Process``, for a process started by
     ``subprocess.Popen`` before the event loop existed."""
@@ -53,6 +72,8 @@ class PipedProcess:
         return self._popen.poll()
 
     async def wait(self) -> int:
+        import asyncio  # noqa: PLC0415 (see the module's docstring)
+
         while (code := self._popen.poll()) is None:
             await asyncio.sleep(0.01)
         return code
@@ -77,6 +98,8 @@ class EarlyWorker:
 
     async def adopt(self) -> PipedProcess:
         """Its pipes as asyncio streams, on the running loop."""
+        import asyncio  # noqa: PLC0415 (see the module's docstring)
+
         loop = asyncio.get_running_loop()
         popen = self.popen
         assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None

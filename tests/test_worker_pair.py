@@ -12,7 +12,8 @@ import pytest
 
 from probes.client import WorkerClient
 from probes.protocol import MeasurementResult, ProfileRequest, Progress, RequestDone, WarmupRequest
-from probes.worker_pair import COMPILE_WORKER_ENV, WorkerPair, compile_worker_wanted
+from probes.worker_pair import WorkerPair
+from probes.worker_process import COMPILE_WORKER_ENV, compile_worker_wanted
 
 WAIT_S = 180
 """Upper bound on anything a test waits for (two torch imports and a cold compile on 2 cores)."""

@@ -16,7 +16,12 @@ import gc
 import os
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from probes.worker_process import EarlyWorker
 
 FRAME_RATE = "240"
 """Textual's cap on frames per second (``TEXTUAL_FPS``, 60 by default). A change reaches the screen
@@ -27,7 +32,7 @@ user's own ``TEXTUAL_FPS`` wins."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from probes.protocol import DTYPES  # noqa: PLC0415 (keep `profile` free of app imports)
+    from probes.dtype_names import DTYPES  # noqa: PLC0415 (keep `profile` free of app imports)
 
     parser = argparse.ArgumentParser(
         prog="kernel-tui",
@@ -53,47 +58,44 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
     """The app for ``kernel-tui ARGV`` (argparse exits with a one-line message on bad input)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-
-    from probes.summary import parse_size, parse_sizes  # noqa: PLC0415
-
-    try:
-        sizes = parse_sizes(args.sizes) if args.sizes else None
-        focus = parse_size(args.focus_size) if args.focus_size else None
-    except ValueError as exc:
-        parser.error(str(exc))
     if args.reps is not None and not 1 <= args.reps <= 10_000:
         parser.error("--reps: give a number between 1 and 10000")
     command = _worker_command(parser, args)
-    chain = args.chain.replace("\\n", "\n").replace(";", "\n") if args.chain is not None else None
     early, early_compiler = _start_workers(command)
+    with _killed_unless_built(early, early_compiler):
+        from probes.summary import parse_size, parse_sizes  # noqa: PLC0415
 
-    from tui.app import KernelTuiApp  # noqa: PLC0415 (textual only for the app)
-    from tui.workspace_file import WorkspaceRefused  # noqa: PLC0415
+        try:
+            sizes = parse_sizes(args.sizes) if args.sizes else None
+            focus = parse_size(args.focus_size) if args.focus_size else None
+        except ValueError as exc:
+            parser.error(str(exc))
+        chain = args.chain.replace("\\n", "\n").replace(";", "\n") if args.chain is not None else None
 
-    try:
-        return KernelTuiApp(
-            chain=chain,
-            worker_command=command,
-            early_worker=early,
-            early_compiler=early_compiler,
-            workspace_path=args.workspace,
-            device=args.device,
-            sizes=sizes,
-            dtype=args.dtype,
-            modes=args.modes,
-            focus_size=focus,
-            reps=args.reps,
-            export_dir=args.export_dir,
-        )
-    except WorkspaceRefused as exc:
-        for worker in (early, early_compiler):
-            if worker is not None:
-                worker.kill()
-        parser.exit(2, f"kernel-tui: {exc}\n")
+        from tui.app import KernelTuiApp  # noqa: PLC0415 (textual only for the app)
+        from tui.workspace_file import WorkspaceRefused  # noqa: PLC0415
+
+        try:
+            return KernelTuiApp(
+                chain=chain,
+                worker_command=command,
+                early_worker=early,
+                early_compiler=early_compiler,
+                workspace_path=args.workspace,
+                device=args.device,
+                sizes=sizes,
+                dtype=args.dtype,
+                modes=args.modes,
+                focus_size=focus,
+                reps=args.reps,
+                export_dir=args.export_dir,
+            )
+        except WorkspaceRefused as exc:
+            parser.exit(2, f"kernel-tui: {exc}\n")
 
 
 def build_demo_parser() -> argparse.ArgumentParser:
-    from probes.protocol import DTYPES  # noqa: PLC0415
+    from probes.dtype_names import DTYPES  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(
         prog="kernel-tui demo",
@@ -128,9 +130,9 @@ def _worker_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 def _start_workers(command: list[str] | str | None):  # noqa: ANN202 (EarlyWorkers, imported lazily)
     """The worker (and the compile worker where one is wanted), started now, before Textual is
     imported: torch imports while the app starts. None for one that cannot be started: the app
-    tries again and says why on screen."""
-    from probes.worker_pair import compile_worker_wanted  # noqa: PLC0415
-    from probes.worker_process import EarlyWorker  # noqa: PLC0415
+    tries again and says why on screen. Whatever the app imports before this delays the first
+    rows as much: the arguments checked here need no more than the worker's command."""
+    from probes.worker_process import EarlyWorker, compile_worker_wanted  # noqa: PLC0415
 
     started = []
     for wanted in (True, compile_worker_wanted(command)):
@@ -139,6 +141,18 @@ def _start_workers(command: list[str] | str | None):  # noqa: ANN202 (EarlyWorke
         except OSError:
             started.append(None)
     return started[0], started[1]
+
+
+@contextlib.contextmanager
+def _killed_unless_built(*workers: EarlyWorker | None) -> Iterator[None]:
+    """The early workers, killed when the app is not built after all (a bad argument's exit)."""
+    try:
+        yield
+    except BaseException:
+        for worker in workers:
+            if worker is not None:
+                worker.kill()
+        raise
 
 
 def build_demo(argv: list[str]):  # noqa: ANN201 (DemoApp, imported lazily)

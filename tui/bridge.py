@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from probes.client import WorkerState
-from probes.worker_pair import WorkerPair, compile_worker_wanted
+from probes.worker_pair import WorkerPair
+from probes.worker_process import compile_worker_wanted
 from probes.worker_process import EarlyWorker
 from probes.protocol import (
     ChainErrorInfo,

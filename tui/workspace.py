@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from probes.expr import ChainError, op_words
-from probes.protocol import COMPILED_MODES, DEFAULT_SIZES, DTYPES
+from probes.dtype_names import DTYPES
+from probes.protocol import COMPILED_MODES, DEFAULT_SIZES
 from probes.state_files import user_state_dir, write_private_file
 
 VERSION = 1

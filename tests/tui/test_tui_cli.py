@@ -28,6 +28,44 @@ def test_importing_the_app_does_not_import_torch() -> None:
     assert result.stdout.strip() == "False"
 
 
+def test_the_workers_start_before_the_app_imports_its_libraries(tmp_path: Path) -> None:
+    """Whatever the app imports before it starts its workers delays their torch import, and so the
+    first rows, as much (asyncio and the protocol's dataclasses: ~35 ms on the CPU machine)."""
+    code = (
+        "import sys, tui.__main__ as m\n"
+        "def start(command):\n"
+        "    print(sorted(name for name in ('asyncio', 'probes.protocol', 'probes.summary', 'textual', 'rich')"
+        " if name in sys.modules))\n"
+        "    raise SystemExit(0)\n"
+        "m._start_workers = start\n"
+        "m.main(['(a + b).relu()', '--sizes', '1e2,1e4'])\n"
+    )
+    env = os.environ | {"KERNEL_TUI_STATE_DIR": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+class FakeEarlyWorker:
+    def __init__(self) -> None:
+        self.killed = False
+
+    def kill(self) -> None:
+        self.killed = True
+
+
+@pytest.mark.parametrize("argv", [["--sizes", "1e2,lots"], ["--n", "0"]])
+def test_a_bad_argument_read_after_the_workers_started_stops_them(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import tui.__main__
+
+    started = [FakeEarlyWorker(), FakeEarlyWorker()]
+    monkeypatch.setattr(tui.__main__, "_start_workers", lambda command: tuple(started))
+    with pytest.raises(SystemExit) as exc:
+        tui.__main__.main(argv)
+    assert exc.value.code == 2
+    assert all(worker.killed for worker in started)
+
+
 def test_profile_subcommand_does_not_import_textual(tmp_path: Path) -> None:
     result = run_python(
         "import sys; from tui.__main__ import main; "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from probes.protocol import DTYPES
+from probes.dtype_names import DTYPES
 from probes.summary import format_size, parse_size, parse_sizes
 from tui import workspace as ws
 from tui.widgets.chains_pane import ChainsPane
