@@ -124,6 +124,7 @@ class WorkerClient:
         self.on_state = on_state
         self.ready: WorkerReady | None = None
         self.state: WorkerState = "stopped"
+        self._state_detail = ""
         self.restarts = 0
         self._process: asyncio.subprocess.Process | PipedProcess | None = None
         self._early = early
@@ -153,8 +154,13 @@ class WorkerClient:
 
     def _set_state(self, state: WorkerState, detail: str = "") -> None:
         self.state = state
+        self._state_detail = detail
+        self.announce_state()
+
+    def announce_state(self) -> None:
+        """Tell ``on_state`` the worker's state (again: a callback given a worker of another role)."""
         if self.on_state:
-            self.on_state(state, detail)
+            self.on_state(self.state, self._state_detail)
 
     @property
     def pid(self) -> int | None:

@@ -47,9 +47,9 @@ async def collect(pair: WorkerPair, request: ProfileRequest) -> list:
 
 async def test_eager_and_compiled_are_measured_by_their_own_workers_and_come_back_as_one_request() -> None:
     pair = WorkerPair(compile_worker=True)
-    eager_side, compile_side = served_modes(pair.primary), served_modes(pair.compiler)
     try:
-        await asyncio.wait_for(pair.start(), WAIT_S)
+        await asyncio.wait_for(pair.start(), WAIT_S)  # the first one ready is the eager worker
+        eager_side, compile_side = served_modes(pair.primary), served_modes(pair.compiler)
         events = await collect(pair, ProfileRequest("p1", "(a + b).relu()", sizes=[1000, 4000], modes=["eager", "compiled"], device="cpu"))
         assert pair.compiles_apart()
         assert eager_side == [["eager"]] and compile_side == [["compiled"]]
@@ -83,6 +83,30 @@ async def test_a_compile_worker_that_cannot_start_leaves_the_compiles_to_the_eag
         await pair.close()
 
 
+async def test_the_worker_ready_first_measures_the_eager_rows() -> None:
+    """Two workers launched together import torch side by side and either may be ready first; the
+    first eager rows come from that one, not after the other's start."""
+    states: list[tuple[str, str]] = []
+    compiler_states: list[str] = []
+    pair = WorkerPair(compile_worker=True, on_state=lambda state, detail: states.append((state, detail)),
+                      on_compiler_state=lambda state, detail: compiler_states.append(state))  # fmt: skip
+    slow, fast = pair.primary, pair.compiler
+    assert fast is not None
+    slow.command = [sys.executable, "-c", "import runpy, time; time.sleep(5); runpy.run_module('probes.worker', run_name='__main__')"]
+    try:
+        ready = await asyncio.wait_for(pair.start(), WAIT_S)
+        assert pair.primary is fast and pair.compiler is slow and slow.state == "starting"
+        assert ready is fast.ready and pair.ready is fast.ready
+        assert states[-1] == ("ready", "") and compiler_states[-1] == "starting"  # each role's callback told its worker's state
+        eager_side, compile_side = served_modes(fast), served_modes(slow)
+        events = await collect(pair, ProfileRequest("p6", "a - 1", sizes=[1000], modes=["eager", "compiled"], device="cpu"))
+        assert eager_side == [["eager"]] and compile_side == [["compiled"]]  # the compile waited for its worker's start
+        assert sorted(e.measurement.mode for e in events if isinstance(e, MeasurementResult)) == ["compiled", "eager"]
+        assert compiler_states[-1] == "ready" and states[-1][0] == "ready"
+    finally:
+        await pair.close()
+
+
 async def test_a_cancelled_request_is_stopped_in_both_workers_and_ends_once() -> None:
     pair = WorkerPair(compile_worker=True)
     try:
@@ -110,15 +134,16 @@ async def test_a_cancelled_request_is_stopped_in_both_workers_and_ends_once() ->
 async def test_a_warm_up_goes_to_the_compile_worker() -> None:
     pair = WorkerPair(compile_worker=True)
     warmed: list[str] = []
-    request = pair.compiler.request
-
-    def spy(req):  # noqa: ANN001, ANN202
-        warmed.append(type(req).__name__)
-        return request(req)
-
-    pair.compiler.request = spy  # type: ignore[method-assign]
     try:
         await asyncio.wait_for(pair.start(), WAIT_S)
+        assert pair.compiler is not None
+        request = pair.compiler.request
+
+        def spy(req):  # noqa: ANN001, ANN202
+            warmed.append(type(req).__name__)
+            return request(req)
+
+        pair.compiler.request = spy  # type: ignore[method-assign]
         events = [e async for e in pair.request(WarmupRequest("w1", "cpu"))]
         assert warmed == ["WarmupRequest"] and events[-1] == RequestDone("w1")
     finally:
