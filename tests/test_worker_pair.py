@@ -83,7 +83,7 @@ async def test_a_compile_worker_that_cannot_start_leaves_the_compiles_to_the_eag
         await pair.close()
 
 
-async def test_the_worker_ready_first_measures_the_eager_rows() -> None:
+async def test_the_worker_ready_first_measures_the_eager_rows(tmp_path: Path) -> None:
     """Two workers launched together import torch side by side and either may be ready first; the
     first eager rows come from that one, not after the other's start."""
     states: list[tuple[str, str]] = []
@@ -92,12 +92,15 @@ async def test_the_worker_ready_first_measures_the_eager_rows() -> None:
                       on_compiler_state=lambda state, detail: compiler_states.append(state))  # fmt: skip
     slow, fast = pair.primary, pair.compiler
     assert fast is not None
-    slow.command = [sys.executable, "-c", "import runpy, time; time.sleep(5); runpy.run_module('probes.worker', run_name='__main__')"]
+    gate = tmp_path / "go"  # the held-back worker starts once the test lets it
+    slow.command = [sys.executable, "-c", f"import os, runpy, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
+                    "runpy.run_module('probes.worker', run_name='__main__')"]  # fmt: skip
     try:
         ready = await asyncio.wait_for(pair.start(), WAIT_S)
         assert pair.primary is fast and pair.compiler is slow and slow.state == "starting"
         assert ready is fast.ready and pair.ready is fast.ready
         assert states[-1] == ("ready", "") and compiler_states[-1] == "starting"  # each role's callback told its worker's state
+        gate.touch()
         eager_side, compile_side = served_modes(fast), served_modes(slow)
         events = await collect(pair, ProfileRequest("p6", "a - 1", sizes=[1000], modes=["eager", "compiled"], device="cpu"))
         assert eager_side == [["eager"]] and compile_side == [["compiled"]]  # the compile waited for its worker's start
