@@ -267,15 +267,23 @@ def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
                                     for op, (app, own) in zip(ops, pairs, strict=True)]  # fmt: skip
 
 
+def bare_environment(cache: str, fresh_caches: tuple[str, ...]) -> dict[str, str]:
+    """A bare compile's environment: torch's bytecode as the app's worker has it (so that the two
+    compare compiles, not imports), and ``fresh_caches`` (of "torchinductor", "triton") empty,
+    under ``cache``."""
+    env = {k: v for k, v in with_bytecode_cache(dict(os.environ)).items() if k != FILL_ENV}
+    env.update({f"{name.upper()}_CACHE_DIR": f"{cache}/{name}" for name in fresh_caches})
+    return env
+
+
 class BareCompiler:
     """A warm process of bare ``torch.compile`` + first calls, one chain at a time on request
-    (benchmarks/inproc.py bare-compile --serve), with empty compile caches of its own, importing
-    torch from the same bytecode as the app's worker."""
+    (benchmarks/inproc.py bare-compile --serve), with empty compile caches of its own
+    (``bare_environment``)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        env = {k: v for k, v in with_bytecode_cache(dict(os.environ)).items() if k != FILL_ENV}
         self.cache = tempfile.mkdtemp(prefix="kt-bare-")
-        env.update({f"{name.upper()}_CACHE_DIR": f"{self.cache}/{name}" for name in ("torchinductor", "triton")})
+        env = bare_environment(self.cache, ("torchinductor", "triton"))
         self.out = Path(self.cache) / "runs.json"
         command = [sys.executable, str(INPROC), "bare-compile", "--serve", "--json", str(self.out),
                    "--device", args.device, "--size", str(parse_size(args.n)),
@@ -315,12 +323,9 @@ def bare_compile(args: argparse.Namespace, *, fresh_caches: tuple[str, ...]) -> 
     """torch.compile + first call in a fresh process: the first chain's is a fresh process's
     (``fresh_process_s``: launch -> its end), then a warm process's compile of an op the app's
     rounds never use (``warm_s``). ``fresh_caches``: of "torchinductor", "triton", the caches it
-    starts empty, as the app did. It imports torch from the same bytecode as the app's worker (a
-    torch without its own: the worker's cache, once filled), so that the two compare compiles, not
-    imports."""
-    env = {k: v for k, v in with_bytecode_cache(dict(os.environ)).items() if k != FILL_ENV}
+    starts empty, as the app did (``bare_environment``)."""
     cache = tempfile.mkdtemp(prefix="kt-bare-")
-    env.update({f"{name.upper()}_CACHE_DIR": f"{cache}/{name}" for name in fresh_caches})
+    env = bare_environment(cache, fresh_caches)
     out = Path(tempfile.mkstemp(suffix=".json")[1])
     command = [sys.executable, str(INPROC), "bare-compile", "--json", str(out), "--device", args.device,
                "--size", str(parse_size(args.n)), "--chains", TEMPLATE.format(op="relu"), TEMPLATE.format(op=BARE_OP)]  # fmt: skip
