@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from tui_helpers import SEED_CHAIN, focus_done, focus_view, recording, settled, shown, wait_for
 
@@ -29,13 +30,15 @@ async def replace_text(pilot, app, text: str) -> None:  # noqa: ANN001
         await pilot.press({" ": "space", "\n": "enter"}.get(ch, ch))
 
 
-async def test_first_frame_before_the_worker_is_ready(make_app) -> None:
+async def test_first_frame_before_the_worker_is_ready(make_app, tmp_path: Path) -> None:
     """The UI is up (status: starting worker) while the worker still imports torch."""
+    gate = tmp_path / "go"  # the worker starts once the test has seen the first frame
     slow = [
         sys.executable, "-c",
-        "import time, runpy, sys; time.sleep(1.5); sys.argv = ['replay', sys.argv[1]]; "
-        "runpy.run_module('probes.replay', run_name='__main__')",
-        str(recording()),
+        "import os, time, runpy, sys\n"
+        "while not os.path.exists(sys.argv[2]): time.sleep(0.01)\n"
+        "sys.argv = ['replay', sys.argv[1]]; runpy.run_module('probes.replay', run_name='__main__')",
+        str(recording()), str(gate),
     ]  # fmt: skip
     app = make_app(worker_command=slow)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -44,6 +47,7 @@ async def test_first_frame_before_the_worker_is_ready(make_app) -> None:
         assert status.worker_state == "starting"
         assert "starting worker" in str(app.query_one(StatusBar).render())
         assert app.query_one(ChainEditor).text == SEED_CHAIN
+        gate.touch()
         await wait_for(pilot, lambda: focus_done(app), what="first results")
         assert app.query_one(StatusBar).info.worker_state == "ready"
         assert "NVIDIA H200" in app.query_one(StatusBar).info.device
