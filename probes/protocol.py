@@ -228,9 +228,9 @@ class ProfileRequest:
     grad: bool = False
     """Measure forward + backward: float inputs require grad, the result is reduced with .sum()."""
     early_rows: bool = False
-    """Compiled modes answer twice: once their profiled reps end (the rows, wall time None), then
-    whole. A new chain's compiled rows show without waiting for the wall-time reps (~50 ms on an
-    H200), which a compile has already made a long wait."""
+    """Each mode answers twice: once its profiled reps end (the rows, wall time None), then whole.
+    The rows show without waiting for the wall-time reps (~40 ms on an H200, sized by
+    ``TARGET_TIMING_S``): a third of a new chain's eager rows, more after a compile's long wait."""
     type: Literal["profile"] = "profile"
 
 
