@@ -33,7 +33,7 @@ from probes.kernel_names import classify_device_event, short_name, strip_graph_p
 from probes.launches import Launch
 from probes.noise import CpuLoad, LoadWindow, quartiles, spread_reason
 from probes.protocol import KernelRow, Measurement
-from probes.timing import L2Flusher, ProfiledRun, RepPlan, choose_reps, measure_wall_time, profile_run
+from probes.timing import L2Flusher, ProfiledRun, ProfilerSetUp, RepPlan, choose_reps, measure_wall_time, profile_run
 from probes.trace import OpTrace, recording_ops
 
 __all__ = ["Cancelled", "DevicePoisoned", "MeasureError", "apply_peak", "measure"]
@@ -186,25 +186,29 @@ class _Collected:
 def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, diagnostics: Diagnostics, grad: bool, on_rows: Callable[[_Collected], None] | None) -> _Collected:
     if device.type == "cpu":
         pin_malloc_thresholds()  # a call's outputs reused, not faulted in anew (probes.host_heap)
-    prepared = prepare(chain, mode, inputs, n, device, diagnostics, grad)  # holds the device but for a compile
-    with measuring(device):
-        load_window = LoadWindow().start()
-        plan = choose_reps(prepared.call, device, reps)
-        got = _profile(chain, mode, n, device, inputs, trace, flush, grad, prepared, plan)
-        if on_rows is not None:
-            on_rows(got)
-        got.wall = measure_wall_time(prepared.call, device, plan, flush)
-        got.load = load_window.stop()
-        return got
+    set_up = ProfilerSetUp(device)  # while the chain compiles and warms up
+    try:
+        prepared = prepare(chain, mode, inputs, n, device, diagnostics, grad)  # holds the device but for a compile
+        with measuring(device):
+            load_window = LoadWindow().start()
+            plan = choose_reps(prepared.call, device, reps)
+            got = _profile(chain, mode, n, device, inputs, trace, flush, grad, prepared, plan, set_up)
+            if on_rows is not None:
+                on_rows(got)
+            got.wall = measure_wall_time(prepared.call, device, plan, flush)
+            got.load = load_window.stop()
+            return got
+    finally:
+        set_up.discard()
 
 
-def _profile(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, flush: L2Flusher, grad: bool, prepared: PreparedCall, plan: RepPlan) -> _Collected:
+def _profile(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, flush: L2Flusher, grad: bool, prepared: PreparedCall, plan: RepPlan, set_up: ProfilerSetUp) -> _Collected:
     """The profiled reps (the rows), the bytes and the FLOPs: all but the wall time."""
     profiled = prepared.profiled_call or prepared.call
     op_kernels: dict[int, list[str]] = {}
     faults = plan.faults_per_call if device.type == "cpu" else None  # a GPU kernel's time pays no host page fault
     if mode == "eager":
-        run = profile_run(profiled, device, plan.profiled_reps, flush, labelled_call=profiled, faults_per_call=faults)
+        run = profile_run(profiled, device, plan.profiled_reps, flush, labelled_call=profiled, faults_per_call=faults, set_up=set_up)
         trace = run.trace
         assert trace is not None
         kernel_bytes, kernel_ops, op_kernels = eager_bytes(trace, run.attribution)
@@ -214,7 +218,7 @@ def _profile(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs
             with recording_ops() as trace:
                 fn(*inputs, N=n)
         kernel_bytes, kernel_ops = compiled_bytes(prepared)
-        run = profile_run(profiled, device, plan.profiled_reps, flush, faults_per_call=faults)
+        run = profile_run(profiled, device, plan.profiled_reps, flush, faults_per_call=faults, set_up=set_up)
     return _Collected(prepared, run, trace, kernel_bytes, kernel_ops, op_kernels, plan.timing_reps, run.reps, _flops(chain, inputs, n, grad, trace))
 
 

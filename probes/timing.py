@@ -25,12 +25,17 @@ Nothing of the tool may land in a figure:
   a call did while warming up is left out of the rows and another rep runs in its place
   (``probes.host_heap`` keeps the process from doing it on every call).
 - **Nothing left installed**: the profiler session and the op-recording mode end with their block.
+- **The profiler's set-up hidden behind the work before it.** Setting a session up attaches CUPTI
+  anew (``TEARDOWN_CUPTI``): 10-19 ms of each measurement on an H200, with the GIL released. A
+  measurement starts it on a thread of its own (``ProfilerSetUp``) before it compiles or warms up,
+  so a compile of ~0.4 s hides it whole.
 """
 
 from __future__ import annotations
 
 import gc
 import resource
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -202,6 +207,60 @@ def measure_wall_time(call: Callable[[], Any], device: torch.device, plan: RepPl
         return times
 
 
+def _new_profiler(device: torch.device) -> profile:
+    # The autograd profiler, not torch.profiler.profile: the latter's start asks
+    # hasattr(torch, "_inductor"), which imports Inductor and Dynamo (0.4 s on the 2-core machine)
+    # in a worker that may never compile.
+    return profile(use_device="cuda" if device.type == "cuda" else None, use_kineto=True)
+
+
+class ProfilerSetUp:
+    """A profiler session being set up on a thread of its own while the caller does other work
+    (a compile, the warm-up): ``profile_run`` then only starts it. Its calls are the ones
+    ``torch.profiler.profile`` makes for a schedule's warm-up and active steps. One that is not
+    used is ended by ``discard``, so no half-made session outlives the measurement."""
+
+    _first_done = False
+    """Kineto initialises itself at a process's first set-up, which must run on the thread that
+    imported torch (else it logs "External init callback must run in same thread as
+    registerClient" and skips its set-up): the first is made where it is asked for."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.profiler = _new_profiler(device)
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if ProfilerSetUp._first_done:
+            self._thread = threading.Thread(target=self._prepare, name="profiler set-up", daemon=True)
+            self._thread.start()
+        else:
+            self._prepare()
+            ProfilerSetUp._first_done = True
+
+    def _prepare(self) -> None:
+        try:
+            self.profiler._prepare_trace()
+        except BaseException as exc:  # noqa: BLE001 - raised again on the measuring thread
+            self._error = exc
+
+    def _join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def take(self) -> profile:
+        """The session, set up (waiting for the rest of its set-up)."""
+        self._join()
+        if self._error is not None:
+            raise self._error
+        return self.profiler
+
+    def discard(self) -> None:
+        """End a session that will not be used (the compile failed or was stopped)."""
+        self._join()
+        if self._error is None and self.profiler.entered and self.profiler.kineto_results is None:
+            self.profiler._start_trace()
+            self.profiler.__exit__(None, None, None)
+
+
 @dataclass
 class ProfiledRun:
     launches: list[Launch]
@@ -222,6 +281,7 @@ def profile_run(
     flush: L2Flusher,
     labelled_call: Callable[[], Any] | None = None,
     faults_per_call: float | None = None,
+    set_up: ProfilerSetUp | None = None,
 ) -> ProfiledRun:
     """One profiler session (starting one costs tens of ms): first, optionally, one eager call with
     every op labelled, which ties each kernel to the op that launched it; then ``reps`` reps. With
@@ -233,10 +293,10 @@ def profile_run(
     to back with no launch between them, every second one recorded nothing of the device and ran
     its reps 3x slower (the H200, torch 2.11: the profiler detaches at the first launch after a
     session, here inside the next one). A measurement launches between its sessions; a caller of
-    its own may not."""
-    prof, trace, faulted, ran = _session(call, device, reps, flush, labelled_call, faults_per_call)
+    its own may not. ``set_up``: the session, set up while the caller did something else."""
+    prof, trace, faulted, ran = _session(call, device, reps, flush, labelled_call, faults_per_call, set_up)
     if device.type == "cuda" and not any(e.device_type == torch.autograd.DeviceType.CUDA for e in prof.function_events):
-        prof, trace, faulted, ran = _session(call, device, reps, flush, labelled_call, faults_per_call)
+        prof, trace, faulted, ran = _session(call, device, reps, flush, labelled_call, faults_per_call, None)
     if ran - len(faulted) < min(reps, MIN_PROFILE_REPS):
         faulted = []  # faulting is how this call runs: every rep counts
     events = read_profile(prof.function_events, device)
@@ -257,15 +317,13 @@ def _session(
     flush: L2Flusher,
     labelled_call: Callable[[], Any] | None,
     faults_per_call: float | None,
+    set_up: ProfilerSetUp | None,
 ) -> tuple[profile, OpTrace | None, list[int], int]:
     """The profiler session of ``profile_run``: (the profiler, the labelled call's op trace, the
     reps that faulted, the reps run)."""
     trace = None
     faulted: list[int] = []
-    # The autograd profiler under torch.profiler.profile: the latter's start asks
-    # hasattr(torch, "_inductor"), which imports Inductor and Dynamo (0.4 s on the 2-core machine)
-    # in a worker that may never compile.
-    with profile(use_device="cuda" if device.type == "cuda" else None, use_kineto=True) as prof:
+    with _running(set_up.take() if set_up is not None else None, device) as prof:
         if labelled_call is not None:
             with recording_ops(label_ops=True) as trace:
                 labelled_call()
@@ -285,3 +343,17 @@ def _session(
                 ran += 1
             sync(device)
     return prof, trace, faulted, ran
+
+
+@contextmanager
+def _running(prepared: profile | None, device: torch.device) -> Iterator[profile]:
+    """A profiler session for the block: ``prepared`` (set up already) started, or a new one."""
+    if prepared is None:
+        with _new_profiler(device) as prof:
+            yield prof
+        return
+    prepared._start_trace()
+    try:
+        yield prepared
+    finally:
+        prepared.__exit__(None, None, None)

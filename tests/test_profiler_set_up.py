@@ -1,0 +1,72 @@
+"""The profiler's set-up runs beside the work before the profiled reps (``probes.timing.ProfilerSetUp``).
+
+On an H200 setting a session up costs 10-19 ms of every measurement; a compile hides it when it
+runs on a thread of its own. The first of a process runs where it is asked for (Kineto must
+initialise on the thread that imported torch), and one a failed measurement never used is ended.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from probes import measure, timing
+from probes.errors import MeasureError
+from probes.protocol import ChainErrorInfo, MeasurementResult, ProfileRequest, RequestFailed
+from probes.sweep import run_profile
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def set_ups(monkeypatch: pytest.MonkeyPatch) -> list[tuple[timing.ProfilerSetUp, str]]:
+    """Each set-up made, with the name of the thread its set-up ran on."""
+    made: list[tuple[timing.ProfilerSetUp, str]] = []
+    prepare = timing.ProfilerSetUp._prepare
+
+    def recorded(self: timing.ProfilerSetUp) -> None:
+        made.append((self, threading.current_thread().name))
+        prepare(self)
+
+    monkeypatch.setattr(timing.ProfilerSetUp, "_prepare", recorded)
+    return made
+
+
+def profile(chain: str, modes: list[str]) -> tuple[list, list]:
+    events: list = []
+    run_profile(ProfileRequest(id="t", chain=chain, sizes=[4096], modes=modes, device="cpu", reps=3), events.append)
+    return [e.measurement for e in events if isinstance(e, MeasurementResult)], [e for e in events if isinstance(e, RequestFailed)]
+
+
+def test_the_profiler_is_set_up_on_its_own_thread_while_the_chain_compiles(set_ups: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(timing.ProfilerSetUp, "_first_done", True)  # as in a worker that has measured before
+    results, failures = profile("(a * b).sin()", ["eager", "compiled"])
+    assert not failures, failures
+    assert [m.mode for m in results] == ["eager", "compiled"]
+    assert [k.short_name for k in results[1].kernels][0].startswith("cpp_fused_mul_sin")
+    assert [thread for _, thread in set_ups] == ["profiler set-up", "profiler set-up"]
+
+
+def test_the_first_set_up_of_a_process_runs_on_the_measuring_thread(set_ups: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(timing.ProfilerSetUp, "_first_done", False)
+    results, failures = profile("a + b", ["eager"])
+    assert not failures and results[0].kernels
+    assert [thread for _, thread in set_ups] == [threading.current_thread().name]
+
+
+def test_a_set_up_the_measurement_never_used_is_ended(set_ups: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compile fails after the profiler was set up: the session is ended (its results read),
+    not left attached to the process, and the next measurement has its rows."""
+
+    def failing_compile(*args: object, **kwargs: object) -> None:
+        raise MeasureError(ChainErrorInfo("compile", "Inductor failed"))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(measure, "prepare", failing_compile)
+        results, failures = profile("a + b", ["compiled"])
+    assert not results and failures[0].error.message == "Inductor failed"
+    [(set_up, _)] = set_ups
+    assert set_up.profiler.kineto_results is not None
+    results, failures = profile("a + b", ["eager"])
+    assert not failures and results[0].kernels
