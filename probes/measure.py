@@ -186,7 +186,7 @@ class _Collected:
 def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, diagnostics: Diagnostics, grad: bool, on_rows: Callable[[_Collected], None] | None) -> _Collected:
     if device.type == "cpu":
         pin_malloc_thresholds()  # a call's outputs reused, not faulted in anew (probes.host_heap)
-    set_up = ProfilerSetUp(device)  # while the chain compiles and warms up
+    set_up = ProfilerSetUp(device) if mode != "eager" else None  # while the chain compiles (see ProfilerSetUp)
     try:
         prepared = prepare(chain, mode, inputs, n, device, diagnostics, grad)  # holds the device but for a compile
         with measuring(device):
@@ -199,16 +199,17 @@ def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs
             got.load = load_window.stop()
             return got
     finally:
-        set_up.discard()
+        if set_up is not None:
+            set_up.discard()
 
 
-def _profile(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, flush: L2Flusher, grad: bool, prepared: PreparedCall, plan: RepPlan, set_up: ProfilerSetUp) -> _Collected:
+def _profile(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, flush: L2Flusher, grad: bool, prepared: PreparedCall, plan: RepPlan, set_up: ProfilerSetUp | None) -> _Collected:
     """The profiled reps (the rows), the bytes and the FLOPs: all but the wall time."""
     profiled = prepared.profiled_call or prepared.call
     op_kernels: dict[int, list[str]] = {}
     faults = plan.faults_per_call if device.type == "cpu" else None  # a GPU kernel's time pays no host page fault
     if mode == "eager":
-        run = profile_run(profiled, device, plan.profiled_reps, flush, labelled_call=profiled, faults_per_call=faults, set_up=set_up)
+        run = profile_run(profiled, device, plan.profiled_reps, flush, labelled_call=profiled, faults_per_call=faults)
         trace = run.trace
         assert trace is not None
         kernel_bytes, kernel_ops, op_kernels = eager_bytes(trace, run.attribution)

@@ -25,10 +25,10 @@ Nothing of the tool may land in a figure:
   a call did while warming up is left out of the rows and another rep runs in its place
   (``probes.host_heap`` keeps the process from doing it on every call).
 - **Nothing left installed**: the profiler session and the op-recording mode end with their block.
-- **The profiler's set-up hidden behind the work before it.** Setting a session up attaches CUPTI
-  anew (``TEARDOWN_CUPTI``): 10-19 ms of each measurement on an H200, with the GIL released. A
-  measurement starts it on a thread of its own (``ProfilerSetUp``) before it compiles or warms up,
-  so a compile of ~0.4 s hides it whole.
+- **The profiler's set-up hidden behind a compile.** Setting a session up attaches CUPTI anew
+  (``TEARDOWN_CUPTI``): 10-19 ms of each measurement on an H200, with the GIL released. A compiled
+  mode's measurement starts it on a thread of its own (``ProfilerSetUp``) before it compiles, so
+  a compile of ~0.4 s hides it whole.
 """
 
 from __future__ import annotations
@@ -215,10 +215,15 @@ def _new_profiler(device: torch.device) -> profile:
 
 
 class ProfilerSetUp:
-    """A profiler session being set up on a thread of its own while the caller does other work
-    (a compile, the warm-up): ``profile_run`` then only starts it. Its calls are the ones
-    ``torch.profiler.profile`` makes for a schedule's warm-up and active steps. One that is not
-    used is ended by ``discard``, so no half-made session outlives the measurement."""
+    """A profiler session being set up on a thread of its own while the caller compiles:
+    ``profile_run`` then only starts it. Its calls are the ones ``torch.profiler.profile`` makes
+    for a schedule's warm-up and active steps. One that is not used is ended by ``discard``, so no
+    half-made session outlives the measurement.
+
+    Not for eager runs, which have no compile to hide it behind and whose rows are tied to their
+    ops by the profiler's CPU events: on the H200 (torch 2.11), eager forward + backward of a
+    matmul measured in a session set up on another thread tied both backward matmuls' FLOPs to one
+    kernel (3 runs of 3); Inductor's kernels are tied to their ops by their names."""
 
     _first_done = False
     """Kineto initialises itself at a process's first set-up, which must run on the thread that
