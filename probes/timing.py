@@ -28,7 +28,8 @@ Nothing of the tool may land in a figure:
 - **The profiler's set-up hidden behind a compile.** Setting a session up attaches CUPTI anew
   (``TEARDOWN_CUPTI``): 10-19 ms of each measurement on an H200, with the GIL released. A compiled
   mode's measurement starts it on a thread of its own (``ProfilerSetUp``) before it compiles, so
-  a compile of ~0.4 s hides it whole.
+  a compile of ~0.4 s hides it whole. The set-up holds the device like a measurement: eager rows
+  timed in the other worker while it attached read one wall time 15% high (97 against 84 µs).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from typing import Any
 import torch
 from torch.autograd.profiler import profile, record_function
 
+from probes.device_lock import measuring
 from probes.launches import FLUSH_LABEL, REP_LABEL, Launch, read_profile
 from probes.trace import OpTrace, recording_ops
 
@@ -231,6 +233,7 @@ class ProfilerSetUp:
     registerClient" and skips its set-up): the first is made where it is asked for."""
 
     def __init__(self, device: torch.device) -> None:
+        self.device = device
         self.profiler = _new_profiler(device)
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
@@ -243,7 +246,8 @@ class ProfilerSetUp:
 
     def _prepare(self) -> None:
         try:
-            self.profiler._prepare_trace()
+            with measuring(self.device):  # attaching CUPTI is not to land in another worker's reps
+                self.profiler._prepare_trace()
         except BaseException as exc:  # noqa: BLE001 - raised again on the measuring thread
             self._error = exc
 

@@ -7,11 +7,15 @@ initialise on the thread that imported torch), and one a failed measurement neve
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
 
 import pytest
+import torch
 
 from probes import measure, timing
+from probes.device_lock import device_lock
 from probes.errors import MeasureError
 from probes.protocol import ChainErrorInfo, MeasurementResult, ProfileRequest, RequestFailed
 from probes.sweep import run_profile
@@ -70,3 +74,22 @@ def test_a_set_up_the_measurement_never_used_is_ended(set_ups: list, monkeypatch
     assert set_up.profiler.kineto_results is not None
     results, failures = profile("a + b", ["eager"])
     assert not failures and results[0].kernels
+
+
+def test_the_set_up_waits_while_another_process_measures_the_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attaching the profiler is kept out of another worker's reps: the set-up takes the device's
+    lock, as a measurement does."""
+    monkeypatch.setattr(timing.ProfilerSetUp, "_first_done", True)
+    path = device_lock("cpu").path
+    assert path is not None
+    other = os.open(path, os.O_RDWR | os.O_CREAT)  # a descriptor of its own: another process's flock
+    fcntl.flock(other, fcntl.LOCK_EX)
+    try:
+        set_up = timing.ProfilerSetUp(torch.device("cpu"))
+        assert set_up._thread is not None
+        set_up._thread.join(timeout=0.5)
+        assert set_up._thread.is_alive() and not set_up.profiler.entered
+    finally:
+        os.close(other)
+    assert set_up.take() is set_up.profiler and set_up.profiler.entered
+    set_up.discard()
