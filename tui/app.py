@@ -95,8 +95,9 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         self.unsaved = False
         """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
         self._wake: Timer | None = None
-        self._progress_draw: Timer | None = None
-        """Draws a run's progress a moment after it came, unless something else draws first."""
+        self._pending_draw: Timer | None = None
+        """Draws the panes a moment after a run's progress or an edit that started a run, unless
+        something else draws first (see ``draw_soon``)."""
         self._save_timer: Timer | None = None
         self._quitting = False
         self._exiting = False
@@ -130,7 +131,8 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
     # -- events in, effects out -------------------------------------------------------------------
 
     def apply(self, effects: list[Effect]) -> None:
-        """Carry out what the session asks for, then show its new state."""
+        """Carry out what the session asks for, then show its new state: at once, or where it
+        sent a run, a moment later unless the run's rows come first (``draw_soon``)."""
         if self.closing:
             return
         for effect in effects:
@@ -148,7 +150,19 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
             elif isinstance(effect, Notice):
                 took = f" in {effect.elapsed_s:.1f} s" if effect.elapsed_s is not None and not self.frozen else ""
                 self.message(effect.text + took, effect.style, of_text=effect.of_text)
-        self.render_panes()
+        if any(isinstance(e, Send) and isinstance(e.request, ProfileRequest) for e in effects):
+            self.draw_soon()
+        else:
+            self.render_panes()
+
+    def draw_soon(self) -> None:
+        """Draw the panes ``Timing.progress_delay_s`` from now unless something draws first. A
+        new run and a run's progress are drawn so: an edit's eager rows usually come within that
+        moment (~100 ms after the key on the H200), and a frame drawn for the edit alone held
+        them up (its layout took 20-35 ms of the event loop, the rows waiting behind it); they
+        show the run's state anyway."""
+        if self._pending_draw is None:
+            self._pending_draw = self.set_timer(self.session.timing.progress_delay_s, self._draw_pending)
 
     def _woken(self) -> None:
         self._wake = None
@@ -176,13 +190,12 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
     def _worker_event(self, event: WorkerEvent) -> None:
         effects = self.session.on_event(event.event, time.monotonic())
         if isinstance(event.event, Progress) and not effects:
-            if self._progress_draw is None:
-                self._progress_draw = self.set_timer(self.session.timing.progress_delay_s, self._draw_progress)
+            self.draw_soon()
             return
         self.apply(effects)
 
-    def _draw_progress(self) -> None:
-        self._progress_draw = None
+    def _draw_pending(self) -> None:
+        self._pending_draw = None
         self.render_panes()
 
     @on(WorkerStateChanged)
@@ -231,9 +244,9 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
     def render_panes(self) -> None:
         """Give every pane its state from the session (each renders itself). A bug in a pane is
         logged and said on screen; the app and what was typed survive it."""
-        if self._progress_draw is not None:
-            self._progress_draw.stop()
-            self._progress_draw = None
+        if self._pending_draw is not None:
+            self._pending_draw.stop()
+            self._pending_draw = None
         if self.closing:
             return
         try:

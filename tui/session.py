@@ -65,12 +65,12 @@ class Timing:
     stale_grace_s: float = 0.35
     """Rows of the previous text stay undimmed this long while the new ones are on their way."""
     progress_delay_s: float = 0.15
-    """A run's progress (the step it is at) is drawn this long after it comes, unless something
-    else draws first: drawn at once, a fast run's "measuring" cost a frame just before its rows,
-    which then waited for it (13 ms of a 60 ms edit on the 2-core machine); 50 ms after it, the
-    compile worker's first step (its request goes out with the eager one) was drawn just as the
-    eager rows came on the H200 (~100 ms after the key), which waited for that frame. The eager
-    rows' own frame shows the step anyway."""
+    """A run's progress (the step it is at), and the panes of an edit that started a run, are
+    drawn this long after they come, unless something else draws first: drawn at once, a fast
+    run's "measuring" cost a frame just before its rows, which then waited for it (13 ms of a 60 ms
+    edit on the 2-core machine); 50 ms after it, the compile worker's first step (its request goes
+    out with the eager one) was drawn just as the eager rows came on the H200 (~100 ms after the
+    key), which waited for that frame. The eager rows' own frame shows the step anyway."""
 
 
 # -- effects --------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 from tui_helpers import SEED_CHAIN, focus_done, focus_view, recording, settled, shown, wait_for
@@ -532,3 +533,28 @@ async def test_a_fast_runs_progress_is_not_drawn_before_its_rows(make_app) -> No
         app.query_one(ChainEditor).load_text("(a * b).sum()")
         await wait_for(pilot, lambda: app.session.text == "(a * b).sum()" and focus_done(app), what="the new rows")
         assert notes and not any("measuring" in note for note in notes), notes
+
+
+async def test_an_edit_whose_rows_come_at_once_is_drawn_once_with_them(make_app) -> None:
+    """The panes of an edit that started a run are drawn a moment later unless its rows come
+    first: drawn at once, that frame held the rows up (its layout took 20-35 ms of the event loop
+    on the H200 box, the rows waiting behind it)."""
+    from dataclasses import replace
+
+    from tui_helpers import TEST_TIMING
+
+    app = make_app(timing=replace(TEST_TIMING, progress_delay_s=5.0, eager_delay_s=0.0))  # sent from the edit, as by default
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        render = app.render_panes
+        drawn: list[tuple[str, bool]] = []
+
+        def spy() -> None:
+            render()
+            drawn.append((app.session.text, app.session.focus_view(time.monotonic()).mode("eager").fresh))
+
+        app.render_panes = spy
+        app.query_one(ChainEditor).load_text("(a * b).sum()")
+        await wait_for(pilot, lambda: app.session.text == "(a * b).sum()" and focus_done(app), what="the new rows")
+        first = next(rows for text, rows in drawn if text == "(a * b).sum()")
+        assert first, drawn  # the first frame of the new text has its eager rows
