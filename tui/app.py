@@ -96,8 +96,8 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
         self._wake: Timer | None = None
         self._pending_draw: Timer | None = None
-        """Draws the panes a moment after a run's progress or an edit that started a run, unless
-        something else draws first (see ``draw_soon``)."""
+        """Draws the panes a moment after a run was sent or made progress, unless something else
+        draws first (see ``draw_soon``)."""
         self._save_timer: Timer | None = None
         self._quitting = False
         self._exiting = False
