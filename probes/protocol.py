@@ -230,8 +230,18 @@ class ProfileRequest:
     early_rows: bool = False
     """Each mode answers twice: once its profiled reps end (the rows, wall time None), then whole.
     The rows show without waiting for the wall-time reps (~40 ms on an H200, sized by
-    ``TARGET_TIMING_S``): a third of a new chain's eager rows, more after a compile's long wait."""
+    ``TARGET_TIMING_S``): a third of a new chain's eager rows, more after a compile's long wait.
+    On a GPU only (``rows_before_wall_time``)."""
     type: Literal["profile"] = "profile"
+
+    def rows_before_wall_time(self, device: str) -> bool:
+        """Whether each mode's rows go out before its wall-time reps on ``device`` (``cuda:0``,
+        ``cpu``): not on the CPU, whose wall-time reps run on every core, so the app drawing the
+        rows meanwhile lands in them (in the app on the 2-core machine, the wall times' spread
+        over 12 chains each: eager ±16% against ±7% without, compiled ±42% against ±12%,
+        ``benchmarks/results/vm-2026-12-02-cpu-wall-early-rows``). On a GPU the app draws on a
+        core of its own."""
+        return self.early_rows and not device.startswith("cpu")
 
 
 @dataclass

@@ -98,7 +98,7 @@ class Recordings:
                     message = f"no recording of this chain in {mode} at N={size:,} ({request.dtype}{grad})"
                     events.append(RequestFailed(request.id, ChainErrorInfo("replay", message), size=size, mode=mode))
                 else:
-                    if request.early_rows:  # as the worker does: the rows, then the wall time
+                    if request.rows_before_wall_time(found.device):  # as the worker does: the rows, then the wall time
                         events.append(MeasurementResult(request.id, dataclasses.replace(found, wall_time_us=None, wall_time_us_iqr=None)))
                     events.append(MeasurementResult(request.id, found))
         events.append(RequestDone(request.id))

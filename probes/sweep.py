@@ -181,7 +181,7 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                     measurement = measure(
                         chain, mode, n, device, request.dtype, inputs,
                         trace=trace, reps=request.reps, peak_gbps=peak, flush=flush, grad=request.grad,
-                        on_rows=early_rows if request.early_rows else None,
+                        on_rows=early_rows if request.rows_before_wall_time(str(device)) else None,
                     )
                 except DevicePoisoned:
                     raise

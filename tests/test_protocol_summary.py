@@ -56,6 +56,13 @@ def test_rows_sent_before_their_wall_time_cross_the_wire_without_one() -> None:
     assert decode(encode(request)).early_rows
 
 
+def test_rows_go_out_before_their_wall_time_on_a_gpu_only() -> None:
+    asked = ProfileRequest("r", "a + b", early_rows=True)
+    assert asked.rows_before_wall_time("cuda:0") and asked.rows_before_wall_time("cuda")
+    assert not asked.rows_before_wall_time("cpu")  # the app's frames would land in the wall-time reps
+    assert not ProfileRequest("r", "a + b").rows_before_wall_time("cuda:0")
+
+
 def test_sweep_story_from_the_h200_recording() -> None:
     results: list[Measurement] = ProfileReport.from_json((DATA / "h200_add_relu_sweep.json").read_text()).results
     pairs = comparisons(results)
