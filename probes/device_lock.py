@@ -68,9 +68,10 @@ class DeviceLock:
             yield
         finally:
             with self._guard:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._unlock()
+                if self._depth > 0:  # else ``release_all`` let it go already (a hold another thread ended late)
+                    self._depth -= 1
+                    if self._depth == 0:
+                        self._unlock()
 
     @contextmanager
     def released(self) -> Iterator[None]:

@@ -186,8 +186,10 @@ class _Collected:
 def _collect(chain: ParsedChain, mode: str, n: int, device: torch.device, inputs: list[torch.Tensor], trace: OpTrace | None, reps: int | None, flush: L2Flusher, diagnostics: Diagnostics, grad: bool, on_rows: Callable[[_Collected], None] | None) -> _Collected:
     if device.type == "cpu":
         pin_malloc_thresholds()  # a call's outputs reused, not faulted in anew (probes.host_heap)
-    set_up = ProfilerSetUp(device) if mode != "eager" else None  # while the chain compiles (see ProfilerSetUp)
+    set_up: ProfilerSetUp | None = None
     try:
+        if mode != "eager":
+            set_up = ProfilerSetUp(device)  # while the chain compiles (see ProfilerSetUp)
         prepared = prepare(chain, mode, inputs, n, device, diagnostics, grad)  # holds the device but for a compile
         with measuring(device):
             load_window = LoadWindow().start()

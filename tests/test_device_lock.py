@@ -86,6 +86,19 @@ def test_whatever_a_stopped_request_left_held_is_let_go_between_requests() -> No
     assert not lock.held
 
 
+def test_a_hold_that_ends_after_everything_was_let_go_leaves_the_next_measurement_holding() -> None:
+    """A thread of the worker (the profiler's set-up) may still hold the device when a stopped
+    request lets everything go; its hold ending after that must not leave the count below zero,
+    where the next measurement would take nothing."""
+    entered = measuring("cpu")
+    entered.__enter__()  # the set-up thread's hold
+    release_all()  # the stopped request's end
+    entered.__exit__(None, None, None)  # the set-up ends after it
+    with measuring("cpu"):
+        assert taken_elsewhere("cpu")
+    assert not taken_elsewhere("cpu")
+
+
 def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_without_waiting_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """The compile worker's compile must not wait for the eager worker's measurement of the same
     edit (the lock is taken after the compile); its timed calls hold the device."""
