@@ -30,18 +30,22 @@ from probes.state_files import user_cache_dir
 
 
 class DeviceLock:
-    """An exclusive, re-entrant lock on one device, shared by every process of this user."""
+    """An exclusive, re-entrant lock on one device, shared by every process of this user. Within a
+    process it is held while any thread holds it: each thread's holds are counted apart, so a
+    thread that lets it go (a compile, ``released``) lets go of its own holds only, not of one
+    another thread is in the middle of (the profiler's set-up beside that compile)."""
 
     def __init__(self, path: Path | None) -> None:
         """``path`` None: a lock that locks nothing (its file could not be made)."""
         self.path = path
         self._fd: int | None = None
-        self._depth = 0
+        self._depths: dict[int, int] = {}
+        """Holds by thread (``threading.get_ident()``)."""
         self._guard = threading.RLock()
 
     @property
     def held(self) -> bool:
-        return self._depth > 0
+        return any(self._depths.values())
 
     def _lock(self) -> None:
         if fcntl is None or self.path is None or self._fd is not None:
@@ -60,33 +64,45 @@ class DeviceLock:
     @contextmanager
     def measuring(self) -> Iterator[None]:
         """Hold the device for the block (waiting while another process holds it)."""
+        me = threading.get_ident()
         with self._guard:
-            if self._depth == 0:
+            if not self.held:
                 self._lock()
-            self._depth += 1
+            self._depths[me] = self._depths.get(me, 0) + 1
         try:
             yield
         finally:
             with self._guard:
-                if self._depth > 0:  # else ``release_all`` let it go already (a hold another thread ended late)
-                    self._depth -= 1
-                    if self._depth == 0:
+                if self._depths.get(me, 0) > 0:  # else ``release_all`` let it go already
+                    self._depths[me] -= 1
+                    if not self._depths[me]:
+                        del self._depths[me]
+                    if not self.held:
                         self._unlock()
 
     @contextmanager
     def released(self) -> Iterator[None]:
-        """Let the device go for the block, if this process holds it; hold it again after."""
+        """Let the device go for the block, as far as this thread holds it (another thread of the
+        process holding it keeps it); hold it again after."""
+        me = threading.get_ident()
         with self._guard:
-            depth, self._depth = self._depth, 0
-            if depth:
+            depth = self._depths.pop(me, 0)
+            if depth and not self.held:
                 self._unlock()
         try:
             yield
         finally:
             with self._guard:
                 if depth:
-                    self._lock()
-                self._depth += depth
+                    if not self.held:
+                        self._lock()
+                    self._depths[me] = self._depths.get(me, 0) + depth
+
+    def release_all(self) -> None:
+        """Let the device go, whoever holds it."""
+        with self._guard:
+            self._depths.clear()
+            self._unlock()
 
 
 _locks: dict[str, DeviceLock] = {}
@@ -113,9 +129,7 @@ def release_all() -> None:
     through taking or giving back a lock (the worker's stop lands between any two Python steps)
     must not leave the other worker waiting for it."""
     for lock in _locks.values():
-        with lock._guard:
-            lock._depth = 0
-            lock._unlock()
+        lock.release_all()
 
 
 def measuring(device: object) -> contextlib.AbstractContextManager[None]:

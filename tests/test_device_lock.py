@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -97,6 +98,28 @@ def test_a_hold_that_ends_after_everything_was_let_go_leaves_the_next_measuremen
     with measuring("cpu"):
         assert taken_elsewhere("cpu")
     assert not taken_elsewhere("cpu")
+
+
+def test_a_thread_that_lets_the_device_go_keeps_another_threads_hold() -> None:
+    """A compile lets go of its thread's holds only: the profiler's set-up, on a thread of its own
+    beside it, keeps the device until it is done."""
+    lock = device_lock.device_lock("cpu")
+    inside, leave = threading.Event(), threading.Event()
+
+    def set_up() -> None:
+        with lock.measuring():
+            inside.set()
+            leave.wait(10)
+
+    thread = threading.Thread(target=set_up)
+    thread.start()
+    assert inside.wait(10)
+    with lock.measuring(), lock.released():  # a compile
+        assert taken_elsewhere("cpu")
+        leave.set()
+        thread.join(10)
+        assert not taken_elsewhere("cpu")  # the set-up is done: the compile holds nothing
+    assert not lock.held and not taken_elsewhere("cpu")
 
 
 def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_without_waiting_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
