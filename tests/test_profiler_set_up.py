@@ -80,6 +80,7 @@ def test_the_set_up_waits_while_another_process_measures_the_device(monkeypatch:
     """Attaching the profiler is kept out of another worker's reps: the set-up takes the device's
     lock, as a measurement does."""
     monkeypatch.setattr(timing.ProfilerSetUp, "_first_done", True)
+    monkeypatch.setattr(timing, "SET_UP_AFTER_S", 0.0)  # due at once: what holds it up is the lock
     path = device_lock("cpu").path
     assert path is not None
     other = os.open(path, os.O_RDWR | os.O_CREAT)  # a descriptor of its own: another process's flock
@@ -92,4 +93,17 @@ def test_the_set_up_waits_while_another_process_measures_the_device(monkeypatch:
     finally:
         os.close(other)
     assert set_up.take() is set_up.profiler and set_up.profiler.entered
+    set_up.discard()
+
+
+def test_rows_that_need_the_profiler_before_its_due_time_start_its_set_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The set-up waits ``SET_UP_AFTER_S`` into a compile (the other worker's eager rows first),
+    unless the rows need it sooner: a compile that ends early does not wait for that moment."""
+    monkeypatch.setattr(timing.ProfilerSetUp, "_first_done", True)
+    monkeypatch.setattr(timing, "SET_UP_AFTER_S", 600.0)
+    set_up = timing.ProfilerSetUp(torch.device("cpu"))
+    taken = threading.Thread(target=set_up.take)
+    taken.start()
+    taken.join(timeout=60)
+    assert not taken.is_alive() and set_up.profiler.entered
     set_up.discard()
