@@ -33,7 +33,6 @@ from probes.protocol import (
 from probes.worker_process import EarlyWorker
 
 
-
 class WorkerPair:
     """An eager worker and, when ``compile_worker``, a compile worker, used as one."""
 

@@ -135,10 +135,12 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         sent a run, a moment later unless the run's rows come first (``draw_soon``)."""
         if self.closing:
             return
+        run_sent = False
         for effect in effects:
             if isinstance(effect, Send):
                 if isinstance(effect.request, ProfileRequest):
                     self.trust.add(effect.request.chain)  # it ran here: next time it runs by itself
+                    run_sent = True
                 self.bridge.send(effect.request)
             elif isinstance(effect, Cancel):
                 self.bridge.cancel(effect.request_id)
@@ -150,7 +152,7 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
             elif isinstance(effect, Notice):
                 took = f" in {effect.elapsed_s:.1f} s" if effect.elapsed_s is not None and not self.frozen else ""
                 self.message(effect.text + took, effect.style, of_text=effect.of_text)
-        if any(isinstance(e, Send) and isinstance(e.request, ProfileRequest) for e in effects):
+        if run_sent:
             self.draw_soon()
         else:
             self.render_panes()

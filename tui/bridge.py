@@ -21,8 +21,7 @@ from textual.message import Message
 
 from probes.client import WorkerState
 from probes.worker_pair import WorkerPair
-from probes.worker_process import compile_worker_wanted
-from probes.worker_process import EarlyWorker
+from probes.worker_process import EarlyWorker, compile_worker_wanted
 from probes.protocol import (
     ChainErrorInfo,
     Event,
