@@ -49,6 +49,8 @@ class WorkerPair:
         """Why the compile worker could not start (its requests then go to the eager worker)."""
         self._compiler_start: asyncio.Task[None] | None = None
         self._routes: dict[str, list[WorkerClient]] = {}
+        self._cancelled: set[str] = set()
+        """Requests cancelled while they run: a part still waiting for its worker is not sent."""
 
     @property
     def state(self) -> WorkerState:
@@ -114,29 +116,42 @@ class WorkerPair:
         assert self.compiler is not None
         if isinstance(request, WarmupRequest):
             return [(self.compiler, request)]
-        if not isinstance(request, ProfileRequest):
-            return [(self.primary, request)]
-        eager = [mode for mode in request.modes if mode == "eager"]
-        compiled = [mode for mode in request.modes if mode != "eager"]
-        if not compiled:
-            return [(self.primary, request)]
-        if not eager:
+        split = _split(request)
+        if split is not None:
+            return [(self.primary, split[0]), (self.compiler, split[1])]
+        if isinstance(request, ProfileRequest) and "eager" not in request.modes:
             return [(self.compiler, request)]
-        return [(self.primary, dataclasses.replace(request, modes=eager)),
-                (self.compiler, dataclasses.replace(request, modes=compiled))]  # fmt: skip
+        return [(self.primary, request)]
+
+    def _compiler_starting(self) -> bool:
+        return self._compiler_start is not None and not self._compiler_start.done()
+
+    async def _compiled_part_worker(self) -> WorkerClient:
+        """The worker for a compiled part sent while the compile worker starts: that one once
+        started, the eager worker if it could not start."""
+        assert self._compiler_start is not None
+        await asyncio.wait([self._compiler_start])  # not cancelled with this request: the start goes on
+        return self.compiler if self.compiles_apart() and self.compiler is not None else self.primary
 
     async def request(self, request: Request) -> AsyncIterator[Event]:
         """Send ``request`` (split between the workers) and yield its events; the last one is its
-        one RequestDone (cancelled if either part was)."""
+        one RequestDone (cancelled if either part was). While the compile worker starts, the eager
+        part of a request goes at once and its compiled part waits for that start."""
         compiles = isinstance(request, WarmupRequest) or any(mode != "eager" for mode in getattr(request, "modes", []))
-        if compiles and self._compiler_start is not None:
-            await asyncio.shield(self._compiler_start)  # a stream stopped meanwhile leaves the start be
-        parts = self._parts(request)
-        self._routes[request.id] = [client for client, _ in parts]
+        split = _split(request) if self._compiler_starting() else None
+        parts: list[tuple[WorkerClient | None, Request]]
+        if split is not None:
+            parts = [(self.primary, split[0]), (None, split[1])]
+            self._routes[request.id] = [client for client in (self.primary, self.compiler) if client is not None]
+        else:
+            if compiles and self._compiler_start is not None:
+                await asyncio.shield(self._compiler_start)  # a stream stopped meanwhile leaves the start be
+            parts = list(self._parts(request))
+            self._routes[request.id] = [client for client, _ in parts if client is not None]
         try:
             # The inner stream closed with this one (a consumer may stop at any event), at once, not
             # when the garbage collector finds it: until then it holds its worker's lock.
-            if len(parts) == 1:
+            if len(parts) == 1 and parts[0][0] is not None:
                 client, part = parts[0]
                 events = client.request(part)
             else:
@@ -146,12 +161,20 @@ class WorkerPair:
                     yield event
         finally:
             self._routes.pop(request.id, None)
+            self._cancelled.discard(request.id)
 
-    async def _merged(self, request: ProfileRequest, parts: list[tuple[WorkerClient, Request]]) -> AsyncIterator[Event]:
+    async def _merged(self, request: ProfileRequest, parts: list[tuple[WorkerClient | None, Request]]) -> AsyncIterator[Event]:
+        """The parts' events as one stream; a part without its worker yet (None) is sent once its
+        worker has started, unless the request was cancelled meanwhile."""
         queue: asyncio.Queue[tuple[int, Event]] = asyncio.Queue()
 
-        async def pump(index: int, client: WorkerClient, part: Request) -> None:
+        async def pump(index: int, client: WorkerClient | None, part: Request) -> None:
             try:
+                if client is None:
+                    client = await self._compiled_part_worker()
+                    if request.id in self._cancelled:
+                        queue.put_nowait((index, RequestDone(request.id, cancelled=True)))
+                        return
                 async with contextlib.aclosing(client.request(part)) as events:
                     async for event in events:
                         queue.put_nowait((index, event))
@@ -181,6 +204,8 @@ class WorkerPair:
 
     async def cancel(self, request_id: str) -> None:
         """Stop ``request_id`` in whichever worker has it (not sent yet: in both)."""
+        if request_id in self._routes:
+            self._cancelled.add(request_id)
         clients = self._routes.get(request_id) or [c for c in (self.primary, self.compiler) if c is not None]
         await asyncio.gather(*(client.cancel(request_id) for client in dict.fromkeys(clients)))
 
@@ -197,6 +222,17 @@ class WorkerPair:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._compiler_start
         await asyncio.gather(*(client.close() for client in (self.primary, self.compiler) if client is not None))
+
+
+def _split(request: Request) -> tuple[ProfileRequest, ProfileRequest] | None:
+    """A request of eager and compiled modes as its eager part and its compiled part."""
+    if not isinstance(request, ProfileRequest):
+        return None
+    eager = [mode for mode in request.modes if mode == "eager"]
+    compiled = [mode for mode in request.modes if mode != "eager"]
+    if not eager or not compiled:
+        return None
+    return dataclasses.replace(request, modes=eager), dataclasses.replace(request, modes=compiled)
 
 
 def _started(start: asyncio.Future[WorkerReady]) -> bool:

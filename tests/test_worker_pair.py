@@ -38,6 +38,11 @@ def served_modes(client: WorkerClient) -> list[list[str]]:
     return seen
 
 
+def held_back(gate: Path, then: str = "runpy.run_module('probes.worker', run_name='__main__')") -> list[str]:
+    """A worker command that starts (runs ``then``) only once the test creates ``gate``."""
+    return [sys.executable, "-c", f"import os, runpy, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.01)\n{then}"]
+
+
 async def collect(pair: WorkerPair, request: ProfileRequest) -> list:
     async def gather() -> list:
         return [event async for event in pair.request(request)]
@@ -93,8 +98,7 @@ async def test_the_worker_ready_first_measures_the_eager_rows(tmp_path: Path) ->
     slow, fast = pair.primary, pair.compiler
     assert fast is not None
     gate = tmp_path / "go"  # the held-back worker starts once the test lets it
-    slow.command = [sys.executable, "-c", f"import os, runpy, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
-                    "runpy.run_module('probes.worker', run_name='__main__')"]  # fmt: skip
+    slow.command = held_back(gate)
     try:
         ready = await asyncio.wait_for(pair.start(), WAIT_S)
         assert pair.primary is fast and pair.compiler is slow and slow.state == "starting"
@@ -106,6 +110,87 @@ async def test_the_worker_ready_first_measures_the_eager_rows(tmp_path: Path) ->
         assert eager_side == [["eager"]] and compile_side == [["compiled"]]  # the compile waited for its worker's start
         assert sorted(e.measurement.mode for e in events if isinstance(e, MeasurementResult)) == ["compiled", "eager"]
         assert compiler_states[-1] == "ready" and states[-1][0] == "ready"
+    finally:
+        await pair.close()
+
+
+async def test_eager_rows_do_not_wait_for_the_compile_workers_start(tmp_path: Path) -> None:
+    """A launch's first request (eager and compiled) goes to the eager worker as soon as that one
+    is ready: its eager rows come while the compile worker still starts, its compiled rows after."""
+    pair = WorkerPair(compile_worker=True)
+    held, gate = pair.compiler, tmp_path / "go"
+    assert held is not None
+    held.command = held_back(gate)
+    events: list = []
+    try:
+        await asyncio.wait_for(pair.start(), WAIT_S)
+        assert pair.compiler is held and held.state == "starting"
+        eager_side, compile_side = served_modes(pair.primary), served_modes(held)
+
+        async def gather() -> None:
+            async for event in pair.request(ProfileRequest("p7", "a - 2", sizes=[1000], modes=["eager", "compiled"], device="cpu")):
+                events.append(event)
+                if isinstance(event, MeasurementResult) and not gate.exists():
+                    assert event.measurement.mode == "eager" and held.state == "starting"
+                    gate.touch()
+
+        await asyncio.wait_for(gather(), WAIT_S)
+        assert gate.exists(), "no eager rows came before the compile worker started"
+        assert eager_side == [["eager"]] and compile_side == [["compiled"]]
+        modes = [e.measurement.mode for e in events if isinstance(e, MeasurementResult)]
+        assert modes[0] == "eager" and modes[-1] == "compiled" and set(modes) == {"eager", "compiled"}
+        assert [e for e in events if isinstance(e, RequestDone)] == [RequestDone("p7")] == events[-1:]
+    finally:
+        await pair.close()
+
+
+async def test_a_request_cancelled_while_the_compile_worker_starts_never_reaches_it(tmp_path: Path) -> None:
+    pair = WorkerPair(compile_worker=True)
+    held, gate = pair.compiler, tmp_path / "go"
+    assert held is not None
+    held.command = held_back(gate)
+    events: list = []
+    try:
+        await asyncio.wait_for(pair.start(), WAIT_S)
+        compile_side = served_modes(held)
+
+        async def gather() -> None:
+            async for event in pair.request(ProfileRequest("p8", "a + 3", sizes=[1000], modes=["eager", "compiled"], device="cpu")):
+                events.append(event)
+                if isinstance(event, MeasurementResult) and not gate.exists():
+                    await pair.cancel("p8")
+                    gate.touch()
+
+        await asyncio.wait_for(gather(), WAIT_S)
+        assert [e for e in events if isinstance(e, RequestDone)] == [RequestDone("p8", cancelled=True)] == events[-1:]
+        assert compile_side == []
+        again = await collect(pair, ProfileRequest("p9", "a + 4", sizes=[1000], modes=["eager", "compiled"], device="cpu"))
+        assert compile_side == [["compiled"]]
+        assert sorted(e.measurement.mode for e in again if isinstance(e, MeasurementResult)) == ["compiled", "eager"]
+    finally:
+        await pair.close()
+
+
+async def test_a_compile_worker_that_fails_while_a_request_waits_leaves_its_compile_to_the_eager_worker(tmp_path: Path) -> None:
+    pair = WorkerPair(compile_worker=True)
+    held, gate = pair.compiler, tmp_path / "go"
+    assert held is not None
+    held.command = held_back(gate, then="sys.exit(3)")
+    events: list = []
+    try:
+        await asyncio.wait_for(pair.start(), WAIT_S)
+        eager_side = served_modes(pair.primary)
+
+        async def gather() -> None:
+            async for event in pair.request(ProfileRequest("p10", "a * 5", sizes=[1000], modes=["eager", "compiled"], device="cpu")):
+                events.append(event)
+                if isinstance(event, MeasurementResult) and not gate.exists():
+                    gate.touch()
+
+        await asyncio.wait_for(gather(), WAIT_S)
+        assert eager_side == [["eager"], ["compiled"]] and not pair.compiles_apart()
+        assert sorted(e.measurement.mode for e in events if isinstance(e, MeasurementResult) and e.measurement.wall_time_us is not None) == ["compiled", "eager"]
+        assert [e for e in events if isinstance(e, RequestDone)] == [RequestDone("p10")] == events[-1:]
     finally:
         await pair.close()
 
