@@ -45,6 +45,7 @@ from typing import IO
 
 from probes.bytecode_cache import fill_later
 from probes.child_processes import kill_compilers
+from probes.driver_context import start_driver_context
 from probes.protocol import (
     EXIT_DEVICE_POISONED,
     EXIT_STUCK,
@@ -442,12 +443,13 @@ def _release() -> None:
         torch.cuda.empty_cache()
 
 
-def _initialise_device() -> None:
+def _initialise_device(driver_context: threading.Thread | None = None) -> None:
     """Create the default device's context, and load what the memory guard's first meta run
     would (sympy, torch's meta kernels), now, while the client waits for WorkerReady anyway. The
     context is made in a thread beside the meta run: on a GPU most of its 0.25-0.35 s runs outside
-    the GIL (0.2 s off the H200 box's start). Dynamo is not loaded (probes.dynamo_deferral): a
-    worker imports it with its first compile or warm-up."""
+    the GIL (0.2 s off the H200 box's start). ``driver_context``: the driver's thread that made it
+    while torch imported (probes.driver_context), to be waited for. Dynamo is not loaded
+    (probes.dynamo_deferral): a worker imports it with its first compile or warm-up."""
     import torch
 
     from probes.dynamo_deferral import defer_dynamo_import
@@ -461,6 +463,8 @@ def _initialise_device() -> None:
 
     def make_context() -> None:
         try:
+            if driver_context is not None:
+                driver_context.join()
             torch.ones(1, device=device).add_(1)
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
@@ -476,6 +480,7 @@ def _initialise_device() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    driver_context = start_driver_context()  # beside torch's import, which follows
     parser = argparse.ArgumentParser(prog="python -m probes.worker", description=__doc__.splitlines()[0])
     parser.add_argument("--stuck-s", type=float, default=WATCH.limit_s,
                         help="stop a chain after this long in plain Python without a tensor op (seconds)")
@@ -490,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=worker.read_requests, args=(sys.stdin,), name="reader", daemon=True).start()
     threading.Thread(target=worker.beat, name="heartbeat", daemon=True).start()
     with long_lived():
-        _initialise_device()
+        _initialise_device(driver_context)
     WATCH.limit_s = args.stuck_s  # after the first meta run: its lazy imports are not a chain's Python
     WATCH.on_unstoppable = worker.die_stuck
     worker.emit(worker.ready())
