@@ -1,0 +1,61 @@
+"""A pane's texts: a new text of as many lines is repainted without laying the screen out again (a
+layout of the whole app took ~10 ms a result on the 2-core machine), and a text that takes more
+lines still grows its widget, so nothing below it is covered and nothing of it is cut."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.containers import Vertical
+from textual.geometry import Region
+from textual.widgets import Static
+
+from tui.widgets.pane import show_text
+
+
+def shown(widget: Static) -> str:
+    """What the widget paints at its size now."""
+    return "\n".join(strip.text.rstrip() for strip in widget.render_lines(Region(0, 0, *widget.size)))
+
+
+class TwoTexts(App[None]):
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(id="text")
+            yield Static("the line below", id="below")
+
+
+async def test_a_text_of_as_many_lines_is_repainted_without_a_layout() -> None:
+    app = TwoTexts()
+    async with app.run_test(size=(40, 8)) as pilot:
+        text = app.query_one("#text", Static)
+        show_text(text, Text("first result"))
+        await pilot.pause()
+        show_text(text, Text("second result"))
+        assert not text._layout_required  # a repaint only
+        await pilot.pause()
+        assert shown(text) == "second result"
+
+
+async def test_a_text_that_takes_more_lines_grows_its_widget() -> None:
+    app = TwoTexts()
+    async with app.run_test(size=(40, 8)) as pilot:
+        text, below = app.query_one("#text", Static), app.query_one("#below", Static)
+        show_text(text, Text("one line"))
+        await pilot.pause()
+        assert below.region.y == text.region.y + 1
+        show_text(text, Text("a result long enough to wrap onto a second line of forty cells and then onto a third one"))
+        await pilot.pause()
+        assert text.size.height == 3 and below.region.y == text.region.y + 3
+        assert shown(text).endswith("third one") and shown(below) == "the line below"
+
+
+async def test_the_same_text_again_changes_nothing() -> None:
+    app = TwoTexts()
+    async with app.run_test(size=(40, 8)) as pilot:
+        text = app.query_one("#text", Static)
+        show_text(text, Text("a result"))
+        await pilot.pause()
+        text._repaint_required = False
+        show_text(text, Text("a result"))
+        assert not text._repaint_required and not text._layout_required
