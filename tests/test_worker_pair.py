@@ -4,8 +4,10 @@ one stream with one RequestDone, and a compile worker that cannot start leaves t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -38,7 +40,10 @@ def served_modes(client: WorkerClient) -> list[list[str]]:
     return seen
 
 
-def held_back(gate: Path, then: str = "runpy.run_module('probes.worker', run_name='__main__')") -> list[str]:
+RUN_WORKER = "runpy.run_module('probes.worker', run_name='__main__')"
+
+
+def held_back(gate: Path, then: str = RUN_WORKER) -> list[str]:
     """A worker command that starts (runs ``then``) only once the test creates ``gate``."""
     return [sys.executable, "-c", f"import os, runpy, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.01)\n{then}"]
 
@@ -114,85 +119,84 @@ async def test_the_worker_ready_first_measures_the_eager_rows(tmp_path: Path) ->
         await pair.close()
 
 
-async def test_eager_rows_do_not_wait_for_the_compile_workers_start(tmp_path: Path) -> None:
-    """A launch's first request (eager and compiled) goes to the eager worker as soon as that one
-    is ready: its eager rows come while the compile worker still starts, its compiled rows after."""
+@contextlib.asynccontextmanager
+async def compile_worker_held(gate: Path, then: str = RUN_WORKER) -> AsyncIterator[tuple[WorkerPair, WorkerClient]]:
+    """A started pair whose compile worker is still starting until ``gate`` exists (then runs ``then``)."""
     pair = WorkerPair(compile_worker=True)
-    held, gate = pair.compiler, tmp_path / "go"
+    held = pair.compiler
     assert held is not None
-    held.command = held_back(gate)
-    events: list = []
+    held.command = held_back(gate, then)
     try:
         await asyncio.wait_for(pair.start(), WAIT_S)
         assert pair.compiler is held and held.state == "starting"
-        eager_side, compile_side = served_modes(pair.primary), served_modes(held)
-
-        async def gather() -> None:
-            async for event in pair.request(ProfileRequest("p7", "a - 2", sizes=[1000], modes=["eager", "compiled"], device="cpu")):
-                events.append(event)
-                if isinstance(event, MeasurementResult) and not gate.exists():
-                    assert event.measurement.mode == "eager" and held.state == "starting"
-                    gate.touch()
-
-        await asyncio.wait_for(gather(), WAIT_S)
-        assert gate.exists(), "no eager rows came before the compile worker started"
-        assert eager_side == [["eager"]] and compile_side == [["compiled"]]
-        modes = [e.measurement.mode for e in events if isinstance(e, MeasurementResult)]
-        assert modes[0] == "eager" and modes[-1] == "compiled" and set(modes) == {"eager", "compiled"}
-        assert [e for e in events if isinstance(e, RequestDone)] == [RequestDone("p7")] == events[-1:]
+        yield pair, held
     finally:
         await pair.close()
 
 
-async def test_a_request_cancelled_while_the_compile_worker_starts_never_reaches_it(tmp_path: Path) -> None:
-    pair = WorkerPair(compile_worker=True)
-    held, gate = pair.compiler, tmp_path / "go"
-    assert held is not None
-    held.command = held_back(gate)
+async def request_opening_gate(pair: WorkerPair, request: ProfileRequest, gate: Path,
+                               at_first_rows: Callable[[MeasurementResult], Awaitable[None]] | None = None) -> list:  # fmt: skip
+    """The request's events; at its first rows, ``at_first_rows`` runs and then ``gate`` opens."""
     events: list = []
-    try:
-        await asyncio.wait_for(pair.start(), WAIT_S)
+
+    async def gather() -> None:
+        async for event in pair.request(request):
+            events.append(event)
+            if isinstance(event, MeasurementResult) and not gate.exists():
+                if at_first_rows is not None:
+                    await at_first_rows(event)
+                gate.touch()
+
+    await asyncio.wait_for(gather(), WAIT_S)
+    assert gate.exists(), "no rows came before the compile worker started"
+    return events
+
+
+async def test_eager_rows_do_not_wait_for_the_compile_workers_start(tmp_path: Path) -> None:
+    """A launch's first request (eager and compiled) goes to the eager worker as soon as that one
+    is ready: its eager rows come while the compile worker still starts, its compiled rows after."""
+    gate = tmp_path / "go"
+    async with compile_worker_held(gate) as (pair, held):
+        eager_side, compile_side = served_modes(pair.primary), served_modes(held)
+
+        async def first_rows(event: MeasurementResult) -> None:
+            assert event.measurement.mode == "eager" and held.state == "starting"
+
+        request = ProfileRequest("p7", "a - 2", sizes=[1000], modes=["eager", "compiled"], device="cpu")
+        events = await request_opening_gate(pair, request, gate, first_rows)
+        assert eager_side == [["eager"]] and compile_side == [["compiled"]]
+        modes = [e.measurement.mode for e in events if isinstance(e, MeasurementResult)]
+        assert modes[0] == "eager" and modes[-1] == "compiled" and set(modes) == {"eager", "compiled"}
+        assert [e for e in events if isinstance(e, RequestDone)] == [RequestDone("p7")] == events[-1:]
+
+
+async def test_a_request_cancelled_while_the_compile_worker_starts_never_reaches_it(tmp_path: Path) -> None:
+    gate = tmp_path / "go"
+    async with compile_worker_held(gate) as (pair, held):
         compile_side = served_modes(held)
 
-        async def gather() -> None:
-            async for event in pair.request(ProfileRequest("p8", "a + 3", sizes=[1000], modes=["eager", "compiled"], device="cpu")):
-                events.append(event)
-                if isinstance(event, MeasurementResult) and not gate.exists():
-                    await pair.cancel("p8")
-                    gate.touch()
+        async def cancel(_: MeasurementResult) -> None:
+            await pair.cancel("p8")
 
-        await asyncio.wait_for(gather(), WAIT_S)
+        request = ProfileRequest("p8", "a + 3", sizes=[1000], modes=["eager", "compiled"], device="cpu")
+        events = await request_opening_gate(pair, request, gate, cancel)
         assert [e for e in events if isinstance(e, RequestDone)] == [RequestDone("p8", cancelled=True)] == events[-1:]
         assert compile_side == []
         again = await collect(pair, ProfileRequest("p9", "a + 4", sizes=[1000], modes=["eager", "compiled"], device="cpu"))
         assert compile_side == [["compiled"]]
         assert sorted(e.measurement.mode for e in again if isinstance(e, MeasurementResult)) == ["compiled", "eager"]
-    finally:
-        await pair.close()
 
 
 async def test_a_compile_worker_that_fails_while_a_request_waits_leaves_its_compile_to_the_eager_worker(tmp_path: Path) -> None:
-    pair = WorkerPair(compile_worker=True)
-    held, gate = pair.compiler, tmp_path / "go"
-    assert held is not None
-    held.command = held_back(gate, then="sys.exit(3)")
-    events: list = []
-    try:
-        await asyncio.wait_for(pair.start(), WAIT_S)
+    gate = tmp_path / "go"
+    async with compile_worker_held(gate, then="sys.exit(3)") as (pair, _):
         eager_side = served_modes(pair.primary)
-
-        async def gather() -> None:
-            async for event in pair.request(ProfileRequest("p10", "a * 5", sizes=[1000], modes=["eager", "compiled"], device="cpu")):
-                events.append(event)
-                if isinstance(event, MeasurementResult) and not gate.exists():
-                    gate.touch()
-
-        await asyncio.wait_for(gather(), WAIT_S)
+        request = ProfileRequest("p10", "a * 5", sizes=[1000], modes=["eager", "compiled"], device="cpu")
+        events = await request_opening_gate(pair, request, gate)
         assert eager_side == [["eager"], ["compiled"]] and not pair.compiles_apart()
-        assert sorted(e.measurement.mode for e in events if isinstance(e, MeasurementResult) and e.measurement.wall_time_us is not None) == ["compiled", "eager"]
+        whole = [e.measurement.mode for e in events if isinstance(e, MeasurementResult) and e.measurement.wall_time_us is not None]
+        assert sorted(whole) == ["compiled", "eager"]
         assert [e for e in events if isinstance(e, RequestDone)] == [RequestDone("p10")] == events[-1:]
-    finally:
-        await pair.close()
 
 
 async def test_a_cancelled_request_is_stopped_in_both_workers_and_ends_once() -> None:

@@ -4,10 +4,14 @@ lines still grows its widget, so nothing below it is covered and nothing of it i
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Region
+from textual.pilot import Pilot
 from textual.widgets import Static
 
 from tui.widgets.pane import show_text
@@ -25,12 +29,19 @@ class TwoTexts(App[None]):
             yield Static("the line below", id="below")
 
 
-async def test_a_text_of_as_many_lines_is_repainted_without_a_layout() -> None:
+@contextlib.asynccontextmanager
+async def showing(first: str) -> AsyncIterator[tuple[Pilot, Static, Static]]:
+    """The app at 40x8 with ``first`` shown (and laid out) in its text: (pilot, text, the line below)."""
     app = TwoTexts()
     async with app.run_test(size=(40, 8)) as pilot:
         text = app.query_one("#text", Static)
-        show_text(text, Text("first result"))
+        show_text(text, Text(first))
         await pilot.pause()
+        yield pilot, text, app.query_one("#below", Static)
+
+
+async def test_a_text_of_as_many_lines_is_repainted_without_a_layout() -> None:
+    async with showing("first result") as (pilot, text, _):
         show_text(text, Text("second result"))
         assert not text._layout_required  # a repaint only
         await pilot.pause()
@@ -38,11 +49,7 @@ async def test_a_text_of_as_many_lines_is_repainted_without_a_layout() -> None:
 
 
 async def test_a_text_that_takes_more_lines_grows_its_widget() -> None:
-    app = TwoTexts()
-    async with app.run_test(size=(40, 8)) as pilot:
-        text, below = app.query_one("#text", Static), app.query_one("#below", Static)
-        show_text(text, Text("one line"))
-        await pilot.pause()
+    async with showing("one line") as (pilot, text, below):
         assert below.region.y == text.region.y + 1
         show_text(text, Text("a result long enough to wrap onto a second line of forty cells and then onto a third one"))
         await pilot.pause()
@@ -51,11 +58,7 @@ async def test_a_text_that_takes_more_lines_grows_its_widget() -> None:
 
 
 async def test_the_same_text_again_changes_nothing() -> None:
-    app = TwoTexts()
-    async with app.run_test(size=(40, 8)) as pilot:
-        text = app.query_one("#text", Static)
-        show_text(text, Text("a result"))
-        await pilot.pause()
+    async with showing("a result") as (_, text, _below):
         text._repaint_required = False
         show_text(text, Text("a result"))
         assert not text._repaint_required and not text._layout_required
