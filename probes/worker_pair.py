@@ -51,6 +51,9 @@ class WorkerPair:
         self._routes: dict[str, list[WorkerClient]] = {}
         self._cancelled: set[str] = set()
         """Requests cancelled while they run: a part still waiting for its worker is not sent."""
+        self._roles_decided = asyncio.Event()
+        """Clear while the first start has not decided which worker measures eager rows."""
+        self._roles_decided.set()
 
     @property
     def state(self) -> WorkerState:
@@ -80,16 +83,19 @@ class WorkerPair:
         (by 50-280 ms in a third of the H200's launches): the app's first rows wait for the one
         that measures them, so that one is whichever is ready first."""
         starts = {client: asyncio.ensure_future(client.start()) for client in (eager, compiler)}
+        self._roles_decided.clear()
         try:
             await asyncio.wait(starts.values(), return_when=asyncio.FIRST_COMPLETED)
+            if _started(starts[compiler]) and not _started(starts[eager]):
+                self._swap_roles()
+            assert self.compiler is not None
+            self._compiler_start = asyncio.ensure_future(self._compiler_started(starts[self.compiler]))
         except asyncio.CancelledError:
             for start in starts.values():
                 start.cancel()
             raise
-        if _started(starts[compiler]) and not _started(starts[eager]):
-            self._swap_roles()
-        assert self.compiler is not None
-        self._compiler_start = asyncio.ensure_future(self._compiler_started(starts[self.compiler]))
+        finally:
+            self._roles_decided.set()
         return await starts[self.primary]
 
     def _swap_roles(self) -> None:
@@ -137,6 +143,10 @@ class WorkerPair:
         """Send ``request`` (split between the workers) and yield its events; the last one is its
         one RequestDone (cancelled if either part was). While the compile worker starts, the eager
         part of a request goes at once and its compiled part waits for that start."""
+        # The first worker's "ready" can reach the app, which then sends, before the start that
+        # waits for it has decided the roles: sent then, a compiled part went to the compile worker
+        # while it still imported torch, and the client counted its silence (15 s at most) from then.
+        await self._roles_decided.wait()
         compiles = isinstance(request, WarmupRequest) or any(mode != "eager" for mode in getattr(request, "modes", []))
         split = _split(request) if self._compiler_starting() else None
         parts: list[tuple[WorkerClient | None, Request]]

@@ -228,6 +228,7 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         if self.closing:
             return
         self.session.compiles_apart = self.bridge.compiles_apart()
+        self.session.compile_worker_starting = event.state == "starting"
         detail = event.detail.replace("the worker ", "the compile worker ", 1)
         if event.state == "failed":
             self.message(f"the compile worker did not start: {event.detail}; compiles run in the eager worker", "yellow")

@@ -136,6 +136,8 @@ class LiveSession:
         """The wait before compiling, in its shortest waits (see ``Timing.compile_delay_max_s``)."""
         self.compiles_apart = False
         """Compiles run in a worker of their own (the app says so as the workers come and go)."""
+        self.compile_worker_starting = False
+        """That worker is still starting: a run's compiled part waits for it (its eager part does not)."""
         self._ids = itertools.count(1)
         self._set_text(text)
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from tui.session import LiveSession
 
 
-ModeActivity = Literal["", "waiting", "measuring", "compiling", "after a pause", "held"]
+ModeActivity = Literal["", "waiting", "starting", "measuring", "compiling", "after a pause", "held"]
 
 
 def step_activity(progress: Progress) -> ModeActivity:
@@ -83,7 +83,7 @@ def focus_view(session: LiveSession, now: float) -> FocusView:
         activity = mode_activity(session, mode, key)
         if fresh is None and shown is not None:
             outdated = True
-            coming = coming and activity in ("waiting", "measuring", "compiling", "after a pause")
+            coming = coming and activity in ("waiting", "starting", "measuring", "compiling", "after a pause")
         if fresh is None and failure is not None:
             coming = False
         modes.append(ModeView(mode, shown, fresh is not None, activity, failure))
@@ -136,7 +136,7 @@ def mode_activity(session: LiveSession, mode: str, key: MeasureKey) -> ModeActiv
         progress = session.book.runs[rid].progress
         if progress is not None and progress.mode == mode and progress.size in (None, key[2]):
             return step_activity(progress)
-        return "waiting"
+        return "starting" if mode != "eager" and session.compile_worker_starting else "waiting"
     if key in session.book.cache or key in session.book.failed or session.parse_error is not None:
         return ""
     if session.held is not None:

@@ -88,6 +88,18 @@ def test_an_edit_measures_eager_then_compiled_in_one_request() -> None:
     assert all(v.fresh for v in session.focus_view(1.5).modes)
 
 
+def test_a_compiled_part_waiting_for_its_worker_to_start_says_so() -> None:
+    """While the compile worker starts, a run's eager part is measured and its compiled part waits
+    for that worker: the compiled mode says why it waits, and no longer once the worker is up."""
+    session, request = started()
+    session.compiles_apart = session.compile_worker_starting = True
+    session.on_event(Progress(request.id, "measuring eager at N=1,000,000", "measuring", "eager", 1_000_000, 1, 2), 0.01)
+    view = session.focus_view(0.01)
+    assert view.mode("eager").activity == "measuring" and view.mode("compiled").activity == "starting"
+    session.compile_worker_starting = False
+    assert session.focus_view(0.02).mode("compiled").activity == "waiting"
+
+
 def test_by_default_an_edit_sends_its_eager_run_from_the_edit_itself() -> None:
     """Not from a timer: any timer, however short, fires after the frame that draws the key (20-50
     ms of the event loop), and the eager rows came that much later. A burst's older texts are

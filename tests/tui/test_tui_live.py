@@ -54,6 +54,30 @@ async def test_first_frame_before_the_worker_is_ready(make_app, tmp_path: Path) 
         assert "NVIDIA H200" in app.query_one(StatusBar).info.device
 
 
+async def test_compiled_rows_that_wait_for_the_compile_worker_say_so(make_app, tmp_path: Path) -> None:
+    """The first eager rows come while the compile worker still starts; the compiled block says
+    what it waits for, then shows its rows once that worker has started."""
+    gate = tmp_path / "go"
+    app = make_app(compile_worker=True)
+    held = app.bridge.workers.compiler
+    held.command = [
+        sys.executable, "-c",
+        "import os, time, runpy, sys\n"
+        "while not os.path.exists(sys.argv[2]): time.sleep(0.01)\n"
+        "sys.argv = ['replay', sys.argv[1]]; runpy.run_module('probes.replay', run_name='__main__')",
+        str(recording()), str(gate),
+    ]  # fmt: skip
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: shown(app, "eager") is not None and focus_view(app).mode("eager").fresh, what="eager rows")
+        assert app.bridge.workers.compiler is held and held.state == "starting"
+        note = app.query_one("#mode-note-compiled")
+        assert "waiting for the compile worker to start" in str(note.render())
+        gate.touch()
+        await wait_for(pilot, lambda: focus_done(app), what="compiled rows")
+        assert "waiting for the compile worker" not in str(note.render())
+        assert kernel_names(app, "compiled")[0].endswith("fused_add_relu_0")
+
+
 async def test_seed_chain_profiles_on_start(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:

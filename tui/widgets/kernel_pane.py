@@ -52,6 +52,7 @@ NAME_MIN = 14
 
 ACTIVITY_NOTES = {
     "waiting": ("waiting…", "dim italic"),
+    "starting": ("waiting for the compile worker to start…", "dim italic"),
     "measuring": ("measuring…", "italic cyan"),
     "compiling": ("compiling and measuring… (a first torch.compile takes a while)", "italic cyan"),
     "after a pause": ("compiles when you pause typing", "dim italic"),
