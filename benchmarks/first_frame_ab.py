@@ -8,14 +8,12 @@ app (``textual_floor.py``). Each in a fresh tmux terminal of 120x40, the first r
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-from tui_latency import FLOOR, ROOT, Terminal
+from tui_latency import FLOOR, ROOT, Terminal, alive
 
 CHAIN = "(a + b).relu()"
 VARIANTS = {
@@ -25,34 +23,19 @@ VARIANTS = {
 }
 
 
-def leftovers() -> list[int]:
-    """Processes of an earlier launch still running (its app, its worker)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                command = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"probes.worker" in command or b"-m\x00tui\x00" in command or FLOOR.name.encode() in command:
-                found.append(int(entry.name))
-    return found
-
-
-def wait_until_gone(timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while leftovers() and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def first_frame(command: list[str]) -> float:
-    wait_until_gone()
+    """Seconds from launch to ``CHAIN`` on screen; returns once the launch's processes are gone."""
     term = Terminal(command, width=120, height=40, env={"KERNEL_TUI_STATE_DIR": tempfile.mkdtemp()}, cwd=ROOT)
     try:
         term.wait_for(CHAIN, timeout=30, what="the first frame")
-        return time.monotonic() - term.started_at
+        seconds = time.monotonic() - term.started_at
+        processes = [term.pid, *term.descendants()]
     finally:
         term.close()
+    deadline = time.monotonic() + 15
+    while any(alive(pid) for pid in processes) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return seconds
 
 
 def main() -> int:

@@ -22,37 +22,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "tui")]
 os.environ.setdefault("KERNEL_TUI_STATE_DIR", tempfile.mkdtemp(prefix="kt-layouts-"))
 
-from textual.pilot import Pilot  # noqa: E402
 from textual.screen import Screen  # noqa: E402
 from textual.widgets import Static  # noqa: E402
+from tui_helpers import TEST_TIMING, replay_command, settled, wait_for  # noqa: E402
 
 from tui.app import KernelTuiApp  # noqa: E402
-from tui.session import Timing  # noqa: E402
 from tui.widgets.editor import ChainEditor  # noqa: E402
 
 CHAINS = ("(a * b).sum()", "(a + b).relu()")
-RECORDINGS = ("h200_mul_sum.json", "h200_add_relu_modes.json")
-REPLAY = [sys.executable, "-m", "probes.replay", *(str(ROOT / "tests" / "data" / name) for name in RECORDINGS),
-          "--delay", "0.25"]  # fmt: skip
-TIMING = Timing(eager_delay_s=0.03, compile_delay_s=0.2, stale_grace_s=0.0)
-
-
-def settled(app: KernelTuiApp) -> bool:
-    """Nothing runs and every mode has fresh rows (or a failure)."""
-    view = app.session.focus_view(time.monotonic())
-    return not app.session.running() and all(v.fresh or v.failure is not None for v in view.modes)
-
-
-async def until_settled(pilot: Pilot, app: KernelTuiApp, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not settled(app):
-        if time.monotonic() > deadline:
-            raise TimeoutError("the app did not settle")
-        await pilot.pause(0.05)
-    await pilot.pause()
 
 
 class LayoutClock:
@@ -93,11 +73,11 @@ def every_change_laid_out(enabled: bool, original=Static.update) -> None:  # noq
 
 async def measure(edits: int) -> dict[str, list[tuple[int, float]]]:
     clock = LayoutClock()
-    app = KernelTuiApp(chain=CHAINS[1], worker_command=REPLAY, workspace_path=Path(tempfile.mktemp(suffix=".json")),
-                       timing=TIMING)  # fmt: skip
+    app = KernelTuiApp(chain=CHAINS[1], worker_command=replay_command("modes", "mul_sum", delay=0.25),
+                       workspace_path=Path(tempfile.mktemp(suffix=".json")), timing=TEST_TIMING)  # fmt: skip
     got: dict[str, list[tuple[int, float]]] = {"repainted in place": [], "every change laid out": []}
     async with app.run_test(size=(120, 40)) as pilot:
-        await until_settled(pilot, app)
+        await wait_for(pilot, lambda: settled(app), 60)
         for i in range(edits):
             variant = list(got)[i % 2]
             every_change_laid_out(variant == "every change laid out")
@@ -106,7 +86,7 @@ async def measure(edits: int) -> dict[str, list[tuple[int, float]]]:
             await pilot.pause(0.2)
             clock.take()
             clock.on = True
-            await until_settled(pilot, app)
+            await wait_for(pilot, lambda: settled(app), 60)
             await pilot.pause(0.1)
             clock.on = False
             got[variant].append(clock.take())

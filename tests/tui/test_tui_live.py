@@ -31,17 +31,21 @@ async def replace_text(pilot, app, text: str) -> None:  # noqa: ANN001
         await pilot.press({" ": "space", "\n": "enter"}.get(ch, ch))
 
 
-async def test_first_frame_before_the_worker_is_ready(make_app, tmp_path: Path) -> None:
-    """The UI is up (status: starting worker) while the worker still imports torch."""
-    gate = tmp_path / "go"  # the worker starts once the test has seen the first frame
-    slow = [
+def replay_once_open(gate: Path) -> list[str]:
+    """A replay worker that starts once the test creates ``gate``."""
+    return [
         sys.executable, "-c",
         "import os, time, runpy, sys\n"
         "while not os.path.exists(sys.argv[2]): time.sleep(0.01)\n"
         "sys.argv = ['replay', sys.argv[1]]; runpy.run_module('probes.replay', run_name='__main__')",
         str(recording()), str(gate),
     ]  # fmt: skip
-    app = make_app(worker_command=slow)
+
+
+async def test_first_frame_before_the_worker_is_ready(make_app, tmp_path: Path) -> None:
+    """The UI is up (status: starting worker) while the worker still imports torch."""
+    gate = tmp_path / "go"  # the worker starts once the test has seen the first frame
+    app = make_app(worker_command=replay_once_open(gate))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         status = app.query_one(StatusBar).info
@@ -60,15 +64,9 @@ async def test_compiled_rows_that_wait_for_the_compile_worker_say_so(make_app, t
     gate = tmp_path / "go"
     app = make_app(compile_worker=True)
     held = app.bridge.workers.compiler
-    held.command = [
-        sys.executable, "-c",
-        "import os, time, runpy, sys\n"
-        "while not os.path.exists(sys.argv[2]): time.sleep(0.01)\n"
-        "sys.argv = ['replay', sys.argv[1]]; runpy.run_module('probes.replay', run_name='__main__')",
-        str(recording()), str(gate),
-    ]  # fmt: skip
+    held.command = replay_once_open(gate)
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_for(pilot, lambda: shown(app, "eager") is not None and focus_view(app).mode("eager").fresh, what="eager rows")
+        await wait_for(pilot, lambda: focus_view(app).mode("eager").fresh, what="eager rows")
         assert app.bridge.workers.compiler is held and held.state == "starting"
         note = app.query_one("#mode-note-compiled")
         assert "waiting for the compile worker to start" in str(note.render())
