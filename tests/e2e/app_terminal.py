@@ -84,16 +84,27 @@ class AppTerminal(Terminal):
             time.sleep(0.02)
 
     def tab_to(self, title: str) -> None:
-        """Move the focus with tab until the ``title`` pane has it."""
+        """Move the focus with tab until the ``title`` pane has it. A capture may catch a frame half
+        drawn, no border highlighted (None): that is never taken for the focus having moved, or a
+        second tab went out while the first one's frame was still being drawn."""
         for _ in range(3 * len(PANE_TITLES)):
-            before = self.focused_pane()
+            before = self.settled_focus()
             if before == title:
                 return
             self.press("Tab")
             deadline = time.monotonic() + 0.5  # a pane may hold two tables: a tab within it moves nothing
-            while self.focused_pane() == before and time.monotonic() < deadline:
+            while self.focused_pane() in (before, None) and time.monotonic() < deadline:
                 time.sleep(0.02)
         self.wait_for_focus(title, timeout=0)
+
+    def settled_focus(self, timeout: float = SCREEN_S) -> str:
+        """The focused pane, read from a whole frame (one with a highlighted border)."""
+        deadline = time.monotonic() + timeout
+        while (found := self.focused_pane()) is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no pane is focused; the screen:\n{self.screen()}")
+            time.sleep(0.02)
+        return found
 
     # -- ending ----------------------------------------------------------------------------------
 

@@ -73,8 +73,7 @@ def test_x_n_r_mean_stop_size_reps_in_every_focus(tmp_path: Path, where: str) ->
     with AppTerminal(tmp_path, delayed_replay_args(0.2, "--sizes", "1e2,1e3,1e5,1e6,1e7,1e8")) as app:
         start_with_results(app)
         focus(app, where)
-        held = app.focused_pane()
-        assert held is not None
+        held = app.settled_focus()
         chains = chain_count(app.screen())
         assert chains is not None
 
