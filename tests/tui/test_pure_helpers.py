@@ -58,9 +58,9 @@ def test_kernel_table_names_take_the_free_width() -> None:
     from probes.protocol import Measurement
 
     m = Measurement("a", "eager", 1, "cuda:0", "fp32", rows, [], 1, 100, 1.0, 1.0, 1, False)
-    _, cells, _ = kernel_table(m, needed_width(m, False), stale=False)
+    _, cells, _ = kernel_table(m, needed_width(m, False), with_ops=False, stale=False)
     assert str(cells[0][0]) == "vectorized_elementwise_kernel<clamp_scalar>"
-    _, cells, _ = kernel_table(m, needed_width(m, False) - 10, stale=False)
+    _, cells, _ = kernel_table(m, needed_width(m, False) - 10, with_ops=False, stale=False)
     assert str(cells[0][0]).endswith("<clamp_scalar>") and "…" in str(cells[0][0])
 
 

@@ -127,11 +127,19 @@ def needed_width(m: Measurement | None, with_ops: bool) -> int:
     return sum(widths) + max([len("kernel"), *map(len, names)]) + CELL_PADDING * (len(widths) + 1)
 
 
-def kernel_table(m: Measurement, width: int, *, stale: bool) -> tuple[list[Text], list[list[Text]], list[KernelRow]]:
+def ops_fit(measurements: list[Measurement | None], total: int) -> bool:
+    """Whether tables side by side in ``total`` cells get the ops column: each table at least
+    OPS_MIN wide, or every one whole with it. One answer for all of them: tables read across
+    have the same headers."""
+    return total // len(measurements) >= OPS_MIN or sum(needed_width(m, True) for m in measurements) <= total
+
+
+def kernel_table(m: Measurement, width: int, *, with_ops: bool, stale: bool) -> tuple[list[Text], list[list[Text]], list[KernelRow]]:
     """Columns, rows and the rows' kernels of ``m`` laid out in ``width`` cells: the ops column
-    only when there is room for it, kernel names elided only when there is no room for them."""
+    and the long headers ``with_ops`` (see ``ops_fit``), kernel names elided only when there is no
+    room for them."""
     rows = ordered_rows(m)
-    labels, cells, widths, names = _layout(m, width >= OPS_MIN, stale)
+    labels, cells, widths, names = _layout(m, with_ops, stale)
     longest = max([len("kernel"), *map(len, names)])
     room = min(longest, flex_width(widths, width, NAME_MIN))
     table_rows = []
@@ -175,7 +183,7 @@ class ModeBlock(Vertical):
     def table(self) -> KernelTable | None:
         return next(iter(self.query(KernelTable)), None)
 
-    def show(self, view: ModeView, note: Text | None, *, dim: bool, width: int) -> None:
+    def show(self, view: ModeView, note: Text | None, *, dim: bool, width: int, with_ops: bool) -> None:
         m = view.measurement
         self.measurement = m
         label = Text()
@@ -202,7 +210,7 @@ class ModeBlock(Vertical):
             table = KernelTable(id=f"table-{self.mode}", cursor_type="row", zebra_stripes=False)
             self.mount(table)
         table.display = True
-        columns, rows, self.rows = kernel_table(m, width, stale=dim)
+        columns, rows, self.rows = kernel_table(m, width, with_ops=with_ops, stale=dim)
         fill_table(table, columns, rows)
         # Its size set here, not left to "auto": the table measures its rows later (when idle), and
         # a layout made before that left it 0 wide or 0 high, blank until something else moved.
@@ -345,8 +353,10 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         self.query_one("#mode-blocks").set_class(stacked, "-stacked")
         if stacked or count == 1:
             widths = [width] * count
+            with_ops = width >= OPS_MIN
         else:
-            widths = share_width(total, [needed_width(v.measurement, total // count >= OPS_MIN) for v in state.modes])
+            with_ops = ops_fit([v.measurement for v in state.modes], total)
+            widths = share_width(total, [needed_width(v.measurement, with_ops) for v in state.modes])
         per_mode = {v.mode: (v, w) for v, w in zip(state.modes, widths)}
         for block in self.blocks:
             view, block_width = per_mode.get(block.mode, (None, 0))
@@ -354,7 +364,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
             if view is not None:
                 block.set_width(None if stacked or count == 1 else block_width)
                 dim = not view.fresh and state.stale is not None
-                block.show(view, mode_note(view), dim=dim, width=block_width)
+                block.show(view, mode_note(view), dim=dim, width=block_width, with_ops=with_ops)
         height = self.desired_height()
         if height != getattr(self, "_posted_height", None):
             self._posted_height = height
