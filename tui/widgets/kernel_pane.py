@@ -47,7 +47,7 @@ SIDE_BY_SIDE_MIN = 72
 TABLE_MAX_LINES = 10
 """A kernel table shows at most this many lines (header included) and scrolls beyond."""
 OPS_MIN = 100
-"""A table gets its ops column from this width."""
+"""Tables get their ops column (and long headers) from this width each."""
 NAME_MIN = 14
 
 ACTIVITY_NOTES = {
@@ -127,17 +127,9 @@ def needed_width(m: Measurement | None, with_ops: bool) -> int:
     return sum(widths) + max([len("kernel"), *map(len, names)]) + CELL_PADDING * (len(widths) + 1)
 
 
-def ops_fit(measurements: list[Measurement | None], total: int) -> bool:
-    """Whether tables side by side in ``total`` cells get the ops column: each table at least
-    OPS_MIN wide, or every one whole with it. One answer for all of them: tables read across
-    have the same headers."""
-    return total // len(measurements) >= OPS_MIN or sum(needed_width(m, True) for m in measurements) <= total
-
-
 def kernel_table(m: Measurement, width: int, *, with_ops: bool, stale: bool) -> tuple[list[Text], list[list[Text]], list[KernelRow]]:
     """Columns, rows and the rows' kernels of ``m`` laid out in ``width`` cells: the ops column
-    and the long headers ``with_ops`` (see ``ops_fit``), kernel names elided only when there is no
-    room for them."""
+    and the long headers ``with_ops``, kernel names elided only when there is no room for them."""
     rows = ordered_rows(m)
     labels, cells, widths, names = _layout(m, with_ops, stale)
     longest = max([len("kernel"), *map(len, names)])
@@ -351,11 +343,12 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         stacked = count > 1 and total // count < SIDE_BY_SIDE_MIN
         self.stacked = stacked
         self.query_one("#mode-blocks").set_class(stacked, "-stacked")
+        # One column set for every table, from the width alone: tables side by side are read
+        # across, and a set chosen by their content changed as a new chain's rows came in.
+        with_ops = (width if stacked or count == 1 else total // count) >= OPS_MIN
         if stacked or count == 1:
             widths = [width] * count
-            with_ops = width >= OPS_MIN
         else:
-            with_ops = ops_fit([v.measurement for v in state.modes], total)
             widths = share_width(total, [needed_width(v.measurement, with_ops) for v in state.modes])
         per_mode = {v.mode: (v, w) for v, w in zip(state.modes, widths)}
         for block in self.blocks:
