@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tui_helpers import SEED_CHAIN, focus_done, focus_view, recording, settled, shown, wait_for
+from tui_helpers import LONG_CHAIN, SEED_CHAIN, focus_done, focus_view, recording, replay_command, settled, shown, wait_for
 
 from tui.widgets.editor import ChainEditor, ChainErrorLine
 from tui.widgets.kernel_pane import KernelPane, KernelTable
@@ -498,6 +498,19 @@ async def test_side_by_side_kernel_tables_share_one_set_of_columns(make_app, wid
             names = [str(table.get_row_at(i)[0]) for table in tables for i in range(table.row_count)]
             assert names and not any("…" in name for name in names)
     assert all(headers == seen[0] for headers in seen)
+
+
+async def test_a_kernel_table_that_scrolls_cuts_none_of_its_columns(make_app) -> None:
+    """A table of more rows than it shows gets a scrollbar beside its columns, not over its last
+    one (the ops column read ``sigmoi`` beside a 2-cell scrollbar)."""
+    app = make_app(chain=LONG_CHAIN, worker_command=replay_command("cpu_long"), device="cpu", focus_size=10_000)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        await pilot.pause()
+        table = app.query_one("#table-eager", KernelTable)
+        assert table.row_count == 12 and table.max_scroll_y > 0
+        columns = sum(column.get_render_width(table) for column in table.columns.values())
+        assert table.scrollable_content_region.width >= columns
 
 
 async def test_progress_and_elapsed_time_show_while_running(make_app) -> None:

@@ -46,6 +46,8 @@ SIDE_BY_SIDE_MIN = 72
 """Narrower than this per table, the mode tables are stacked."""
 TABLE_MAX_LINES = 10
 """A kernel table shows at most this many lines (header included) and scrolls beyond."""
+TABLE_SCROLLBAR = 1
+"""The width of a kernel table's scrollbar, which it gets beside its columns when it scrolls."""
 OPS_MIN = 100
 """Tables get their ops column (and long headers) from this width each."""
 NAME_MIN = 14
@@ -120,11 +122,12 @@ def _layout(m: Measurement, with_ops: bool, stale: bool) -> tuple[list[Text], li
 
 
 def needed_width(m: Measurement | None, with_ops: bool) -> int:
-    """The cells ``m``'s table takes with every kernel name whole."""
+    """The cells ``m``'s table takes with every kernel name whole (and its scrollbar if it scrolls)."""
     if m is None:
         return 40
     _, _, widths, names = _layout(m, with_ops, False)
-    return sum(widths) + max([len("kernel"), *map(len, names)]) + CELL_PADDING * (len(widths) + 1)
+    scrollbar = TABLE_SCROLLBAR if len(names) + 1 > TABLE_MAX_LINES else 0
+    return sum(widths) + max([len("kernel"), *map(len, names)]) + CELL_PADDING * (len(widths) + 1) + scrollbar
 
 
 def kernel_table(m: Measurement, width: int, *, with_ops: bool, stale: bool) -> tuple[list[Text], list[list[Text]], list[KernelRow]]:
@@ -200,13 +203,15 @@ class ModeBlock(Vertical):
             return
         if table is None:
             table = KernelTable(id=f"table-{self.mode}", cursor_type="row", zebra_stripes=False)
+            table.styles.scrollbar_size_vertical = TABLE_SCROLLBAR
             self.mount(table)
         table.display = True
-        columns, rows, self.rows = kernel_table(m, width, with_ops=with_ops, stale=dim)
+        scrollbar = TABLE_SCROLLBAR if len(ordered_rows(m)) + 1 > TABLE_MAX_LINES else 0
+        columns, rows, self.rows = kernel_table(m, width - scrollbar, with_ops=with_ops, stale=dim)
         fill_table(table, columns, rows)
         # Its size set here, not left to "auto": the table measures its rows later (when idle), and
         # a layout made before that left it 0 wide or 0 high, blank until something else moved.
-        table.styles.width = sum(column.get_render_width(table) for column in table.columns.values())
+        table.styles.width = sum(column.get_render_width(table) for column in table.columns.values()) + scrollbar
         table.styles.height = table_lines(table)
 
     @on(DataTable.RowSelected)
