@@ -31,7 +31,7 @@ from probes.expr import ParsedChain
 from probes.host_heap import pin_malloc_thresholds
 from probes.kernel_names import classify_device_event, short_name, strip_graph_prefix
 from probes.launches import Launch
-from probes.noise import CpuLoad, LoadWindow, quartiles, spread_reason
+from probes.noise import CpuLoad, LoadWindow, kernels_over_wall_reason, quartiles, spread_reason
 from probes.protocol import KernelRow, Measurement
 from probes.timing import L2Flusher, ProfiledRun, ProfilerSetUp, RepPlan, choose_reps, measure_wall_time, profile_run
 from probes.trace import OpTrace, recording_ops
@@ -149,6 +149,7 @@ def _noise(wall: list[float] | None, device_iqr: list[float], device_us: float, 
     if wall is not None:
         p25, median, p75 = quartiles(wall)
         spreads.insert(0, spread_reason("wall time", p25, median, p75, len(wall)))
+        spreads.append(kernels_over_wall_reason(device_us, median))
     reasons.extend(reason for reason in spreads if reason)
     if load is not None and load.busy:
         reasons.append(load.reason())

@@ -144,6 +144,18 @@ def test_other_processes_make_a_figure_noisy_only_when_they_leave_no_core_idle()
     assert not CpuLoad(cores=2, busy_cores=1.2, other_cores=0.2).busy
 
 
+def test_kernel_times_that_add_up_to_more_than_the_call_are_said_to_be_noise() -> None:
+    """A call's kernels cannot take longer than the call: on the CPU machine eager rows at 1e6
+    read 1.2-1.5x their wall time, and were shown beside it as fact."""
+    from probes.measure import _noise
+
+    wall = [100.0] * 20
+    assert any("1.5x the call's wall time" in reason for reason in _noise(wall, [148.0, 152.0], 150.0, 10, None))
+    assert _noise(wall, [88.0, 92.0], 90.0, 10, None) == []
+    assert _noise(wall, [102.0, 104.0], 103.0, 10, None) == []  # within the two sets of reps' own spread
+    assert _noise(None, [148.0, 152.0], 150.0, 10, None) == []  # early rows: no wall time yet
+
+
 def test_a_gpu_is_warmed_up_only_after_a_pause_and_the_cpu_always() -> None:
     """Right after a timed rep a GPU's warm-up changes no figure and costs 20 ms of each edit
     (probes.timing.WARM_FOR_S); an idle CPU's next calls are slower, so the CPU always warms up."""
