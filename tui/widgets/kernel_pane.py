@@ -62,6 +62,12 @@ ACTIVITY_NOTES = {
 }
 
 
+def scrollbar_width(rows: int) -> int:
+    """The cells a kernel table of ``rows`` rows gives its scrollbar, beside its columns: none
+    unless it scrolls."""
+    return TABLE_SCROLLBAR if rows + 1 > TABLE_MAX_LINES else 0
+
+
 def table_lines(table: DataTable) -> int:
     """Lines a kernel table takes on screen: its header and rows, up to TABLE_MAX_LINES."""
     return min(table.row_count + 1, TABLE_MAX_LINES)
@@ -126,8 +132,7 @@ def needed_width(m: Measurement | None, with_ops: bool) -> int:
     if m is None:
         return 40
     _, _, widths, names = _layout(m, with_ops, False)
-    scrollbar = TABLE_SCROLLBAR if len(names) + 1 > TABLE_MAX_LINES else 0
-    return sum(widths) + max([len("kernel"), *map(len, names)]) + CELL_PADDING * (len(widths) + 1) + scrollbar
+    return sum(widths) + max([len("kernel"), *map(len, names)]) + CELL_PADDING * (len(widths) + 1) + scrollbar_width(len(names))
 
 
 def kernel_table(m: Measurement, width: int, *, with_ops: bool, stale: bool) -> tuple[list[Text], list[list[Text]], list[KernelRow]]:
@@ -206,7 +211,7 @@ class ModeBlock(Vertical):
             table.styles.scrollbar_size_vertical = TABLE_SCROLLBAR
             self.mount(table)
         table.display = True
-        scrollbar = TABLE_SCROLLBAR if len(ordered_rows(m)) + 1 > TABLE_MAX_LINES else 0
+        scrollbar = scrollbar_width(len(ordered_rows(m)))
         columns, rows, self.rows = kernel_table(m, width - scrollbar, with_ops=with_ops, stale=dim)
         fill_table(table, columns, rows)
         # Its size set here, not left to "auto": the table measures its rows later (when idle), and
