@@ -45,7 +45,7 @@ class EditorStatus:
 
 
 class ChainEditor(KeysInOrder, TextArea):
-    """Where the chain is typed. Posts ``Edited`` on every change of the text."""
+    """Where the chain is typed. Posts ``Edited`` to the app on every change of the text."""
 
     BINDINGS = bindings("editor")
 
@@ -113,7 +113,10 @@ class ChainEditor(KeysInOrder, TextArea):
         event.stop()
         loaded = self._loading is not None and self.text == self._loading
         self._loading = None
-        self.post_message(self.Edited(self.text, loaded))
+        # To the app itself, not bubbled: each pane between took a turn of the event loop, and the
+        # screen drew the key's frame meanwhile (4 ms on the 2-core machine, 10 ms on the H200
+        # box, before the edit's measurement was sent).
+        self.app.post_message(self.Edited(self.text, loaded))
 
     def types(self, event: events.Key) -> bool:
         return event.is_printable or event.key == "enter"
