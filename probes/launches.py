@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from torch.autograd.profiler_util import FunctionEvent
 
 from probes.kernel_names import is_cpu_work_op
+from probes.profile_events import ProfileEvent
 from probes.trace import OP_LABEL_PREFIX
 
 REP_LABEL = "kernel_tui::rep"
@@ -41,9 +41,9 @@ class _Windows:
     """Time ranges of the tool's labels, to place events that no label encloses: the autograd
     engine runs a CUDA backward on a thread of its own, outside the main thread's labels."""
 
-    def __init__(self, cpu: list[FunctionEvent], rep_events: list[FunctionEvent]) -> None:
-        self.reps = [(e.time_range.start, e.time_range.end, i) for i, e in enumerate(rep_events)]
-        self.backward = [(e.time_range.start, e.time_range.end) for e in cpu if e.name == BACKWARD_LABEL]
+    def __init__(self, cpu: list[ProfileEvent], rep_events: list[ProfileEvent]) -> None:
+        self.reps = [(e.start_us, e.end_us, i) for i, e in enumerate(rep_events)]
+        self.backward = [(e.start_us, e.end_us) for e in cpu if e.name == BACKWARD_LABEL]
 
     def rep_at(self, when: float) -> int | None:
         return next((i for start, end, i in self.reps if start <= when <= end), None)
@@ -54,7 +54,7 @@ class _Windows:
         return "backward" if any(start <= when <= end for start, end in self.backward) else "forward"
 
 
-def _ancestors(event: FunctionEvent) -> list[FunctionEvent]:
+def _ancestors(event: ProfileEvent) -> list[ProfileEvent]:
     chain = []
     parent = event.cpu_parent
     while parent is not None:
@@ -63,7 +63,7 @@ def _ancestors(event: FunctionEvent) -> list[FunctionEvent]:
     return chain
 
 
-def _context(event: FunctionEvent, rep_ids: dict[int, int]) -> tuple[bool, int | None, int | None, str | None]:
+def _context(event: ProfileEvent, rep_ids: dict[int, int]) -> tuple[bool, int | None, int | None, str | None]:
     """(launched by the tool itself?, rep index, op index, innermost aten op) for an event."""
     rep = op_index = aten = None
     lineage = [event, *_ancestors(event)]
@@ -85,29 +85,29 @@ def _is_runtime_call(name: str) -> bool:
     return name.startswith("cuda") or (name.startswith("cu") and name[2:3].isupper())
 
 
-def _launch(event: FunctionEvent, launcher: FunctionEvent, rep_ids: dict[int, int], windows: _Windows) -> Launch | None:
+def _launch(event: ProfileEvent, launcher: ProfileEvent, rep_ids: dict[int, int], windows: _Windows) -> Launch | None:
     """The launch of ``event`` (a device kernel, or a CPU work op that is its own launcher)."""
     own, rep, op_index, aten = _context(launcher, rep_ids)
     if own:
         return None
-    when = launcher.time_range.start
+    when = launcher.start_us
     if rep is None:
         rep = windows.rep_at(when)
-    return Launch(event.name, float(event.time_range.elapsed_us()), rep, op_index, aten, windows.pass_at(when))
+    return Launch(event.name, event.elapsed_us, rep, op_index, aten, windows.pass_at(when))
 
 
-def _cuda_launches(events: list[FunctionEvent], rep_ids: dict[int, int], windows: _Windows) -> list[Launch]:
+def _cuda_launches(events: list[ProfileEvent], rep_ids: dict[int, int], windows: _Windows) -> list[Launch]:
     """Device events tied to the CPU call that launched them through the runtime call's
     correlation id; a kernel launched inside the tool's flush range is the tool's own."""
     cpu = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
-    launchers = {e.id: e for e in cpu if _is_runtime_call(e.name)}
+    launchers = {e.correlation_id: e for e in cpu if _is_runtime_call(e.name)}
     launches = []
     for event in events:
         if event.device_type != torch.autograd.DeviceType.CUDA or event.name.startswith("kernel_tui::"):
             continue
-        if getattr(event, "is_user_annotation", False):
+        if event.is_user_annotation:
             continue
-        launcher = launchers.get(event.id)
+        launcher = launchers.get(event.correlation_id)
         if launcher is None:
             continue
         launch = _launch(event, launcher, rep_ids, windows)
@@ -123,14 +123,14 @@ class ProfiledEvents:
     """How many reps entered Dynamo's compiled code (a compiled mode that ran eager: none)."""
 
 
-def read_profile(events: list[FunctionEvent], device: torch.device) -> ProfiledEvents:
+def read_profile(events: list[ProfileEvent], device: torch.device) -> ProfiledEvents:
     """Every real device launch (CUDA) or leaf work op (CPU) in a profile's events, tool launches
     excluded, and how many reps ran compiled code."""
     cpu = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
-    rep_events = sorted((e for e in cpu if e.name == REP_LABEL), key=lambda e: e.time_range.start)
+    rep_events = sorted((e for e in cpu if e.name == REP_LABEL), key=lambda e: e.start_us)
     rep_ids = {id(e): i for i, e in enumerate(rep_events)}
     windows = _Windows(cpu, rep_events)
-    compiled = {windows.rep_at(e.time_range.start) for e in cpu if e.name.startswith(COMPILED_REGION)} - {None}
+    compiled = {windows.rep_at(e.start_us) for e in cpu if e.name.startswith(COMPILED_REGION)} - {None}
     if device.type == "cuda":
         return ProfiledEvents(_cuda_launches(events, rep_ids, windows), len(compiled))
     launches: list[Launch] = []
@@ -145,7 +145,7 @@ def read_profile(events: list[FunctionEvent], device: torch.device) -> ProfiledE
     return ProfiledEvents(launches, len(compiled))
 
 
-def _label_below(event: FunctionEvent) -> int | None:
+def _label_below(event: ProfileEvent) -> int | None:
     stack = list(event.cpu_children)
     while stack:
         child = stack.pop()
@@ -163,7 +163,7 @@ children are the kernels. A rule on names, not times, so every size, rep and the
 pass agree on the same kernels."""
 
 
-def _work_children(event: FunctionEvent) -> list[FunctionEvent]:
+def _work_children(event: ProfileEvent) -> list[ProfileEvent]:
     """The nearest work ops below ``event`` (through labels and bookkeeping ops)."""
     below, stack = [], list(event.cpu_children)
     while stack:
@@ -172,10 +172,10 @@ def _work_children(event: FunctionEvent) -> list[FunctionEvent]:
             below.append(child)
         else:
             stack.extend(child.cpu_children)
-    return sorted(below, key=lambda c: c.time_range.start)
+    return sorted(below, key=lambda c: c.start_us)
 
 
-def _cpu_kernels(event: FunctionEvent) -> list[FunctionEvent]:
+def _cpu_kernels(event: ProfileEvent) -> list[ProfileEvent]:
     """The events that did the work under a CPU op: itself, or (recursively) its work-op children."""
     children = _work_children(event)
     if all(child.name in SETUP_OPS for child in children):

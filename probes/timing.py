@@ -49,6 +49,7 @@ from torch.autograd.profiler import profile, record_function
 
 from probes.device_lock import measuring
 from probes.launches import FLUSH_LABEL, REP_LABEL, Launch, read_profile
+from probes.profile_events import ProfileEvent, read_events
 from probes.trace import OpTrace, recording_ops
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
@@ -316,12 +317,12 @@ def profile_run(
     its reps 3x slower (the H200, torch 2.11: the profiler detaches at the first launch after a
     session, here inside the next one). A measurement launches between its sessions; a caller of
     its own may not. ``set_up``: the session, set up while the caller did something else."""
-    prof, trace, faulted, ran = _session(call, device, reps, flush, labelled_call, faults_per_call, set_up)
-    if device.type == "cuda" and not any(e.device_type == torch.autograd.DeviceType.CUDA for e in prof.function_events):
-        prof, trace, faulted, ran = _session(call, device, reps, flush, labelled_call, faults_per_call, None)
+    recorded, trace, faulted, ran = _session(call, device, reps, flush, labelled_call, faults_per_call, set_up)
+    if device.type == "cuda" and not any(e.device_type == torch.autograd.DeviceType.CUDA for e in recorded):
+        recorded, trace, faulted, ran = _session(call, device, reps, flush, labelled_call, faults_per_call, None)
     if ran - len(faulted) < min(reps, MIN_PROFILE_REPS):
         faulted = []  # faulting is how this call runs: every rep counts
-    events = read_profile(prof.function_events, device)
+    events = read_profile(recorded, device)
     left_out = set(faulted)
     return ProfiledRun(
         launches=[launch for launch in events.launches if launch.rep is not None and launch.rep not in left_out],
@@ -340,8 +341,8 @@ def _session(
     labelled_call: Callable[[], Any] | None,
     faults_per_call: float | None,
     set_up: ProfilerSetUp | None,
-) -> tuple[profile, OpTrace | None, list[int], int]:
-    """The profiler session of ``profile_run``: (the profiler, the labelled call's op trace, the
+) -> tuple[list[ProfileEvent], OpTrace | None, list[int], int]:
+    """The profiler session of ``profile_run``: (its events, the labelled call's op trace, the
     reps that faulted, the reps run)."""
     trace = None
     faulted: list[int] = []
@@ -364,7 +365,7 @@ def _session(
                     faulted.append(ran)
                 ran += 1
             sync(device)
-    return prof, trace, faulted, ran
+    return read_events(prof.kineto_results), trace, faulted, ran
 
 
 @contextmanager

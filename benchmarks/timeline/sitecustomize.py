@@ -13,7 +13,8 @@ frame), ``handle`` and ``emit`` (a worker: a request's run and each event it sen
 ms), ``prepared``, ``reps chosen``, ``bytes read``, ``profile run>``, ``profile run<``,
 ``profile<`` (a measurement's steps to its rows: its call made ready, its reps sized and the call
 warmed up, the compiled kernels' bytes, the profiled reps, and with the FLOPs counted, all but the
-wall time), ``profiler`` (the profiler's own times of a session, ms), ``gc`` (any process: a
+wall time), ``profiler`` (the profiler's own times of a session, ms), ``events read`` (the tool's
+reading of a session's events, ms), ``gc`` (any process: a
 garbage collection of 1 ms or more, its generation and ms).
 """
 
@@ -129,17 +130,29 @@ def watch_collections():
 
 
 def patch_autograd_profiler(module):
-    """The profiler's own account of a session once its events are read: ms to prepare, enable
-    and disable it, to parse its results and build the event tree, and the event count."""
+    """The profiler's own account of a session once it has stopped: ms to prepare, enable and
+    disable it."""
 
     def stats(result, self, *args, **kwargs):
         st = self._stats
         mark("profiler", " ".join(f"{name} {getattr(st, field, 0) / 1000:.1f}" for name, field in (
             ("prepare", "profiler_prepare_call_duration_us"), ("enable", "profiler_enable_call_duration_us"),
-            ("disable", "profiler_disable_call_duration_us"), ("parse", "parse_kineto_call_duration_us"),
-            ("tree", "function_events_build_tree_call_duration_us"))) + f" events {getattr(st, 'number_of_events', 0)}")
+            ("disable", "profiler_disable_call_duration_us"))))
 
-    wrap(module.profile, "_ensure_function_events", None, stats)
+    wrap(module.profile, "__exit__", None, stats)
+
+
+def patch_profile_events(module):
+    """The tool's reading of a session's events: ms and the event count."""
+    began = [0.0]
+
+    def before(*args, **kwargs):
+        began[0] = time.monotonic()
+
+    def after(events, *args, **kwargs):
+        mark("events read", f"{1000 * (time.monotonic() - began[0]):.1f} ms, {len(events)} events")
+
+    wrap(module, "read_events", before, after)
 
 
 def patch_terminal(module):
@@ -177,6 +190,7 @@ PATCHES = {
     "probes.compiling": patch_compiling,
     "probes.measure": patch_measure,
     "torch.autograd.profiler": patch_autograd_profiler,  # the worker's runs (the worker itself runs as __main__)
+    "probes.profile_events": patch_profile_events,
     "terminal": patch_terminal,  # tests/e2e/terminal.py, the benchmark's tmux driver
 }
 

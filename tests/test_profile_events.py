@@ -1,0 +1,87 @@
+"""The tool's reading of a profiler session (``probes.profile_events``) against torch's own
+(``profile.function_events``), on one session: the same events, nested the same way, and the same
+launches read from them. Sessions as a measurement's: the labelled eager call, then reps with the
+flush, forward + backward with the backward labelled, and Inductor's kernels."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch.autograd.profiler import profile, record_function  # noqa: E402
+
+from probes.compiling import prepare  # noqa: E402
+from probes.diagnostics import Diagnostics  # noqa: E402
+from probes.expr import parse_chain  # noqa: E402
+from probes.inputs import input_specs, make_inputs  # noqa: E402
+from probes.launches import REP_LABEL, read_profile  # noqa: E402
+from probes.profile_events import ProfileEvent, read_events  # noqa: E402
+from probes.timing import L2Flusher  # noqa: E402
+from probes.trace import recording_ops  # noqa: E402
+
+CHAIN = "(a @ b).relu().sum(dim=0) * 2"
+
+
+def session(device: torch.device, mode: str, grad: bool) -> profile:
+    chain = parse_chain(CHAIN)
+    n = 64
+    inputs = make_inputs(input_specs(chain, n, "fp32"), device, n)
+    prepared = prepare(chain, mode, inputs, n, device, Diagnostics(), grad)
+    call = prepared.profiled_call or prepared.call
+    flush = L2Flusher(device)
+    with profile(use_device="cuda" if device.type == "cuda" else None, use_kineto=True) as prof:
+        if mode == "eager":
+            with recording_ops(label_ops=True):
+                call()
+        for _ in range(3):
+            flush()
+            with record_function(REP_LABEL):
+                call()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    return prof
+
+
+def torch_reading(prof: profile) -> list[ProfileEvent]:
+    """torch's events of the session as ProfileEvents, with torch's nesting."""
+    ours = {
+        id(e): ProfileEvent(e.name, e.device_type, e.id, e.time_range.start, e.time_range.end, e.thread, e.is_async, bool(getattr(e, "is_user_annotation", False)))
+        for e in prof.function_events
+    }  # fmt: skip
+    for e in prof.function_events:
+        event = ours[id(e)]
+        event.cpu_parent = ours[id(e.cpu_parent)] if e.cpu_parent is not None else None
+        event.cpu_children = [ours[id(child)] for child in e.cpu_children]
+    return list(ours.values())
+
+
+def described(events: list[ProfileEvent]) -> list[tuple]:
+    def key(e: ProfileEvent | None) -> tuple | None:
+        return None if e is None else (e.name, round(e.start_us, 3), round(e.end_us, 3))
+
+    return [(*key(e), e.device_type, e.correlation_id, e.thread, e.is_async, e.is_user_annotation, key(e.cpu_parent), [key(c) for c in e.cpu_children]) for e in events]
+
+
+def check_same_reading(device: torch.device, mode: str, grad: bool) -> None:
+    prof = session(device, mode, grad)
+    ours, theirs = read_events(prof.kineto_results), torch_reading(prof)
+    assert described(ours) == described(theirs)
+    assert any(e.cpu_children for e in ours)
+    launches = read_profile(ours, device)
+    assert launches == read_profile(theirs, device)
+    assert {launch.rep for launch in launches.launches} >= {0, 1, 2}
+    if grad:
+        assert {launch.pass_ for launch in launches.launches if launch.rep is not None} == {"forward", "backward"}
+
+
+@pytest.mark.parametrize(("mode", "grad"), [("eager", False), ("eager", True), ("compiled", False)])
+def test_a_cpu_session_reads_as_torch_reads_it(mode: str, grad: bool) -> None:
+    check_same_reading(torch.device("cpu"), mode, grad)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize(("mode", "grad"), [("eager", False), ("eager", True), ("compiled", False), ("compiled", True)])
+def test_a_cuda_session_reads_as_torch_reads_it(mode: str, grad: bool) -> None:
+    check_same_reading(torch.device("cuda"), mode, grad)
