@@ -5,10 +5,12 @@ torch's own reading, ``profile.function_events``, builds a FunctionEvent of ~40 
 event, demangling its name twice: 6-10 ms for the ~220 events of a measurement's profiled reps on
 the H200 box (the timeline's ``profiler`` marks), in the way of every measurement's rows. The tool
 needs a few fields and the nesting of CPU events, read here from the session's raw results in a
-tenth of that. The nesting follows torch's own rules (``EventList._build_tree``): on each thread, an
-event is the child of the innermost event whose time range holds it whole; async events (ending on
-another thread) are nobody's parent or child; a parent of the same name with that event as its only
-child stands for both. Events torch leaves out of its list are left out here too.
+tenth of that. The reading follows torch's own rules (``_parse_kineto_results`` and
+``EventList._build_tree``): events in order of start; a runtime call on the thread of the op it is
+linked to; on each thread, an event is the child of the innermost event whose time range holds it
+whole; async events (ending on another thread) are nobody's parent or child; a parent of the same
+name with that event as its only child stands for both. Events torch leaves out of its list are left
+out here too.
 """
 
 from __future__ import annotations
@@ -74,15 +76,28 @@ def _event(raw: Any, trace_start_ns: int) -> ProfileEvent:
 
 
 def read_events(results: Any) -> list[ProfileEvent]:
-    """The events of a finished session (``profile.kineto_results``), CPU events nested."""
+    """The events of a finished session (``profile.kineto_results``), CPU events nested, in order
+    of start (the longer first where two start together)."""
     start = results.trace_start_ns()
-    events = [
-        _event(raw, start)
+    read = [
+        (_event(raw, start), raw.linked_correlation_id())
         for raw in results.events()
         if raw.name() not in _LEFT_OUT and not getattr(raw, "is_hidden_event", lambda: False)()
     ]
+    _on_their_ops_threads(read)
+    events = sorted((event for event, _linked in read), key=lambda e: (e.start_us, -e.end_us))
     _nest(events)
     return _without_doubles(events)
+
+
+def _on_their_ops_threads(read: list[tuple[ProfileEvent, int]]) -> None:
+    """A runtime call (``cudaLaunchKernel``) recorded by CUPTI is put on the thread of the op it is
+    linked to, so that it nests under that op, as torch's reading does."""
+    ops = {e.correlation_id: e for e, linked in read if linked == 0 and e.device_type == DeviceType.CPU and not e.is_async}
+    for event, linked in read:
+        op = ops.get(linked) if linked > 0 and event.device_type == DeviceType.CPU else None
+        if op is not None:
+            event.thread = op.thread
 
 
 def _nest(events: list[ProfileEvent]) -> None:
