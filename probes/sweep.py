@@ -13,6 +13,7 @@ import torch
 
 from probes import bandwidth, flops
 from probes.compute_peak import compute_peak, compute_refresh_due
+from probes.device_lock import importing_compiler
 from probes.diagnostics import capturing
 from probes.errors import Cancelled, DevicePoisoned, MeasureError
 from probes.expr import ChainError, parse_chain
@@ -175,7 +176,8 @@ def _run_profile(request: ProfileRequest, emit: Callable[[Event], None], cancell
                 verb, stage = ("compiling and measuring", "compiling") if mode != "eager" else ("measuring", "measuring")
                 progress = Progress(rid, f"{verb} {mode} at N={n:,}", stage, mode, n, step, steps)
                 if mode != "eager":
-                    before_compile(progress)
+                    with importing_compiler(device):
+                        before_compile(progress)
                 emit(progress)
                 try:
                     measurement = measure(

@@ -392,7 +392,7 @@ class Worker:
         does not pay for it. Imports are never interrupted; the compile is, by any real request."""
         import torch
 
-        from probes.device_lock import compiling
+        from probes.device_lock import compiling, importing_compiler
         from probes.errors import MeasureError
         from probes.sweep import resolve_device
 
@@ -403,7 +403,8 @@ class Worker:
             self.emit(RequestDone(request.id))
             return
         self.emit(Progress(request.id, "warming up: importing Inductor", "warmup"))
-        self._import_compiler()
+        with importing_compiler(device):
+            self._import_compiler()
         if request.id not in self._cancelled:
             self.emit(Progress(request.id, f"warming up: compiling a tiny kernel on {device}", "warmup"))
             with compiling(device):

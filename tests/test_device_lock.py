@@ -150,6 +150,22 @@ def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_withou
     assert not taken_elsewhere("cpu")  # let go once the request is done
 
 
+def test_the_compilers_import_holds_the_cpu_but_not_a_gpu() -> None:
+    """A compile worker imports Dynamo and Inductor before its first compile; on the CPU that is
+    work on the cores the other worker's eager measurement times (its 1e6 ops read 13-16 ms for
+    0.13 ms on the 2-core machine), on a GPU it is host work beside the device."""
+    from probes.protocol import ProfileRequest
+    from probes.sweep import run_profile
+
+    for device, held in (("cpu", True), ("cuda:0", False)):
+        with device_lock.importing_compiler(torch.device(device)):
+            assert taken_elsewhere(device) is held
+    imports: list[bool] = []
+    run_profile(ProfileRequest("l2", "(a - b).abs() * 5", sizes=[512], modes=["eager", "compiled"], device="cpu"), lambda event: None,
+                before_compile=lambda step: imports.append(taken_elsewhere("cpu")))  # fmt: skip
+    assert imports == [True]
+
+
 def test_a_cache_directory_that_cannot_be_used_costs_the_lock_not_the_measurement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")
