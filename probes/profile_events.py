@@ -4,8 +4,8 @@ the ops around it.
 torch's own reading, ``profile.function_events``, builds a FunctionEvent of ~40 fields for each
 event, demangling its name twice: 6-10 ms for the ~220 events of a measurement's profiled reps on
 the H200 box (the timeline's ``profiler`` marks), in the way of every measurement's rows. The tool
-needs a few fields and the nesting of CPU events, read here from the session's raw results in a
-tenth of that. The reading follows torch's own rules (``_parse_kineto_results`` and
+needs a few fields and the nesting of CPU events, read here from the session's raw results: 2.8 ms
+for those events (median, session 18's timeline). The reading follows torch's own rules (``_parse_kineto_results`` and
 ``EventList._build_tree``): events in order of start; a runtime call on the thread of the op it is
 linked to; on each thread, an event is the child of the innermost event whose time range holds it
 whole; async events (ending on another thread) are nobody's parent or child; a parent of the same
@@ -38,6 +38,8 @@ _LEFT_OUT = frozenset({
 
 @dataclass(eq=False, slots=True)
 class ProfileEvent:
+    """One event of a session: a CPU op or range, a runtime call, or what ran on the device."""
+
     name: str
     device_type: DeviceType
     correlation_id: int
