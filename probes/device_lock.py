@@ -137,13 +137,18 @@ def measuring(device: object) -> contextlib.AbstractContextManager[None]:
     return device_lock(device).measuring()
 
 
+def _is_cuda(device: Any) -> bool:
+    """``device`` a torch.device or its name (``cuda:0``, ``cpu``)."""
+    return getattr(device, "type", str(device).split(":")[0]) == "cuda"
+
+
 @contextmanager
 def compiling(device: Any) -> Iterator[None]:
     """The span of a compile on ``device``: on a GPU, the device is let go (Inductor's benchmarks
     take it back each time); elsewhere, or where those benchmarks cannot be reached, it is held."""
     global _compiling
     lock = device_lock(device)
-    if getattr(device, "type", str(device).split(":")[0]) != "cuda" or not _guard_inductor_benchmarks():
+    if not _is_cuda(device) or not _guard_inductor_benchmarks():
         with lock.measuring():
             yield
         return
@@ -160,7 +165,7 @@ def importing_compiler(device: Any) -> contextlib.AbstractContextManager[None]:
     holds nothing; elsewhere a compile's first part, on the cores a measurement times, so it holds
     the device (on the 2-core machine, a compile worker importing them beside the other worker's
     first eager measurement made its 1e6 ops read 13-16 ms for 0.13 ms)."""
-    if getattr(device, "type", str(device).split(":")[0]) == "cuda":
+    if _is_cuda(device):
         return contextlib.nullcontext()
     return device_lock(device).measuring()
 

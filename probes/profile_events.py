@@ -9,8 +9,8 @@ for those events (median, session 18's timeline). The reading follows torch's ow
 ``EventList._build_tree``): events in order of start; a runtime call on the thread of the op it is
 linked to; on each thread, an event is the child of the innermost event whose time range holds it
 whole; async events (ending on another thread) are nobody's parent or child; a parent of the same
-name with that event as its only child stands for both. Events torch leaves out of its list are left
-out here too.
+name with that event as its only child stands for both. The bookkeeping events torch leaves out of
+its list (``_filter_name``) are left out here too.
 """
 
 from __future__ import annotations
@@ -22,18 +22,7 @@ from typing import Any
 
 import torch
 from torch.autograd import DeviceType
-
-_LEFT_OUT = frozenset({
-    "[memory]",
-    "[OutOfMemory]",
-    "profiler::_record_function_enter",
-    "profiler::_record_function_enter_new",
-    "profiler::_record_function_exit",
-    "aten::is_leaf",
-    "aten::output_nr",
-    "aten::_version",
-})  # fmt: skip
-"""Bookkeeping events torch's reading drops (``torch.autograd.profiler_util._filter_name``)."""
+from torch.autograd.profiler_util import _filter_name  # the bookkeeping events torch's reading drops
 
 
 @dataclass(eq=False, slots=True)
@@ -84,7 +73,7 @@ def read_events(results: Any) -> list[ProfileEvent]:
     read = [
         (_event(raw, start), raw.linked_correlation_id())
         for raw in results.events()
-        if raw.name() not in _LEFT_OUT and not getattr(raw, "is_hidden_event", lambda: False)()
+        if not _filter_name(raw.name()) and not getattr(raw, "is_hidden_event", lambda: False)()
     ]
     _on_their_ops_threads(read)
     events = sorted((event for event, _linked in read), key=lambda e: (e.start_us, -e.end_us))
