@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -17,7 +19,7 @@ from tui.widgets.facts import fact_lines
 from tui.widgets.headline import comparison_text
 from tui.widgets.kernel_pane import kernel_table, measurement_facts, needed_width
 from tui.widgets.op_chain_pane import compile_facts, compile_text, fusion_marks, kernels_per_op, op_name
-from tui.widgets.tables import fill_table
+from tui.widgets.tables import RowsTable
 
 
 def row(name: str, ops: list[str], short: str | None = None, launches: float = 1.0) -> KernelRow:
@@ -154,22 +156,63 @@ async def test_the_same_data_again_does_not_repaint_the_chart() -> None:
         assert repaints == [1]
 
 
-async def test_fill_table_sizes_columns_and_leaves_an_unchanged_table_alone() -> None:
+async def test_a_table_sizes_its_columns_and_leaves_itself_alone_when_nothing_changed() -> None:
     class Host(App[None]):
         def compose(self) -> ComposeResult:
-            yield DataTable(id="t")
+            yield RowsTable(id="t")
 
     app = Host()
     async with app.run_test(size=(60, 10)) as pilot:
-        table = app.query_one(DataTable)
+        table = app.query_one(RowsTable)
         columns, rows = [Text("kernel"), Text("n")], [[Text("triton_poi_fused_add_relu_0"), Text("1")]]
-        assert fill_table(table, columns, rows) is True
-        assert [c.width for c in table.columns.values()] == [27, 1]
+        assert table.fill(columns, rows) is True
+        assert table.widths == [27, 1]
         table.move_cursor(row=0)
-        assert fill_table(table, columns, rows) is False  # same content: untouched
-        assert fill_table(table, columns, [*rows, [Text("short")]]) is True  # a short row is padded
+        assert table.fill(columns, rows) is False  # same content: untouched
+        assert table.fill(columns, [*rows, [Text("short")]]) is True  # a short row is padded
         assert table.row_count == 2 and table.cursor_row == 0
+        assert [cell.plain for cell in table.row_cells(1)] == ["short", ""]
         await pilot.pause()
+
+
+async def test_a_table_of_one_cell_per_row_draws_as_a_table_of_a_cell_per_column() -> None:
+    """Each row is drawn as one cell (3x faster to draw): the lines must read, and be styled, as
+    DataTable's own columns of the same widths would draw them, the cursor's row included."""
+    columns = [Text("kernel"), Text("n", justify="right"), Text("µs", justify="right"), Text("note", justify="center")]
+    rows = [
+        [Text("triton_poi_fused_add_relu_0", style="bold"), Text("1", justify="right"), Text("4.52", justify="right"),
+         Text("ok", justify="center")],
+        [Text("vectorized_elementwise_kernel", style="dim"), Text("12", justify="right"),
+         Text("10.10 ~", style="yellow", justify="right"), Text("a note", style="bold yellow reverse", justify="center")],
+        [Text("x", style="underline", justify="left"), Text("3", style="reverse", justify="right"), Text("1.0"),
+         Text("c", style="reverse", justify="center")],
+        [Text("(no kernels recorded)", style="dim italic")],
+    ]  # fmt: skip
+    widths = [29, 2, 7, 6]
+
+    def one_cell_per_row(table: RowsTable) -> None:
+        table.fill(columns, rows)
+        assert table.widths == widths
+
+    def a_cell_per_column(table: DataTable) -> None:
+        for label, width in zip(columns, widths):
+            table.add_column(label, width=width)
+        for row in rows:
+            table.add_row(*row, *[Text("")] * (len(columns) - len(row)))
+
+    async def drawn(table: DataTable, fill: Callable) -> list[list[tuple[str, str]]]:
+        class Host(App[None]):
+            def compose(self) -> ComposeResult:
+                yield table
+
+        async with Host().run_test(size=(80, 12)) as pilot:
+            fill(table)
+            await pilot.pause()
+            return [[(char, str(segment.style)) for segment in table.render_line(y) for char in segment.text]
+                    for y in range(len(rows) + 1)]  # fmt: skip
+
+    assert await drawn(RowsTable(cursor_type="row", zebra_stripes=False), one_cell_per_row) == await drawn(
+        DataTable(cursor_type="row", zebra_stripes=False), a_cell_per_column)
 
 
 def test_the_command_table_makes_one_binding_per_key_and_place() -> None:

@@ -314,7 +314,7 @@ async def test_wide_layout_shows_everything_and_names_whole(make_app) -> None:
         for pane in ("#chains", "#editor", "#ops", "#kernels", "#sweep"):
             assert app.query_one(pane).region.area > 0, pane
         names = [row.short_name for mode in ("eager", "compiled") for row in shown(app, mode).kernels]
-        cells = [str(app.query_one(f"#table-{mode}").get_row_at(i)[0]) for mode in ("eager", "compiled")
+        cells = [app.query_one(f"#table-{mode}").row_cells(i)[0].plain for mode in ("eager", "compiled")
                  for i in range(app.query_one(f"#table-{mode}").row_count)]  # fmt: skip
         assert cells == names  # room enough at 160 columns: no name is elided
         assert app.query_one("#sweep").region.height <= 4  # no sweep yet: it takes little room
@@ -577,7 +577,7 @@ async def test_graph_breaks_and_declared_inputs_and_transfers(make_app) -> None:
         kinds = [row.kind for row in block.rows]
         assert kinds[-1] in ("memcpy", "memset") and kinds.count("kernel") == 2  # transfers last, apart
         table = app.query_one("#table-eager")
-        assert f"({kinds[-1]})" in str(table.get_row_at(table.row_count - 1)[0])
+        assert f"({kinds[-1]})" in table.row_cells(table.row_count - 1)[0].plain
         assert "2 kernels" in str(app.query_one("#mode-title-eager").render())
 
 

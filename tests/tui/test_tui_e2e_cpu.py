@@ -19,7 +19,7 @@ STEP_TIMEOUT = 240.0
 
 def rows(app, mode: str) -> list[str]:  # noqa: ANN001
     table = app.query_one(f"#table-{mode}", KernelTable)
-    return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+    return [table.row_cells(i)[0].plain for i in range(table.row_count)]
 
 
 def headline(app) -> str:  # noqa: ANN001

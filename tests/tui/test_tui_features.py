@@ -33,8 +33,8 @@ def rendered(renderable) -> str:  # noqa: ANN001
 
 
 def table_text(table) -> tuple[list[str], list[list[str]]]:  # noqa: ANN001
-    labels = [str(c.label) for c in table.columns.values()]
-    return labels, [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+    labels = [label.plain for label in table.labels]
+    return labels, [[cell.plain for cell in table.row_cells(i)] for i in range(table.row_count)]
 
 
 async def started(pilot, app) -> None:  # noqa: ANN001

@@ -20,7 +20,7 @@ def headline(app) -> str:  # noqa: ANN001
 
 def kernel_names(app, mode: str) -> list[str]:  # noqa: ANN001
     table = app.query_one(f"#table-{mode}", KernelTable)
-    return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+    return [table.row_cells(i)[0].plain for i in range(table.row_count)]
 
 
 async def replace_text(pilot, app, text: str) -> None:  # noqa: ANN001
@@ -91,7 +91,7 @@ async def test_seed_chain_profiles_on_start(make_app) -> None:
         # The op chain pane shows add -> relu, fused into the one compiled kernel.
         ops = app.query_one("#ops-table")
         assert ops.row_count == 2
-        assert "triton_poi_fused_add_relu_0" in str(ops.get_row_at(0)[-1])
+        assert "triton_poi_fused_add_relu_0" in ops.row_cells(0)[-1].plain
         assert "2 ops → 1 kernel" in str(app.query_one("#compile-info").render())
 
 
@@ -115,12 +115,12 @@ async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernel
         await wait_for(pilot, new_eager_only, what="the new text's eager rows, before its compiled ones")
         await pilot.pause()
         ops = app.query_one("#ops-table")
-        assert [str(ops.get_row_at(i)[0]) for i in range(ops.row_count)] == ["mul", "sum"]
-        assert not any("fused" in str(ops.get_row_at(i)[-1]) for i in range(ops.row_count))
+        assert [ops.row_cells(i)[0].plain for i in range(ops.row_count)] == ["mul", "sum"]
+        assert not any("fused" in ops.row_cells(i)[-1].plain for i in range(ops.row_count))
         assert str(app.query_one("#compile-info").render()).strip() == ""
         await wait_for(pilot, lambda: focus_done(app), what="the compiled rows")
         await pilot.pause()
-        assert any("mul_sum" in str(ops.get_row_at(i)[-1]) for i in range(ops.row_count))
+        assert any("mul_sum" in ops.row_cells(i)[-1].plain for i in range(ops.row_count))
 
 
 async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> None:
@@ -518,8 +518,8 @@ async def test_side_by_side_kernel_tables_share_one_set_of_columns(make_app, wid
             await pilot.pause()
             assert not app.query_one(KernelPane).stacked
             tables = [app.query_one(f"#table-{mode}", KernelTable) for mode in ("eager", "compiled")]
-            seen += [[str(column.label) for column in table.columns.values()][1:] for table in tables]
-            names = [str(table.get_row_at(i)[0]) for table in tables for i in range(table.row_count)]
+            seen += [[label.plain for label in table.labels][1:] for table in tables]
+            names = [table.row_cells(i)[0].plain for table in tables for i in range(table.row_count)]
             assert names and not any("…" in name for name in names)
     assert all(headers == seen[0] for headers in seen)
 

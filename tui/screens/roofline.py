@@ -23,7 +23,7 @@ from tui.widgets.passes import SHORT
 from tui.widgets.roofline import RooflineChart, marker
 from tui.widgets.roofline_points import Entry, Roofs, bound, entries, format_flops, pct_of_roof
 from tui.widgets.sweep_pane import MODE_STYLES
-from tui.widgets.tables import column_widths, fill_table
+from tui.widgets.tables import RowsTable, column_widths
 
 NAME_WIDTH = 34
 """The kernel column at its widest. Where the view is narrower, names are shortened first (down to
@@ -106,14 +106,14 @@ class RooflineScreen(ScreenKeysInOrder, ModalScreen[None]):
         with Vertical(id="roofline"):
             yield Static(id="roofline-title")
             yield RooflineChart(id="roofline-chart")
-            yield DataTable(id="roofline-table", cursor_type="row", zebra_stripes=False)
+            yield RowsTable(id="roofline-table", cursor_type="row", zebra_stripes=False)
             yield Static(id="roofline-note", classes="dialog-hint")
             yield Static("↑↓: pick a kernel · escape: close · y: FLOP/s · x: FLOP per byte moved",
                          classes="dialog-hint")  # fmt: skip
 
     def on_mount(self) -> None:
         self.draw()
-        self.query_one(DataTable).focus()
+        self.query_one(RowsTable).focus()
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.draw)  # the table is fitted to the view's width once laid out
@@ -132,9 +132,9 @@ class RooflineScreen(ScreenKeysInOrder, ModalScreen[None]):
         heads, rows = table_for_width(self.entries, self.roofs, width)
         if not rows:
             rows = [[Text(""), Text(""), Text("no kernels measured yet", style="dim italic")]]
-        fill_table(self.query_one(DataTable), heads, rows)
+        self.query_one(RowsTable).fill(heads, rows)
         self.query_one("#roofline-note", Static).update(self.note())
-        chart.selected = self.query_one(DataTable).cursor_row if self.entries else None
+        chart.selected = self.query_one(RowsTable).cursor_row if self.entries else None
 
     def note(self) -> Text:
         placed = sum(e.placed for e in self.entries)

@@ -40,7 +40,7 @@ from tui.widgets.keys_in_order import KeysInOrder
 from tui.widgets.pane import Pane, set_border, show_text
 from tui.widgets.passes import ordered_rows, pass_cell, pass_facts
 from tui.widgets.spread import NOISY_MARK, NOISY_STYLE, kernel_is_noisy, time_text
-from tui.widgets.tables import ResultsTable, fill_table
+from tui.widgets.tables import ResultsTable
 
 SIDE_BY_SIDE_MIN = 72
 """Narrower than this per table, the mode tables are stacked."""
@@ -213,7 +213,7 @@ class ModeBlock(Vertical):
         table.display = True
         scrollbar = scrollbar_width(len(ordered_rows(m)))
         columns, rows, self.rows = kernel_table(m, width - scrollbar, with_ops=with_ops, stale=dim)
-        fill_table(table, columns, rows)
+        table.fill(columns, rows)
         # Its size set here, not left to "auto": the table measures its rows later (when idle), and
         # a layout made before that left it 0 wide or 0 high, blank until something else moved.
         table.styles.width = sum(column.get_render_width(table) for column in table.columns.values()) + scrollbar

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from probes.protocol import Measurement, OpNode
 from probes.summary import format_bytes, format_size
@@ -24,7 +24,7 @@ from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share
 from tui.widgets.facts import fact_lines
 from tui.widgets.pane import Pane, set_border, show_text
 from tui.widgets.passes import backward_fusion, mentions, op_passes, split_ops
-from tui.widgets.tables import ResultsTable, fill_table
+from tui.widgets.tables import ResultsTable
 
 SHORT_DTYPES = {
     "float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float64": "fp64", "int64": "i64",
@@ -167,7 +167,7 @@ class OpChainPane(Pane):
         fitted = self._fit(rows, width, eager is not None, compiled, marks, base)
         if backward_at is not None:
             fitted.insert(backward_at, [Text("backward", style=base or "bold cyan")])
-        fill_table(self.query_one("#ops-table", DataTable), columns, fitted)
+        self.query_one("#ops-table", ResultsTable).fill(columns, fitted)
         info = compile_text(compiled, ops, compiled_names, width)
         if compiled is not None and compiled.grad:
             info.append("\n")

@@ -15,7 +15,7 @@ from typing import Literal
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from probes.baseline import Delta
 from probes.protocol import COMPILED_MODES, MODES, Measurement
@@ -29,7 +29,7 @@ from tui.widgets.passes import PASS_COLUMNS, pass_cells
 from tui.widgets.spread import ratio_text, time_text
 from tui.widgets.pane import Pane, set_border, show_text
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, time_label
-from tui.widgets.tables import ResultsTable, fill_table
+from tui.widgets.tables import ResultsTable
 
 MODE_STYLES = {
     "eager": "#ff8c42",
@@ -229,9 +229,9 @@ class SweepPane(Pane):
         view, rs = state.view, state.view.results
         self.set_class(rs is None, "-empty")
         narrow = self.content_size.width < NARROW_WIDTH
-        table = self.query_one("#sweep-table", DataTable)
+        table = self.query_one("#sweep-table", ResultsTable)
         if rs is not None:
-            fill_table(table, *sweep_rows(rs, narrow, state.peak_gbps, view.stale is not None, state.baseline))
+            table.fill(*sweep_rows(rs, narrow, state.peak_gbps, view.stale is not None, state.baseline))
         table.display = rs is not None
         show_text(self.query_one("#crossover", Static), status_line(state))
         set_border(self, f"sweep · {CHART_TITLES.get(state.chart, state.chart)}", f"STALE: {view.stale}" if view.stale and rs else "")
