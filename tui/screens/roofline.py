@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Static
 
 from probes.protocol import Measurement
 from probes.summary import format_size, input_dtypes
-from tui.widgets.cells import display_name, fit_kernel, plain
+from tui.widgets.cells import CELL_PADDING, display_name, fit_kernel, plain
 from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.passes import SHORT
 from tui.widgets.roofline import RooflineChart, marker
@@ -30,8 +30,6 @@ NAME_WIDTH = 34
 MIN_NAME_WIDTH), then the FLOP/B column is left out (the chart's x axis shows it): a figure is never
 cut at the table's edge (at 80x24 "103%" read "1")."""
 MIN_NAME_WIDTH = 12
-CELL_PADDING = 2
-"""DataTable's padding of one cell on each side of a column."""
 SCROLLBAR_WIDTH = 2
 """Kept free for the vertical scrollbar that a long table shows."""
 

@@ -15,7 +15,8 @@ from probes.protocol import KernelRow
 from probes.safe_text import inert, inert_line
 
 CELL_PADDING = 2
-"""A DataTable column takes its width plus one cell of padding on each side."""
+"""A table's column takes its width plus one cell of padding on each side (``RowsTable`` lays its
+columns out so, as DataTable does its own)."""
 
 
 def text_key(content: Text | str) -> tuple:

@@ -6,8 +6,8 @@ content did not change is left alone (no flicker, the cursor stays put).
 
 Each row is drawn as one cell that holds the whole line, its columns laid out here as DataTable
 lays out its own (each column its width and a cell of padding on either side). DataTable sends
-every cell through Rich's renderer: a fresh table of 9 lines and 8 columns took 6.4 ms on the
-2-core machine, against 1.9 ms as 9 such cells (``benchmarks/results/vm-2026-12-02-table-render``),
+every cell through Rich's renderer: a fresh table of 9 lines and 8 columns took 9.7 ms on the
+2-core machine, against 2.9 ms as 9 such cells (``benchmarks/results/vm-2026-12-02-table-render``),
 and a new chain's results draw two or three tables at once. The cells stay readable by column.
 """
 
@@ -19,11 +19,8 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
 
-from tui.widgets.cells import text_key
+from tui.widgets.cells import CELL_PADDING, text_key
 from tui.widgets.keys_in_order import KeysInOrder
-
-COLUMN_GAP = 2
-"""Cells between two columns: DataTable's padding, one on either side of each column."""
 
 
 class RowsTable(DataTable):
@@ -75,16 +72,16 @@ def column_widths(columns: Sequence[Text | str], rows: Sequence[Sequence[Text | 
 
 def line_width(widths: Sequence[int]) -> int:
     """Cells of a line of columns this wide, without the padding outside the first and last."""
-    return sum(widths) + COLUMN_GAP * max(0, len(widths) - 1)
+    return sum(widths) + CELL_PADDING * max(0, len(widths) - 1)
 
 
 def joined_line(cells: Sequence[Text], widths: Sequence[int]) -> Text:
     """The cells as one line, each in its column's width as Rich justifies it there, the columns
-    ``COLUMN_GAP`` apart."""
+    ``CELL_PADDING`` apart (DataTable pads the row's one cell on either side)."""
     line = Text(no_wrap=True, overflow="crop", end="")
     for i, (cell, width) in enumerate(zip(cells, widths)):
         if i:
-            line.append(" " * COLUMN_GAP)
+            line.append(" " * CELL_PADDING)
         if cell.justify in ("left", "right", "center"):  # Rich pads these itself, in the cell's style
             placed = cell.copy()
             if cell.justify != "left":
