@@ -42,7 +42,10 @@ class Terminal:
         height: int = 40,
         env: Mapping[str, str] | None = None,
         cwd: Path | str | None = None,
+        poll_s: float = POLL_S,
     ) -> None:
+        """``poll_s``: the pause between two reads of the screen while waiting for a condition."""
+        self.poll_s = poll_s
         self.socket = f"kt-{os.getpid()}-{next(_SESSIONS)}"
         self.target = "app"
         self.started_at = 0.0
@@ -104,7 +107,7 @@ class Terminal:
             written = self._status_file.read_text() if self._status_file.exists() else ""
             if written.endswith("\n"):
                 return int(written)
-            time.sleep(POLL_S)
+            time.sleep(self.poll_s)
         return None
 
     def wait_for(self, condition: str | Callable[[str], bool], timeout: float = 30.0, what: str = "") -> str:
@@ -116,7 +119,7 @@ class Terminal:
             screen = self.screen()
             if check(screen):
                 return screen
-            time.sleep(POLL_S)
+            time.sleep(self.poll_s)
         label = what or (repr(condition) if isinstance(condition, str) else "condition")
         raise TerminalError(f"timed out after {timeout:.0f} s waiting for {label}; the screen:\n{screen}")
 
@@ -127,7 +130,7 @@ class Terminal:
         while time.monotonic() < deadline:
             if self.exited():
                 return time.monotonic() - begin
-            time.sleep(POLL_S)
+            time.sleep(self.poll_s)
         raise TerminalError(f"the program did not exit within {timeout:.0f} s; the screen:\n{self.screen()}")
 
     # -- typing --------------------------------------------------------------------------------

@@ -13,8 +13,9 @@ from textual.containers import Vertical
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import Static
+from tui_helpers import wait_for
 
-from tui.widgets.pane import show_text
+from tui.widgets.pane import set_border, show_text
 
 
 def shown(widget: Static) -> str:
@@ -62,3 +63,47 @@ async def test_the_same_text_again_changes_nothing() -> None:
         text._repaint_required = False
         show_text(text, Text("a result"))
         assert not text._repaint_required and not text._layout_required
+
+
+class BorderedPane(App[None]):
+    """A pane with a border around a text, as the app's panes are."""
+
+    CSS = "#pane { border: round white; height: 6; }"
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="pane"):
+            yield Static("the pane's rows", id="inside")
+
+
+async def test_a_border_mark_coming_and_going_repaints_its_row_only_and_reaches_the_terminal() -> None:
+    """A STALE mark in a pane's border comes and goes with every new chain; Textual's own setter
+    repainted the pane's whole area, its background under every child (the kernel and op chain
+    panes: half of a compiled result's frame on the 2-core machine). Only the border's row is
+    repainted now, and the terminal is sent the new mark."""
+    app = BorderedPane()
+    async with app.run_test(size=(40, 8)) as pilot:
+        pane = app.query_one("#pane", Vertical)
+        set_border(pane, "kernels", "")
+        await pilot.pause()
+        sent: list[str] = []  # what a terminal would be sent (a headless app writes nothing)
+        display = app._display
+        app._display = lambda screen, update: (sent.append(update.render_segments(app.console)), display(screen, update))[1]
+        painted: list[int] = []  # the pane's own lines (border, background) drawn again
+        styles_cache = pane._styles_cache
+        render_line = styles_cache.render_line
+        styles_cache.render_line = lambda styles, y, *rest: (painted.append(y), render_line(styles, y, *rest))[1]
+        for mark in ("STALE: chain edited", ""):
+            sent.clear()
+            set_border(pane, None, mark)
+            await wait_for(pilot, lambda: bool(sent), what="the frame")
+            bottom = pane.outer_size.height - 1
+            assert painted == [bottom]
+            assert ("STALE: chain edited" in "".join(sent)) == bool(mark)
+            drawn = [strip.text for strip in pane.render_lines(Region(0, 0, *pane.outer_size))]
+            assert [i for i, line in enumerate(drawn) if "STALE" in line] == ([bottom] if mark else [])
+            painted.clear()
+        sent.clear()
+        set_border(pane, "kernels · N=1e6")
+        await wait_for(pilot, lambda: bool(sent), what="the frame")
+        assert painted == [0] and "kernels · N=1e6" in "".join(sent)
+        assert shown(app.query_one("#inside", Static)) == "the pane's rows"

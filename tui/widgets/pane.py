@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.containers import Vertical
+from textual.geometry import Region
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
@@ -14,15 +15,29 @@ from tui.widgets.cells import text_key
 
 
 def set_border(widget: Widget, title: str | None, subtitle: str | None = None) -> None:
-    """Set ``widget``'s border title (and subtitle, unless None) where they change. Each assignment
-    repaints the whole widget, children and all: a pane that set its title on every draw made
-    each compile-cache hit re-render ~70% of the screen."""
+    """Set ``widget``'s border title (and subtitle, unless None) where they change, repainting only
+    the border's row. Textual's own setter repaints the whole widget, its background and border
+    under every child: a pane that set its title on every draw made each compile-cache hit re-render
+    ~70% of the screen, and the kernel and op chain panes losing their STALE mark took 5.7 ms of
+    the 12 ms frame of a compiled result on the 2-core machine."""
     if title is not None and getattr(widget, "_kt_border_title", None) != title:
         widget._kt_border_title = title  # type: ignore[attr-defined]
-        widget.border_title = title
+        _set_border_text(widget, "border_title", title, top=True)
     if subtitle is not None and getattr(widget, "_kt_border_subtitle", None) != subtitle:
         widget._kt_border_subtitle = subtitle  # type: ignore[attr-defined]
-        widget.border_subtitle = subtitle
+        _set_border_text(widget, "border_subtitle", subtitle, top=False)
+
+
+def _set_border_text(widget: Widget, name: str, text: str, *, top: bool) -> None:
+    outer = widget.outer_size
+    if not outer:  # not laid out yet: nothing drawn to keep
+        setattr(widget, name, text)
+        return
+    # What Textual's setter stores (widget._border_title / _border_subtitle), without its repaint.
+    setattr(widget, f"_{name}", widget.render_str(text).expand_tabs(4).split()[0])
+    offset = widget.content_offset  # regions given to refresh() are relative to the content
+    row = 0 if top else outer.height - 1
+    widget.refresh(Region(-offset.x, row - offset.y, outer.width, 1))
 
 
 def show_text(static: Static, content: Text | str) -> None:
