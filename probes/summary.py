@@ -217,16 +217,6 @@ class Comparison:
     def wall_ratio(self) -> Ratio | None:
         return ratio(self.eager, self.compiled, "wall")
 
-    @property
-    def device_speedup(self) -> float | None:
-        found = self.device_ratio
-        return found.value if found else None
-
-    @property
-    def wall_speedup(self) -> float | None:
-        found = self.wall_ratio
-        return found.value if found else None
-
 
 def comparisons(results: Iterable[Measurement], compiled_mode: str = "compiled") -> list[Comparison]:
     """Eager vs ``compiled_mode`` at every size that has both, in size order."""
