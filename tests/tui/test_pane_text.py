@@ -77,9 +77,9 @@ class BorderedPane(App[None]):
 
 async def test_a_border_mark_coming_and_going_repaints_its_row_only_and_reaches_the_terminal() -> None:
     """A STALE mark in a pane's border comes and goes with every new chain; Textual's own setter
-    repainted the pane's whole area, its background under every child (the kernel and op chain
-    panes: half of a compiled result's frame on the 2-core machine). Only the border's row is
-    repainted now, and the terminal is sent the new mark."""
+    repainted the pane's whole area, its background under every child, in every frame that a new
+    chain's rows or its compiled rows drew. Only the border's row is repainted now, and the
+    terminal is sent the new mark."""
     app = BorderedPane()
     async with app.run_test(size=(40, 8)) as pilot:
         pane = app.query_one("#pane", Vertical)
