@@ -139,7 +139,7 @@ class Session:
         environment.update({f"{name.upper()}_CACHE_DIR": str(self.state / name) for name in own_caches})
         command = [sys.executable, "-m", "tui", chain, "--device", args.device, "--n", str(args.n)]
         # 120x40: the kernel pane stacks its modes (mode_block reads them one below the other)
-        self.term = Terminal(command, width=120, height=40, env=environment, cwd=ROOT, poll_s=args.poll_ms / 1e3)
+        self.term = Terminal(command, width=120, height=40, env=environment, cwd=ROOT, poll_s=args.poll_s)
 
     def since_start(self) -> float:
         return time.monotonic() - self.term.started_at
@@ -193,7 +193,7 @@ def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
                 filled_after = wait_for_bytecode_cache(timeout=120)
         finally:
             session.close()
-        minimal = Terminal([sys.executable, str(FLOOR), chain], width=120, height=40, cwd=ROOT, poll_s=args.poll_ms / 1e3)
+        minimal = Terminal([sys.executable, str(FLOOR), chain], width=120, height=40, cwd=ROOT, poll_s=args.poll_s)
         try:
             minimal.wait_for(chain, timeout=30, what="the minimal Textual app's first frame")
             bare_frame = time.monotonic() - minimal.started_at
@@ -474,10 +474,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     args.n = args.n or ("1e6" if args.device.startswith("cuda") else "1e4")
+    args.poll_s = args.poll_ms / 1e3
     report: dict[str, Any] = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "host": platform.node(), "cpus": os.cpu_count(), "device": args.device, "n": args.n,
-        "key_interval_s": KEY_INTERVAL_S, "poll_s": args.poll_ms / 1e3, "load_at_start": os.getloadavg(),
+        "key_interval_s": KEY_INTERVAL_S, "poll_s": args.poll_s, "load_at_start": os.getloadavg(),
     }  # fmt: skip
     # An installed tool has its bytecode compiled; a shell with PYTHONDONTWRITEBYTECODE=1 (both of
     # our machines) would otherwise have every launch compile the app's sources (~55 ms here).

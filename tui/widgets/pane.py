@@ -22,13 +22,13 @@ def set_border(widget: Widget, title: str | None, subtitle: str | None = None) -
     result's frame took 14.0 against 12.1 ms on the 2-core machine (vm-2026-12-02-border-row)."""
     if title is not None and getattr(widget, "_kt_border_title", None) != title:
         widget._kt_border_title = title  # type: ignore[attr-defined]
-        _set_border_text(widget, "border_title", title, top=True)
+        _set_border_text(widget, "border_title", title)
     if subtitle is not None and getattr(widget, "_kt_border_subtitle", None) != subtitle:
         widget._kt_border_subtitle = subtitle  # type: ignore[attr-defined]
-        _set_border_text(widget, "border_subtitle", subtitle, top=False)
+        _set_border_text(widget, "border_subtitle", subtitle)
 
 
-def _set_border_text(widget: Widget, name: str, text: str, *, top: bool) -> None:
+def _set_border_text(widget: Widget, name: str, text: str) -> None:
     outer = widget.outer_size
     if not outer:  # not laid out yet: nothing drawn to keep
         setattr(widget, name, text)
@@ -36,7 +36,7 @@ def _set_border_text(widget: Widget, name: str, text: str, *, top: bool) -> None
     # What Textual's setter stores (widget._border_title / _border_subtitle), without its repaint.
     setattr(widget, f"_{name}", widget.render_str(text).expand_tabs(4).split()[0])
     offset = widget.content_offset  # regions given to refresh() are relative to the content
-    row = 0 if top else outer.height - 1
+    row = 0 if name == "border_title" else outer.height - 1  # the title tops the border
     widget.refresh(Region(-offset.x, row - offset.y, outer.width, 1))
 
 
