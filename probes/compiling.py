@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from probes import compiled as inductor
+from probes.cpu_kernel_record import light_kernel_records
 from probes.device_lock import compiling, measuring
 from probes.diagnostics import Diagnostics
 from probes.dynamo_deferral import end_dynamo_deferral
@@ -44,7 +45,8 @@ from probes.protocol import ChainErrorInfo, CompileInfo
 CHAIN_NAMESPACE: dict[str, Any] = {"torch": torch, "F": F}
 
 CPU_KERNEL_PROFILE = {"cpp.enable_kernel_profile": True}
-"""Inductor's C++ kernels only show in the profiler (as graph_N_cpp_fused_* rows) when built so."""
+"""Inductor's C++ kernels only show in the profiler (as graph_N_cpp_fused_* rows) when built so
+(with the range declared lightly: probes.cpu_kernel_record)."""
 CUDA_GRAPH_BYTES = {"benchmark_kernel": True}
 """Inductor's own bytes estimate per Triton kernel (kernel_num_gb): the fall-back for kernels that
 only run inside a CUDA graph, where no Python call can be observed. It makes every compile slower
@@ -165,7 +167,11 @@ def tool_compile_settings(mode: str, device: torch.device) -> Iterator[None]:
     import torch._inductor.config as inductor_config
 
     with inductor_config.patch(compile_settings(mode, device)), _quiet_fake_tensor_log():
-        yield
+        if device.type == "cpu":
+            with light_kernel_records():
+                yield
+        else:
+            yield
 
 
 def _sync(device: torch.device) -> None:

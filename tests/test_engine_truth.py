@@ -95,9 +95,11 @@ def test_the_callers_torch_is_untouched_by_import_and_measurement() -> None:
         """
         import logging, warnings
         import torch, torch._inductor.config as config
+        from torch._inductor.codecache import CppPythonBindingsCodeCache
         def state():
             loggers = {n: list(logging.getLogger(n).handlers) for n in ("torch", "torch._dynamo", "torch._inductor")}
             return (config.cpp.enable_kernel_profile, config.benchmark_kernel, loggers,
+                    CppPythonBindingsCodeCache.__dict__["load_pybinding_async"],
                     logging.getLogger("torch._subclasses.fake_tensor").level, list(warnings.filters))
         before = state()
         import probes.measure, probes.sweep

@@ -1,0 +1,80 @@
+"""Inductor's C++ kernels, named in the profiler, built without the header that makes them slow.
+
+With ``cpp.enable_kernel_profile`` each C++ kernel opens a profiler range named after it
+(``graph_N_cpp_fused_*``) through ``torch::aot_inductor::RAIIAtenRecordFunctionHandle`` from
+``aoti_runtime/utils.h``. Compiling what that header declares is what the range costs: a new
+chain's compile + first call 1.11x a user's own, and 1.00x with the same range declared from the C
+shim alone (2-core CPU machine, torch 2.13: ``benchmarks/results/vm-2026-12-02-kernel-record/``).
+Around the tool's own compiles on the CPU, each kernel's source is built with that light
+declaration instead: the same two shim calls open and close the same range, the kernel's body is
+untouched. The source the tool shows is Inductor's, as its wrapper module holds it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+HEAVY_INCLUDE = "#include <torch/csrc/inductor/aoti_runtime/utils.h>\n"
+HEAVY_RECORD = "torch::aot_inductor::RAIIAtenRecordFunctionHandle "
+SHIM_HEADER = "torch/csrc/inductor/aoti_torch/c/shim.h"
+
+LIGHT_INCLUDE = f"""#include <{SHIM_HEADER}>
+namespace kernel_tui {{
+struct KernelRecord {{
+    AtenRecordFunctionHandle handle = nullptr;
+    KernelRecord(const char* name, IValueMapHandle kwargs) {{
+        aoti_record_function_start(name, kwargs, nullptr, 0, &handle);
+    }}
+    KernelRecord(const KernelRecord&) = delete;
+    ~KernelRecord() {{ aoti_record_function_end(handle); }}
+}};
+}}
+"""
+LIGHT_RECORD = "kernel_tui::KernelRecord "
+
+
+def light_record_source(source: str) -> str:
+    """``source`` with its kernels' profiler ranges declared from the C shim; unchanged where it
+    has no such range (built without the kernel profile) or this torch lacks the shim's calls."""
+    if HEAVY_INCLUDE not in source or HEAVY_RECORD not in source or not _shim_has_record_calls():
+        return source
+    return source.replace(HEAVY_INCLUDE, LIGHT_INCLUDE, 1).replace(HEAVY_RECORD, LIGHT_RECORD)
+
+
+@functools.cache
+def _shim_has_record_calls() -> bool:
+    """Whether this torch's C shim declares the two calls the light range makes."""
+    import torch
+
+    shim = Path(torch.__file__).parent / "include" / SHIM_HEADER
+    if not shim.is_file():
+        return False
+    text = shim.read_text(errors="replace")
+    return "aoti_record_function_start(" in text and "aoti_record_function_end(" in text
+
+
+@contextmanager
+def light_kernel_records() -> Iterator[None]:
+    """For the duration of the block, C++ kernels given to Inductor's code cache are built with
+    ``light_record_source`` (the cache's key is the source built, so a user's own compile of the
+    same kernel keeps its own entry)."""
+    from torch._inductor.codecache import CppPythonBindingsCodeCache
+
+    owner = CppPythonBindingsCodeCache
+    original = owner.__dict__["load_pybinding_async"]
+    load = original.__func__
+
+    def load_pybinding_async(cls: type, argtypes: Any, main_code: str, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("kernel_code"):
+            kwargs["kernel_code"] = light_record_source(kwargs["kernel_code"])
+        return load(cls, argtypes, light_record_source(main_code), *args, **kwargs)
+
+    owner.load_pybinding_async = classmethod(load_pybinding_async)  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        owner.load_pybinding_async = original  # type: ignore[method-assign]

@@ -1,0 +1,38 @@
+"""The tool's CPU compiles name each kernel in the profiler without paying for Inductor's
+profiling header: every kernel is built with the light range, and still shows by its name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from probes.cpu_kernel_record import HEAVY_INCLUDE, LIGHT_RECORD, light_record_source
+from tests.test_engine_truth import profile
+
+
+@pytest.mark.slow
+def test_a_cpu_compile_builds_its_kernels_with_the_light_range_and_the_profiler_still_names_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    from torch._inductor.codecache import CppCodeCache, CppPythonBindingsCodeCache
+
+    built: list[str] = []
+    load = CppCodeCache.__dict__["load_async"].__func__
+
+    def spy(cls: type, main_code: str, *args: Any, **kwargs: Any) -> Any:
+        built.append(main_code)
+        return load(cls, main_code, *args, **kwargs)
+
+    monkeypatch.setattr(CppPythonBindingsCodeCache, "load_async", classmethod(spy))
+    results, failures = profile("(a * 2.75 + b).sin()", [4_096], ["compiled"], reps=3)
+    assert not failures, failures
+    (m,) = results
+    assert m.ran_compiled, m.fallback_reason
+    assert [k.short_name for k in m.kernels] == ["cpp_fused_add_mul_sin_0"]
+    assert m.kernels[0].name.startswith("graph_") and m.kernels[0].device_time_us > 0
+    assert built and all(LIGHT_RECORD in code and HEAVY_INCLUDE not in code for code in built)
+    assert LIGHT_RECORD not in "".join(m.compile.generated_source.values()), "the source shown is Inductor's own"
+
+
+def test_a_kernel_built_without_a_profiler_range_is_left_as_it_is() -> None:
+    source = '#include <torch/csrc/inductor/cpp_prefix.h>\nextern "C" void kernel(const float* in_ptr0) {}\n'
+    assert light_record_source(source) == source
