@@ -61,7 +61,8 @@ def _shim_has_record_calls() -> bool:
 def light_kernel_records() -> Iterator[None]:
     """For the duration of the block, C++ kernels given to Inductor's code cache are built with
     ``light_record_source`` (the cache's key is the source built, so a user's own compile of the
-    same kernel keeps its own entry)."""
+    same kernel keeps its own entry). Only the kernels' own cache: the caches built on it (a
+    C++ wrapper's, with its other uses of AOTI's helpers) get their source as it is."""
     from torch._inductor.codecache import CppPythonBindingsCodeCache
 
     owner = CppPythonBindingsCodeCache
@@ -69,9 +70,11 @@ def light_kernel_records() -> Iterator[None]:
     load = original.__func__
 
     def load_pybinding_async(cls: type, argtypes: Any, main_code: str, *args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("kernel_code"):
-            kwargs["kernel_code"] = light_record_source(kwargs["kernel_code"])
-        return load(cls, argtypes, light_record_source(main_code), *args, **kwargs)
+        if cls is owner:
+            main_code = light_record_source(main_code)
+            if kwargs.get("kernel_code"):
+                kwargs["kernel_code"] = light_record_source(kwargs["kernel_code"])
+        return load(cls, argtypes, main_code, *args, **kwargs)
 
     owner.load_pybinding_async = classmethod(load_pybinding_async)  # type: ignore[method-assign]
     try:

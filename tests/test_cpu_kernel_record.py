@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from probes.cpu_kernel_record import HEAVY_INCLUDE, LIGHT_RECORD, light_record_source
+from probes.cpu_kernel_record import HEAVY_INCLUDE, HEAVY_RECORD, LIGHT_RECORD, light_kernel_records, light_record_source
 from tests.test_engine_truth import profile
 
 
@@ -36,3 +36,19 @@ def test_a_cpu_compile_builds_its_kernels_with_the_light_range_and_the_profiler_
 def test_a_kernel_built_without_a_profiler_range_is_left_as_it_is() -> None:
     source = '#include <torch/csrc/inductor/cpp_prefix.h>\nextern "C" void kernel(const float* in_ptr0) {}\n'
     assert light_record_source(source) == source
+
+
+@pytest.mark.parametrize(("cache", "light"), [("CppPythonBindingsCodeCache", True), ("CppWrapperCodeCache", False)])
+def test_only_the_kernels_own_cache_builds_the_light_range(monkeypatch: pytest.MonkeyPatch, cache: str, light: bool) -> None:
+    import torch._inductor.codecache as codecache
+
+    owner = getattr(codecache, cache)
+    built: list[str] = []
+    monkeypatch.setattr(owner, "load_async", classmethod(lambda cls, code, *args, **kwargs: built.append(code) or (lambda: None)))
+    source = HEAVY_INCLUDE + 'extern "C" void kernel() { ' + HEAVY_RECORD + 'record_k_("k", nullptr); }\n'
+    with light_kernel_records():
+        owner.load_pybinding_async(["float*"], source)
+    (code,) = built
+    assert (LIGHT_RECORD in code and HEAVY_INCLUDE not in code) if light else code.startswith(source)
+    owner.load_pybinding_async(["float*"], source)
+    assert built[1].startswith(source), "outside the block every source is built as it is"
