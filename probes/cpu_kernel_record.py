@@ -30,7 +30,7 @@ struct KernelRecord {{
         aoti_record_function_start(name, kwargs, nullptr, 0, &handle);
     }}
     KernelRecord(const KernelRecord&) = delete;
-    ~KernelRecord() {{ aoti_record_function_end(handle); }}
+    ~KernelRecord() {{ if (handle) aoti_record_function_end(handle); }}
 }};
 }}
 """
