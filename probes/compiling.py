@@ -25,7 +25,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,12 +166,9 @@ def tool_compile_settings(mode: str, device: torch.device) -> Iterator[None]:
     """The Inductor settings the tool's own compiles need, for the duration of the block only."""
     import torch._inductor.config as inductor_config
 
-    with inductor_config.patch(compile_settings(mode, device)), _quiet_fake_tensor_log():
-        if device.type == "cpu":
-            with light_kernel_records():
-                yield
-        else:
-            yield
+    records = light_kernel_records() if device.type == "cpu" else nullcontext()
+    with inductor_config.patch(compile_settings(mode, device)), _quiet_fake_tensor_log(), records:
+        yield
 
 
 def _sync(device: torch.device) -> None:
