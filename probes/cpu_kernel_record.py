@@ -2,12 +2,13 @@
 
 With ``cpp.enable_kernel_profile`` each C++ kernel opens a profiler range named after it
 (``graph_N_cpp_fused_*``) through ``torch::aot_inductor::RAIIAtenRecordFunctionHandle`` from
-``aoti_runtime/utils.h``. Compiling what that header declares is what the range costs: a new
-chain's compile + first call 1.11x a user's own, and 1.00x with the same range declared from the C
-shim alone (2-core CPU machine, torch 2.13: ``benchmarks/results/vm-2026-12-02-kernel-record/``).
-Around the tool's own compiles on the CPU, each kernel's source is built with that light
-declaration instead: the same two shim calls open and close the same range, the kernel's body is
-untouched. The source the tool shows is Inductor's, as its wrapper module holds it.
+``aoti_runtime/utils.h``. Compiling that header and the handle's templates is what the range
+costs: a new chain's compile + first call 1.11x a user's own, and 1.00x with the same range
+declared from the C shim alone (2-core CPU machine, torch 2.13:
+``benchmarks/results/vm-2026-12-02-kernel-record/``). Around the tool's own compiles on the CPU,
+each kernel's source is built with that light declaration instead: a plain object whose two shim
+calls open and close the same range; the kernel's body is untouched. The source the tool shows is
+Inductor's, as its wrapper module holds it.
 """
 
 from __future__ import annotations
