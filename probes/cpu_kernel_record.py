@@ -14,6 +14,7 @@ Inductor's, as its wrapper module holds it.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,12 +37,16 @@ struct KernelRecord {{
 }}
 """
 LIGHT_RECORD = "kernel_tui::KernelRecord "
+NAMED_RANGE = re.compile(re.escape(HEAVY_RECORD) + r'\w+\("[^"]*", nullptr\);')
+"""A range opened by name alone, as Inductor's C++ kernels open theirs."""
 
 
 def light_record_source(source: str) -> str:
     """``source`` with its kernels' profiler ranges declared from the C shim; unchanged where it
-    has no such range (built without the kernel profile) or this torch lacks the shim's calls."""
-    if HEAVY_INCLUDE not in source or HEAVY_RECORD not in source or not _shim_has_record_calls():
+    has no such range (built without the kernel profile), where a range is opened otherwise than
+    by name alone (the light one has no other form), or where this torch lacks the shim's calls."""
+    ranges = source.count(HEAVY_RECORD)
+    if HEAVY_INCLUDE not in source or not ranges or len(NAMED_RANGE.findall(source)) != ranges or not _shim_has_record_calls():
         return source
     return source.replace(HEAVY_INCLUDE, LIGHT_INCLUDE, 1).replace(HEAVY_RECORD, LIGHT_RECORD)
 

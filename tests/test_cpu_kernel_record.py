@@ -33,9 +33,13 @@ def test_a_cpu_compile_builds_its_kernels_with_the_light_range_and_the_profiler_
     assert LIGHT_RECORD not in "".join(m.compile.generated_source.values()), "the source shown is Inductor's own"
 
 
-def test_a_kernel_built_without_a_profiler_range_is_left_as_it_is() -> None:
-    source = '#include <torch/csrc/inductor/cpp_prefix.h>\nextern "C" void kernel(const float* in_ptr0) {}\n'
-    assert light_record_source(source) == source
+def test_a_kernel_without_a_range_opened_by_name_alone_is_left_as_it_is() -> None:
+    plain = '#include <torch/csrc/inductor/cpp_prefix.h>\nextern "C" void kernel(const float* in_ptr0) {}\n'
+    with_inputs = HEAVY_INCLUDE + 'extern "C" void kernel() { ' + HEAVY_RECORD + 'record_k_("k", nullptr, {input}); }\n'
+    by_name = HEAVY_INCLUDE + 'extern "C" void kernel() { ' + HEAVY_RECORD + 'record_k_("k", nullptr); }\n'
+    assert light_record_source(plain) == plain
+    assert light_record_source(with_inputs) == with_inputs
+    assert LIGHT_RECORD in light_record_source(by_name)
 
 
 @pytest.mark.parametrize(("cache", "light"), [("CppPythonBindingsCodeCache", True), ("CppWrapperCodeCache", False)])
