@@ -46,7 +46,8 @@ def light_record_source(source: str) -> str:
     has no such range (built without the kernel profile), where a range is opened otherwise than
     by name alone (the light one has no other form), or where this torch lacks the shim's calls."""
     ranges = source.count(HEAVY_RECORD)
-    if HEAVY_INCLUDE not in source or not ranges or len(NAMED_RANGE.findall(source)) != ranges or not _shim_has_record_calls():
+    by_name_alone = ranges > 0 and HEAVY_INCLUDE in source and len(NAMED_RANGE.findall(source)) == ranges
+    if not by_name_alone or not _shim_has_record_calls():
         return source
     return source.replace(HEAVY_INCLUDE, LIGHT_INCLUDE, 1).replace(HEAVY_RECORD, LIGHT_RECORD)
 
@@ -76,10 +77,8 @@ def light_kernel_records() -> Iterator[None]:
     load = original.__func__
 
     def load_pybinding_async(cls: type, argtypes: Any, main_code: str, *args: Any, **kwargs: Any) -> Any:
-        if cls is owner:
+        if cls is owner:  # its kernels come whole as main_code; only a C++ wrapper passes kernel_code
             main_code = light_record_source(main_code)
-            if kwargs.get("kernel_code"):
-                kwargs["kernel_code"] = light_record_source(kwargs["kernel_code"])
         return load(cls, argtypes, main_code, *args, **kwargs)
 
     owner.load_pybinding_async = classmethod(load_pybinding_async)  # type: ignore[method-assign]
