@@ -16,8 +16,9 @@ Nothing of the tool may land in a figure:
   Timing each call alone from an idle GPU (host + device, never overlapped) overstates it the
   other way: 1.5-3x a loop's figure below 1e7 on the H200 (benchmarks/results, the truth runs).
 - **No idle clocks.** Warm-up runs the call back to back for at least ``WARMUP_MIN_S`` (do_bench's
-  25 ms) so a GPU and CPU that idled while the user typed are at full clocks before the first rep;
-  on a GPU, not when this process timed something less than ``WARM_FOR_S`` ago (see there).
+  25 ms) so a GPU that idled while the user typed is at full clocks before the first rep, not when
+  this process timed something less than ``WARM_FOR_S`` ago (see there); on the CPU, whose clocks
+  are the host's, for ``CPU_WARMUP_MIN_S``, which wakes torch's threads.
 - **No garbage collection inside a rep**: the collector is paused during the reps.
 - **No page faults of the profiler's making** (CPU): the profiler's own allocations between a
   call's outputs can make the next call's outputs land on fresh pages, which it faults in (~1 ms
@@ -69,6 +70,12 @@ FAULT_SLACK_PAGES = 64
 """Page faults a profiled rep may take beyond a warm call's before it is left out: the
 profiler's own buffers (a 4 MB output is 1024 pages)."""
 WARMUP_MIN_S = 0.025
+CPU_WARMUP_MIN_S = 0.005
+"""On the CPU a warm-up of this long reads the same figures as one of WARMUP_MIN_S: 120 pairs of new
+chains at N=1e4 on the 2-core machine, eager + compiled as an edit sends them, after 0.4 s or 3 s
+idle, in turns: device times alike pair by pair, no more of them far from their pair's, the spread
+within a measurement no wider (benchmarks/results/vm-2026-12-02-cpu-warm-length). An edit's eager
+rows come ~20 ms sooner, its compiled rows, behind both warm-ups, 30-40 ms sooner."""
 WARMUP_MAX_CALLS = 2000
 WARM_FOR_S = 2.0
 """On a GPU, a warm-up within this long of the last timed rep changes no figure: on the H200, eager
@@ -149,9 +156,11 @@ def page_faults() -> int:
 
 
 def warm_up(call: Callable[[], Any], device: torch.device, single_s: float) -> float:
-    """Back-to-back calls for at least WARMUP_MIN_S, so clocks are up when the reps start (one
-    call where they are: ``needs_warm_up``); returns the page faults of a warm call."""
-    wanted = WARMUP_MIN_S if needs_warm_up(device, time.monotonic()) else 0.0
+    """Back-to-back calls for at least WARMUP_MIN_S (CPU_WARMUP_MIN_S on the CPU), so clocks are
+    up when the reps start (one call where they are: ``needs_warm_up``); returns the page faults
+    of a warm call."""
+    length = WARMUP_MIN_S if device.type == "cuda" else CPU_WARMUP_MIN_S
+    wanted = length if needs_warm_up(device, time.monotonic()) else 0.0
     calls = int(min(WARMUP_MAX_CALLS, max(1, wanted / single_s)))
     before = page_faults()
     for _ in range(calls):

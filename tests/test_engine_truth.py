@@ -42,9 +42,13 @@ def test_every_time_has_its_spread_and_rows_add_up_to_the_total() -> None:
 
 @contextlib.contextmanager
 def busy_cores(count: int) -> Iterator[None]:
-    """``count`` processes spinning on the CPU for the duration of the block."""
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    """``count`` processes spinning on the CPU for the duration of the block (each spinning when
+    the block starts: a measurement sooner than the interpreters' start would see no load)."""
+    spin = "print('spinning', flush=True)\nwhile True: pass"
+    burners = [subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE, text=True) for _ in range(count)]
     try:
+        for burner in burners:
+            assert burner.stdout is not None and burner.stdout.readline() == "spinning\n"
         yield
     finally:
         for burner in burners:
@@ -173,6 +177,21 @@ def test_a_gpu_is_warmed_up_only_after_a_pause_and_the_cpu_always() -> None:
     assert not timing.needs_warm_up(torch.device("cuda"), now)
     assert timing.needs_warm_up(torch.device("cuda"), now + timing.WARM_FOR_S)
     assert timing.needs_warm_up(torch.device("cpu"), now)
+
+
+def test_the_cpu_warms_up_for_its_own_shorter_length() -> None:
+    """A GPU's warm-up brings its clocks up (25 ms, do_bench's); the CPU's wakes torch's threads, and
+    with the GPU's length each edit's eager and compiled rows waited 20 ms more on the CPU
+    (probes.timing.CPU_WARMUP_MIN_S)."""
+    import torch
+
+    from probes import timing
+
+    single_s = 0.001
+    calls: list[int] = []
+    timing.warm_up(lambda: calls.append(1), torch.device("cpu"), single_s)
+    assert timing.CPU_WARMUP_MIN_S < timing.WARMUP_MIN_S
+    assert len(calls) == int(timing.CPU_WARMUP_MIN_S / single_s)
 
 
 def test_a_cpu_rep_that_faults_in_fresh_pages_is_left_out_of_the_rows() -> None:
