@@ -98,6 +98,28 @@ class DeviceLock:
                         self._lock()
                     self._depths[me] = self._depths.get(me, 0) + depth
 
+    def mark_timed(self) -> None:
+        """Note, for every process of this user, that timed reps on the device ended now (the lock
+        file's modification time)."""
+        if self.path is None:
+            return
+        with contextlib.suppress(OSError):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                os.utime(fd)
+            finally:
+                os.close(fd)  # another descriptor's flock stays: flock belongs to its own open file
+
+    def last_timed(self) -> float | None:
+        """When timed reps on the device last ended, in any process (``time.time()``); None where
+        nothing says."""
+        if self.path is None:
+            return None
+        try:
+            return os.stat(self.path, follow_symlinks=False).st_mtime
+        except OSError:
+            return None
+
     def release_all(self) -> None:
         """Let the device go, whoever holds it."""
         with self._guard:

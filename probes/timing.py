@@ -48,7 +48,7 @@ from typing import Any
 import torch
 from torch.autograd.profiler import profile, record_function
 
-from probes.device_lock import measuring
+from probes.device_lock import device_lock, measuring
 from probes.launches import FLUSH_LABEL, REP_LABEL, Launch, read_profile
 from probes.profile_events import ProfileEvent, read_events
 from probes.trace import OpTrace, recording_ops
@@ -78,7 +78,9 @@ within a measurement no wider (benchmarks/results/vm-2026-12-02-cpu-warm-length)
 rows come ~20 ms sooner, its compiled rows, behind both warm-ups, 30-40 ms sooner."""
 WARMUP_MAX_CALLS = 2000
 WARM_FOR_S = 2.0
-"""On a GPU, a warm-up within this long of the last timed rep changes no figure: on the H200, eager
+"""On a GPU, a warm-up within this long of the last timed rep on it, in this process or another
+(the app's other worker: a new chain's compiled rows follow its eager rows timed in the eager
+worker), changes no figure: on the H200, eager
 rows of three chains with and without it, in turns, 0, 0.3, 1 and 3 s after the last request,
 read the same device times (within 1%) and device-bound wall times (within 0.5%); host-bound wall
 times spread ±20% either way (benchmarks/results/h200-2026-12-01-warmup). It is 20 ms of each
@@ -142,12 +144,17 @@ def _settled_call_time(call: Callable[[], Any], device: torch.device) -> float:
 
 
 _last_timed = float("-inf")
-"""When this process's last timed rep ended (time.monotonic())."""
+"""When this process's last timed rep ended (time.time()); any process's last on a device is kept
+by the device's lock (``DeviceLock.mark_timed``), where it can be."""
 
 
 def needs_warm_up(device: torch.device, now: float) -> bool:
-    """Whether the clocks may have dropped since the last timed rep (see WARM_FOR_S)."""
-    return device.type != "cuda" or now - _last_timed >= WARM_FOR_S
+    """Whether the clocks may have dropped since the last timed rep on the device (see WARM_FOR_S);
+    ``now`` from time.time()."""
+    if device.type != "cuda":
+        return True
+    last = max(_last_timed, device_lock(device).last_timed() or float("-inf"))
+    return not 0 <= now - last < WARM_FOR_S
 
 
 def page_faults() -> int:
@@ -160,7 +167,7 @@ def warm_up(call: Callable[[], Any], device: torch.device, single_s: float) -> f
     up when the reps start (one call where they are: ``needs_warm_up``); returns the page faults
     of a warm call."""
     length = WARMUP_MIN_S if device.type == "cuda" else CPU_WARMUP_MIN_S
-    wanted = length if needs_warm_up(device, time.monotonic()) else 0.0
+    wanted = length if needs_warm_up(device, time.time()) else 0.0
     calls = int(min(WARMUP_MAX_CALLS, max(1, wanted / single_s)))
     before = page_faults()
     for _ in range(calls):
@@ -216,7 +223,8 @@ def measure_wall_time(call: Callable[[], Any], device: torch.device, plan: RepPl
                 begin = time.perf_counter()
                 call()
                 times.append((time.perf_counter() - begin) * 1e6)
-        _last_timed = time.monotonic()
+        _last_timed = time.time()
+        device_lock(device).mark_timed()
         return times
 
 

@@ -172,3 +172,33 @@ def test_a_cache_directory_that_cannot_be_used_costs_the_lock_not_the_measuremen
     monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(blocked))
     with measuring("cpu"), compiling(torch.device("cpu")):
         assert device_lock.device_lock("cpu").path is None
+
+
+def test_a_gpu_another_process_timed_on_a_moment_ago_is_not_warmed_up_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's compile worker times a new chain's compiled call a few hundred ms after the eager
+    worker timed the same edit's eager rows on the GPU: its clocks are up, and a warm-up would hold
+    the compiled rows 25 ms (probes.timing.WARM_FOR_S). Another GPU is still warmed up."""
+    import subprocess
+    import sys
+    import time
+
+    from probes import timing
+
+    monkeypatch.setattr(timing, "_last_timed", float("-inf"))
+    gpu, other = torch.device("cuda", 3), torch.device("cuda", 2)
+    assert timing.needs_warm_up(gpu, time.time())
+    mark = "from probes.device_lock import device_lock; device_lock('cuda:3').mark_timed()"
+    subprocess.run([sys.executable, "-c", mark], env={**os.environ, "KERNEL_TUI_CACHE_DIR": str(tmp_path)}, check=True)
+    now = time.time()
+    assert not timing.needs_warm_up(gpu, now)
+    assert timing.needs_warm_up(gpu, now + timing.WARM_FOR_S)
+    assert timing.needs_warm_up(other, now)
+
+
+def test_noting_the_timed_reps_end_keeps_the_device_held() -> None:
+    """The reps' end is noted while the measurement still holds the device: the note opens the
+    lock's file again, and closing that must not let the measurement's lock go."""
+    with measuring("cuda:3"):
+        device_lock.device_lock("cuda:3").mark_timed()
+        assert taken_elsewhere("cuda:3")
+    assert not taken_elsewhere("cuda:3")
