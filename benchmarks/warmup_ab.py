@@ -4,8 +4,8 @@ ago (as while a user types), or after a pause? Measured in one process, in turns
     python benchmarks/warmup_ab.py [--device cuda] [--rounds 15] [--pause-s 3] [--out FILE]
 
 For each chain, requests of its eager rows at one size (probes.sweep.run_profile, as the worker
-runs them) alternate between the engine's warm-up (WARMUP_MIN_S of back-to-back calls) and none
-(one call), each right after the previous request; then a few pairs after ``--pause-s`` of idle.
+runs them) alternate between the engine's warm-up (WARMUP_MIN_S of back-to-back calls,
+CPU_WARMUP_MIN_S on the CPU) and none (one call), each right after the previous request; then a few pairs after ``--pause-s`` of idle.
 Prints per case the median wall time per call, device time per call, their spread (p25-p75) and
 the request's own time.
 """
@@ -28,9 +28,12 @@ from probes.sweep import run_profile  # noqa: E402
 CASES = (("(a + b).tanh()", 1_000_000), ("(a + b).tanh()", 10_000_000), ("(a * b).sum()", 1_000_000))
 
 
+ENGINE_WARMUP_S = (timing.WARMUP_MIN_S, timing.CPU_WARMUP_MIN_S)
+
+
 def measure(chain: str, n: int, device: str, warm: bool) -> dict[str, float]:
     timing.WARM_FOR_S = 0.0  # the warm-up as it was before it was skipped after recent reps
-    timing.WARMUP_MIN_S = 0.025 if warm else 0.0
+    timing.WARMUP_MIN_S, timing.CPU_WARMUP_MIN_S = ENGINE_WARMUP_S if warm else (0.0, 0.0)
     events: list = []
     begin = time.perf_counter()
     run_profile(ProfileRequest("ab", chain, sizes=[n], modes=["eager"], device=device), events.append)
