@@ -6,8 +6,8 @@ ago (as while a user types), or after a pause? Measured in one process, in turns
 For each chain, requests of its eager rows at one size (probes.sweep.run_profile, as the worker
 runs them) alternate between the engine's warm-up (WARMUP_MIN_S of back-to-back calls,
 CPU_WARMUP_MIN_S on the CPU) and none (one call), each right after the previous request; then a
-few pairs after ``--pause-s`` of idle. Prints per case the median wall time per call, device time per call, their spread (p25-p75) and
-the request's own time.
+few pairs after ``--pause-s`` of idle. Prints per case the median wall time per call, device time
+per call, their spread (p25-p75) and the request's own time.
 """
 
 from __future__ import annotations
