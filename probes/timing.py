@@ -72,8 +72,8 @@ profiler's own buffers (a 4 MB output is 1024 pages)."""
 WARMUP_MIN_S = 0.025
 CPU_WARMUP_MIN_S = 0.005
 """On the CPU a warm-up of this long reads the same figures as one of WARMUP_MIN_S: 120 pairs of new
-chains at N=1e4 on the 2-core machine, eager + compiled as an edit sends them, after 0.4 s or 3 s
-idle, in turns: device times alike pair by pair, no more of them far from their pair's, the spread
+chains at N=1e4 and 24 at 1e6 on the 2-core machine, eager + compiled as an edit sends them, after
+0.4 s or 3 s idle, in turns: device times alike pair by pair, no more of them far from their pair's, the spread
 within a measurement no wider (benchmarks/results/vm-2026-12-02-cpu-warm-length). An edit's eager
 rows come ~20 ms sooner, its compiled rows, behind both warm-ups, 30-40 ms sooner."""
 WARMUP_MAX_CALLS = 2000
