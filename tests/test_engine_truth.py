@@ -194,6 +194,24 @@ def test_the_cpu_warms_up_for_its_own_shorter_length() -> None:
     assert len(calls) == int(timing.CPU_WARMUP_MIN_S / single_s)
 
 
+def test_a_cpu_measurement_leaves_cuptis_teardown_unset() -> None:
+    """With ``TEARDOWN_CUPTI=1`` a process that profiled only on the CPU of a machine with a GPU
+    never exits (torch 2.11 on the H200 box): a notebook measuring the CPU there would hang at its
+    end. The tool sets it for its GPU sessions only (probes.timing._new_profiler)."""
+    script = textwrap.dedent("""
+        import os
+        from probes.protocol import MeasurementResult, ProfileRequest
+        from probes.sweep import run_profile
+        events = []
+        run_profile(ProfileRequest("t", "(a + b).relu()", sizes=[1000], modes=["eager"], device="cpu"), events.append)
+        assert any(isinstance(e, MeasurementResult) for e in events)
+        print(os.environ.get("TEARDOWN_CUPTI", "unset"))
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "TEARDOWN_CUPTI"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "unset"
+
+
 def test_a_cpu_rep_that_faults_in_fresh_pages_is_left_out_of_the_rows() -> None:
     """A profiled rep whose call lands on fresh pages (the profiler's own allocations between its
     outputs do it) times the faults, ~10x the op at 1e6 on the 2-core machine: it is left out
@@ -211,9 +229,12 @@ def test_a_cpu_rep_that_faults_in_fresh_pages_is_left_out_of_the_rows() -> None:
         torch.empty(16 * 2**20 if calls in (2, 4) else 1024).fill_(1.0)
 
     run = profile_run(call, cpu, 4, L2Flusher(cpu), faults_per_call=0.0)
-    assert calls == 6 and run.reps == 4
+    assert run.reps == 4
     fills = [launch for launch in run.launches if launch.name == "aten::fill_"]
-    assert sorted({launch.rep for launch in fills}) == [0, 2, 4, 5]
+    kept = sorted({launch.rep for launch in fills})
+    # Reps 1 and 3 (calls 2 and 4) are left out and replaced; another rep may be too, where the
+    # process's other allocations (the profiler's buffers) faulted in pages inside it.
+    assert len(kept) == 4 and 1 not in kept and 3 not in kept and calls >= 6
     assert max(launch.duration_us for launch in fills) < 1000  # a 4 kB fill; the 64 MB ones took ms
 
 
