@@ -17,7 +17,7 @@ Nothing of the tool may land in a figure:
   other way: 1.5-3x a loop's figure below 1e7 on the H200 (benchmarks/results, the truth runs).
 - **No idle clocks.** Warm-up runs the call back to back for at least ``WARMUP_MIN_S`` (do_bench's
   25 ms) so a GPU that idled while the user typed is at full clocks before the first rep, not when
-  this process timed something less than ``WARM_FOR_S`` ago (see there); on the CPU, whose clocks
+  any process timed reps on it less than ``WARM_FOR_S`` ago (see there); on the CPU, whose clocks
   are the host's, for ``CPU_WARMUP_MIN_S``, which wakes torch's threads.
 - **No garbage collection inside a rep**: the collector is paused during the reps.
 - **No page faults of the profiler's making** (CPU): the profiler's own allocations between a
@@ -72,11 +72,11 @@ FAULT_SLACK_PAGES = 64
 profiler's own buffers (a 4 MB output is 1024 pages)."""
 WARMUP_MIN_S = 0.025
 CPU_WARMUP_MIN_S = 0.005
-"""On the CPU a warm-up of this long reads the same figures as one of WARMUP_MIN_S: 120 pairs of new
-chains at N=1e4 and 24 at 1e6 on the 2-core machine, eager + compiled as an edit sends them, after
-0.4 s or 3 s idle, in turns: device times alike pair by pair, no more of them far from their pair's, the spread
-within a measurement no wider (benchmarks/results/vm-2026-12-02-cpu-warm-length). An edit's eager
-rows come ~20 ms sooner, its compiled rows, behind both warm-ups, 30-40 ms sooner."""
+"""On the CPU a warm-up of this long reads the same figures as one of WARMUP_MIN_S: 120 pairs of
+new chains at N=1e4 and 24 at 1e6 on the 2-core machine, eager + compiled as an edit sends them,
+after 0.4 s or 3 s idle, in turns: device times alike pair by pair, no more of them far from their
+pair's, the spread within a measurement no wider (benchmarks/results/vm-2026-12-02-cpu-warm-length).
+An edit's eager rows come ~20 ms sooner, its compiled rows, behind both warm-ups, 30-40 ms sooner."""
 WARMUP_MAX_CALLS = 2000
 WARM_FOR_S = 2.0
 """On a GPU, a warm-up within this long of the last timed rep on it, in this process or another
@@ -145,8 +145,8 @@ def _settled_call_time(call: Callable[[], Any], device: torch.device) -> float:
 
 
 _last_timed = float("-inf")
-"""When this process's last timed rep ended (time.time()); any process's last on a device is kept
-by the device's lock (``DeviceLock.mark_timed``), where it can be."""
+"""When this process's last timed rep ended (time.time()); any process's last on a GPU is kept by
+the GPU's lock (``DeviceLock.mark_timed``), where it can be."""
 
 
 def needs_warm_up(device: torch.device, now: float) -> bool:
@@ -225,7 +225,8 @@ def measure_wall_time(call: Callable[[], Any], device: torch.device, plan: RepPl
                 call()
                 times.append((time.perf_counter() - begin) * 1e6)
         _last_timed = time.time()
-        device_lock(device).mark_timed()
+        if device.type == "cuda":
+            device_lock(device).mark_timed()
         return times
 
 
