@@ -79,10 +79,12 @@ def release_memory(device: torch.device, *, full: bool = False) -> None:
         torch.cuda.empty_cache()
 
 
-def _fits(nbytes: int, device: torch.device) -> tuple[bool, int]:
-    """Whether ``nbytes`` fit in the free memory, and how much is free. Before saying no, a full
-    collection: cycles left by a stopped or failed run may still hold memory."""
-    free, _ = free_memory(device)
+def _fits(nbytes: int, device: torch.device, free: int | None = None) -> tuple[bool, int]:
+    """Whether ``nbytes`` fit in the free memory (``free`` where it was just read), and how much is
+    free. Before saying no, a full collection: cycles left by a stopped or failed run may still
+    hold memory."""
+    if free is None:
+        free, _ = free_memory(device)
     if nbytes > free * MEMORY_HEADROOM:
         release_memory(device, full=True)
         free, _ = free_memory(device)
@@ -301,7 +303,7 @@ def check_memory(chain: ParsedChain, n: int, dtype: str, device: torch.device) -
     trace = trace_on_meta(function, meta_inputs(specs), n)
     intermediates = trace.output_bytes_total
     needed = inputs + intermediates
-    fits, free = _fits(needed, device)
+    fits, free = _fits(needed, device, free)  # read a moment ago: the meta trace allocated nothing
     if not fits:
         raise MeasureError(
             ChainErrorInfo(

@@ -15,6 +15,7 @@ its list (``_filter_name``) are left out here too.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -48,21 +49,23 @@ class ProfileEvent:
         return self.end_us - self.start_us
 
 
+@functools.lru_cache(maxsize=4096)
 def _name(raw: str) -> str:
+    """The name as torch shows it: a C++ kernel's demangled (once: a session repeats its kernels)."""
     return torch._C._demangle(raw) if raw.startswith("_Z") else raw
 
 
-def _event(raw: Any, trace_start_ns: int) -> ProfileEvent:
-    user_annotation = getattr(raw, "is_user_annotation", None)
+def _event(raw: Any, name: str, trace_start_ns: int) -> ProfileEvent:
+    thread = raw.start_thread_id()
     return ProfileEvent(
-        name=_name(raw.name()),
+        name=_name(name),
         device_type=raw.device_type(),
         correlation_id=raw.correlation_id(),
         start_us=(raw.start_ns() - trace_start_ns) / 1000,
         end_us=(raw.end_ns() - trace_start_ns) / 1000,
-        thread=raw.start_thread_id(),
-        is_async=raw.is_async() or raw.start_thread_id() != raw.end_thread_id(),
-        is_user_annotation=bool(user_annotation()) if user_annotation is not None else False,
+        thread=thread,
+        is_async=raw.is_async() or thread != raw.end_thread_id(),
+        is_user_annotation=bool(raw.is_user_annotation()) if hasattr(raw, "is_user_annotation") else False,
     )
 
 
@@ -70,11 +73,12 @@ def read_events(results: Any) -> list[ProfileEvent]:
     """The events of a finished session (``profile.kineto_results``), CPU events nested, in order
     of start (the longer first where two start together)."""
     start = results.trace_start_ns()
-    read = [
-        (_event(raw, start), raw.linked_correlation_id())
-        for raw in results.events()
-        if not _filter_name(raw.name()) and not getattr(raw, "is_hidden_event", lambda: False)()
-    ]
+    read = []
+    for raw in results.events():
+        name = raw.name()
+        if _filter_name(name) or (hasattr(raw, "is_hidden_event") and raw.is_hidden_event()):
+            continue
+        read.append((_event(raw, name, start), raw.linked_correlation_id()))
     _on_their_ops_threads(read)
     events = sorted((event for event, _linked in read), key=lambda e: (e.start_us, -e.end_us))
     _nest(events)
