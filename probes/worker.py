@@ -339,9 +339,22 @@ class Worker:
                     device_lock.release_all()
             if code is not None:
                 return code
+            self._ready_next_compile()
             if not self._served_one:
                 self._served_one = True
                 self.bytecode_filler = fill_later(sys.modules.values())
+
+    def _ready_next_compile(self) -> None:
+        """In a worker that compiles (its compiler imported), with no request waiting: the next
+        compile's ``torch.compile`` wrapper, made now rather than on a new chain's way to its rows."""
+        if "torch._inductor.compile_fx" not in sys.modules or not self._requests.empty():
+            return
+        from probes.compiling import make_spare_wrapper
+
+        try:
+            make_spare_wrapper()
+        except Exception:  # noqa: BLE001 - only a head start: the next compile makes its own
+            return
 
     def _handle(self, request: Request) -> int | None:
         """Run one request; an exit code when the process must end after it."""

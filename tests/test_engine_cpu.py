@@ -181,3 +181,29 @@ def test_remeasuring_a_chain_reuses_its_compiled_code() -> None:
     assert not first[0].compile.cached and again[0].compile.cached
     assert again[0].compile.compile_time_s == first[0].compile.compile_time_s
     assert [k.name for k in again[0].kernels] == [k.name for k in first[0].kernels]
+
+
+def test_a_new_chain_compiles_through_the_wrapper_made_while_idle_and_only_that_chain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that compiles makes the next compile's ``torch.compile`` wrapper while it has
+    nothing to do (2.2 ms of a new chain's way to its rows on the H200 box); the chain that takes
+    it compiles as a fresh ``torch.compile`` would, with kernels of its own, and the next wrapper
+    carries nothing of it."""
+    import torch
+
+    from probes.compiling import make_spare_wrapper
+
+    made: list[object] = []
+    real = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda *args, **kwargs: made.append(args) or real(*args, **kwargs))
+    make_spare_wrapper()
+    assert len(made) == 1
+    (tanh,), failures, _ = profile("(a * b).tanh()", [4096], ["compiled"], reps=3)
+    assert not failures and len(made) == 1, "the new chain made a wrapper of its own on its way to its rows"
+    make_spare_wrapper()
+    (neg,), failures, _ = profile("(a * b).neg()", [4096], ["compiled"], reps=3)
+    assert not failures and len(made) == 2
+    assert tanh.ran_compiled and neg.ran_compiled and not tanh.compile.cached and not neg.compile.cached
+    assert [k.name for k in tanh.kernels] != [k.name for k in neg.kernels]
+    assert all("tanh" in k.name for k in tanh.kernels) and all("neg" in k.name for k in neg.kernels)
+    (dynamic,), failures, _ = profile("(a * b).sin()", [4096], ["dynamic"], reps=3)
+    assert not failures and dynamic.ran_compiled and len(made) == 3, "a dynamic compile took the default mode's wrapper"
