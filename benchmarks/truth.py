@@ -489,7 +489,7 @@ def main() -> int:
     parser.add_argument("--ncu-target", nargs=3, metavar=("CHAIN", "N", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    os.environ.setdefault("TEARDOWN_CUPTI", "1")  # as the tool sets it: see probes/timing.py _new_profiler
+    os.environ.setdefault("TEARDOWN_CUPTI", "1")  # as importing probes sets it: see probes/__init__.py
     if args.ncu_target:
         ncu_target(args.ncu_target[0], int(args.ncu_target[1]), args.ncu_target[2])
         return 0

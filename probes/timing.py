@@ -37,7 +37,6 @@ Nothing of the tool may land in a figure:
 from __future__ import annotations
 
 import gc
-import os
 import resource
 import threading
 import time
@@ -231,18 +230,11 @@ def measure_wall_time(call: Callable[[], Any], device: torch.device, plan: RepPl
 
 
 def _new_profiler(device: torch.device) -> profile:
-    """A profiler session on ``device``, not started. One on a GPU first asks CUPTI to detach after
-    each session (``TEARDOWN_CUPTI``, unless it is set already; Kineto reads it at each session):
-    left attached after the first, CUPTI makes every later launch of the process cost more (+8 us
-    per call of 3 kernels on an H200), so wall times would carry the tool's own cost, in the
-    worker as in a notebook that measures in-process. Never for the CPU's: on a machine with a GPU
-    a process whose sessions were all on the CPU with it set never exits (torch 2.11 on the H200
-    box, benchmarks/results/h200-2026-12-02-session22, calls D and E)."""
+    """A profiler session on ``device``, not started (CUPTI's detach after each session is asked
+    for by importing ``probes``: see its docstring)."""
     # The autograd profiler, not torch.profiler.profile: the latter's start asks
     # hasattr(torch, "_inductor"), which imports Inductor and Dynamo (0.4 s on the 2-core machine)
     # in a worker that may never compile.
-    if device.type == "cuda":
-        os.environ.setdefault("TEARDOWN_CUPTI", "1")
     return profile(use_device="cuda" if device.type == "cuda" else None, use_kineto=True)
 
 
