@@ -1,0 +1,548 @@
+"""What a user feels, measured in a real terminal: the real app in tmux, typed into at a human rate.
+
+    python benchmarks/tui_latency.py [--device cpu|cuda] [--n 1e4] [--edits 5] [--out FILE]
+                                     [--only frame,edit,cold,sweep,quit] [--poll-ms MS]
+
+Each figure is timed from the user's side of the screen: tmux capture-pane, polled every --poll-ms
+(2 ms on a machine of 8 cores or more; 10 ms on fewer, where the polling would take the cores the
+app and its workers run on), a figure read once the capture that shows it has ended, so that it
+holds up to a poll and a capture more than the screen took. Each is printed with its spread,
+beside what it is compared with, measured in the same run:
+- frame: launch -> first frame, and launch -> first eager rows (5 launches), beside the first
+  frame of a minimal Textual app (benchmarks/textual_floor.py), the floor under the app's;
+- edit: last key -> new eager rows, -> new compiled rows and -> their wall time (the compiled rows
+  show before it is timed), for chains never compiled before and
+  for chains compiled earlier in the session (compile-cache hits), typing at 30 ms a key, then for
+  one more new chain after a pause (--pause-s, 20 s: the app, its workers and the device idle, as a
+  user thinking); compared with a bare torch.compile + first call of a sibling of each new chain
+  in a warm process, run right after the app's rows of that chain (in turns: the machine's speed
+  drifts from minute to minute), chain by chain and median against median;
+- cold: launch with empty Inductor/Triton caches -> first compiled rows, against a bare first
+  compile in a fresh process with empty caches;
+- sweep: s -> the whole sweep on screen, each in a freshly started app (warm disk caches; --sweeps);
+- quit: q -> the program gone (and no worker left) when idle, mid-compile and mid-sweep.
+
+The app's sources are compiled to bytecode first, as an installed tool's are; whether torch's own
+modules import from bytecode is recorded (``torch_bytecode``, ``pycache_prefix``), and where the
+worker's comes from (``worker_bytecode``: a torch without it gets a cache, probes.bytecode_cache,
+which the frame section's first launch lives long enough to fill, as a user's first session would).
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
+
+from app_terminal import pane  # noqa: E402
+from terminal import Terminal, TerminalError, alive  # noqa: E402
+
+from probes.bytecode_cache import FILL_ENV, has_bytecode, with_bytecode_cache  # noqa: E402
+from probes.summary import parse_size  # noqa: E402
+
+KEY_INTERVAL_S = 0.030
+OPS = ("tanh", "sigmoid", "exp", "sin", "cos", "neg", "sqrt", "abs", "log1p", "expm1",
+       "log", "reciprocal", "sinh", "cosh", "atan", "log2", "exp2", "floor", "ceil", "trunc")
+"""Each gives its own eager kernel and fused kernel name, so new rows can be told from old ones."""
+TEMPLATE = "(a + b).{op}()"
+PAUSE_OP = "rsqrt"
+"""The edit after a pause: none of OPS, so its rows are new."""
+EDIT_FIGURES = tuple(f"{round_}_{figure}" for round_ in ("new", "hit", "after_pause")
+                     for figure in ("eager", "compiled", "compiled_wall"))
+"""Per round, last key -> the eager rows, the compiled rows (they show before their wall time is
+timed, "timing…"), and the compiled wall time, on screen."""
+SIBLING = "(a * b).{op}()"
+"""The bare compiles' chains: the app's new chains with another op in front, as new to Inductor."""
+POLLED_SIBLING = "(a - b).{op}()"
+"""A second bare compile of each new chain, timed while the benchmark reads the screen as it does
+while the app compiles (a tmux capture every --poll-ms): the same load on the machine on both sides."""
+BARE_OP = "erf"
+"""The bare warm-process compile's op: none of OPS, so neither process has compiled its graph."""
+CONCLUSION = r"compiled is (not )?faster per call|compiled vs eager per call is within noise"
+"""Every conclusion the sweep pane draws once it has the largest size (probes.summary.sweep_verdict)."""
+INPROC = ROOT / "benchmarks" / "inproc.py"
+FLOOR = ROOT / "benchmarks" / "textual_floor.py"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the screen
+# ---------------------------------------------------------------------------------------------
+
+
+def mode_block(screen: str, mode: str) -> str:
+    """The kernel pane's lines for ``mode`` (from its title line to the next mode's title)."""
+    block, inside = [], False
+    for line in pane(screen, "kernels"):
+        text = line.strip("│ ")
+        title = re.match(r"(eager|compiled|max-autotune|reduce-overhead|dynamic)\b\s+\d", text)
+        if title:
+            inside = title.group(1) == mode
+            continue
+        if inside:
+            block.append(text)
+    return "\n".join(block)
+
+
+def rows_show(op: str, mode: str) -> Callable[[str], bool]:
+    """The screen shows fresh ``mode`` rows of the chain with ``op``."""
+
+    def check(screen: str) -> bool:
+        kernels = "\n".join(pane(screen, "kernels"))
+        if "STALE" in kernels or not kernels:
+            return False
+        block = mode_block(screen, mode)
+        if mode == "eager":
+            return re.search(rf"(aten::{op}\b|{op}_kernel|<{op}\b|\b{op}\b)", block, re.IGNORECASE) is not None
+        return re.search(rf"fused_(?:\w+_)?{op}(?:_|\b)", block) is not None
+
+    return check
+
+
+def wall_time_shows(op: str, mode: str) -> Callable[[str], bool]:
+    """The screen shows fresh ``mode`` rows of the chain with ``op``, with their wall time (no
+    "wall timing…" in the kernel pane, whose mode titles say it)."""
+    rows = rows_show(op, mode)
+
+    def check(screen: str) -> bool:
+        return rows(screen) and "timing…" not in "\n".join(pane(screen, "kernels"))
+
+    return check
+
+
+# ---------------------------------------------------------------------------------------------
+# The app in a terminal
+# ---------------------------------------------------------------------------------------------
+
+
+class Session:
+    """The app started fresh, with its own state dir (and caches, when asked)."""
+
+    def __init__(self, args: argparse.Namespace, chain: str, *, own_caches: tuple[str, ...] = ()) -> None:
+        """``own_caches``: of "torchinductor", "triton", the compile caches this app starts empty with
+        (inside its state folder, removed with it)."""
+        self.state = Path(tempfile.mkdtemp(prefix="kt-latency-"))
+        environment = {"KERNEL_TUI_STATE_DIR": str(self.state / "state")}
+        environment.update({f"{name.upper()}_CACHE_DIR": str(self.state / name) for name in own_caches})
+        command = [sys.executable, "-m", "tui", chain, "--device", args.device, "--n", str(args.n)]
+        # 120x40: the kernel pane stacks its modes (mode_block reads them one below the other)
+        self.term = Terminal(command, width=120, height=40, env=environment, cwd=ROOT, poll_s=args.poll_s)
+
+    def since_start(self) -> float:
+        return time.monotonic() - self.term.started_at
+
+    def close(self) -> None:
+        self.term.close()
+        shutil.rmtree(self.state, ignore_errors=True)
+
+
+def change_op(term: Terminal, old: str, new: str) -> float:
+    """Turn ``(a + b).OLD()`` into ``(a + b).NEW()`` at a human rate; returns the last key's time."""
+    term.press("End")
+    for _ in range(len(old) + 2):
+        time.sleep(KEY_INTERVAL_S)
+        term.press("BSpace")
+    time.sleep(KEY_INTERVAL_S)
+    return term.type_slowly(f"{new}()", KEY_INTERVAL_S)
+
+
+def spread(values: list[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"n": 0, "median": None}
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+    q = statistics.quantiles(ordered, n=4) if len(ordered) >= 2 else [ordered[0]] * 3
+    return {"n": len(values), "median": statistics.median(values), "p25": q[0], "p75": q[2], "p90": p90,
+            "min": ordered[0], "max": ordered[-1]}  # fmt: skip
+
+
+def ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1e3:.0f} ms"
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections
+# ---------------------------------------------------------------------------------------------
+
+
+def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    frames, rows, floor = [], [], []
+    filled_after: float | None = None
+    chain = TEMPLATE.format(op="relu")
+    for i in range(args.launches + 1):  # the first is a warm-up (.pyc, disk caches)
+        session = Session(args, chain)
+        try:
+            session.term.wait_for(chain, timeout=30, what="the first frame")
+            frame = session.since_start()
+            session.term.wait_for(rows_show("relu", "eager"), timeout=120, what="the first eager rows")
+            eager = session.since_start()
+            if not i:  # as a user's first session would, it lives until the worker's bytecode is cached
+                filled_after = wait_for_bytecode_cache(timeout=120)
+        finally:
+            session.close()
+        minimal = Terminal([sys.executable, str(FLOOR), chain], width=120, height=40, cwd=ROOT, poll_s=args.poll_s)
+        try:
+            minimal.wait_for(chain, timeout=30, what="the minimal Textual app's first frame")
+            bare_frame = time.monotonic() - minimal.started_at
+        finally:
+            minimal.close()
+        if i:
+            frames.append(frame)
+            rows.append(eager)
+            floor.append(bare_frame)
+    report["frame"] = {"first_frame_s": spread(frames), "first_eager_rows_s": spread(rows),
+                       "minimal_textual_app_first_frame_s": spread(floor),
+                       "bytecode_cache_filled_after_rows_s": filled_after}  # fmt: skip
+
+
+def worker_bytecode() -> str:
+    """Where the worker's modules' bytecode comes from, as this run starts."""
+    env = with_bytecode_cache(dict(os.environ))
+    if has_bytecode("torch"):
+        return "torch's own"
+    if FILL_ENV in env:
+        return "a cache, to be filled by the first launch"
+    prefix = env.get("PYTHONPYCACHEPREFIX")
+    return f"PYTHONPYCACHEPREFIX={prefix}" if prefix else "none: compiled at every launch"
+
+
+def wait_for_bytecode_cache(timeout: float) -> float | None:
+    """Seconds until the worker's bytecode cache is filled (0 where it needs none); None: not in time."""
+    begin = time.monotonic()
+    while FILL_ENV in with_bytecode_cache(dict(os.environ)):
+        if time.monotonic() - begin > timeout:
+            return None
+        time.sleep(0.1)
+    return time.monotonic() - begin
+
+
+def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    ops = OPS[: args.edits]
+    # Compile caches of its own, empty: a chain compiled by an earlier run of this benchmark on the
+    # same machine would otherwise load from them and read as "never compiled". The bare compiles
+    # it is compared with start empty too, and run in turns with the app's: each new chain's bare
+    # sibling right after the app's rows, so that both see the machine at the same speed.
+    session = Session(args, TEMPLATE.format(op="relu"), own_caches=("torchinductor", "triton"))
+    results: dict[str, list[float]] = {key: [] for key in EDIT_FIGURES}
+    bare: list[float] = []
+    bare_polled: list[float] = []
+    try:
+        with BareCompiler(args) as compiler:
+            term = session.term
+            term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
+            compiler.wait_ready()
+            current = "relu"
+            rounds = [("new", op) for op in ops] + [("hit", op) for op in ops]
+            if args.pause_s:
+                rounds.append(("after_pause", PAUSE_OP))
+            for round_name, op in rounds:
+                if round_name == "after_pause":
+                    time.sleep(args.pause_s)  # a user's pause to think: the app, its workers and the device idle
+                last_key = change_op(term, current, op)
+                current = op
+                term.wait_for(rows_show(op, "eager"), timeout=120, what=f"eager rows of {op}")
+                results[f"{round_name}_eager"].append(time.monotonic() - last_key)
+                term.wait_for(rows_show(op, "compiled"), timeout=300, what=f"compiled rows of {op}")
+                results[f"{round_name}_compiled"].append(time.monotonic() - last_key)
+                term.wait_for(wall_time_shows(op, "compiled"), timeout=60, what=f"the compiled wall time of {op}")
+                results[f"{round_name}_compiled_wall"].append(time.monotonic() - last_key)
+                if round_name == "new":
+                    quiet = lambda: compiler.compile(SIBLING.format(op=op))  # noqa: E731
+                    polled = lambda: compiler.compile(POLLED_SIBLING.format(op=op), while_waiting=read_screen(term))  # noqa: E731
+                    # in turns, each first every other chain: a process's second compile of an op may find it warmer
+                    if len(bare) % 2:
+                        bare_polled.append(polled())
+                        bare.append(quiet())
+                    else:
+                        bare.append(quiet())
+                        bare_polled.append(polled())
+    finally:
+        session.close()
+    report["edit"] = {key: spread(values) for key, values in results.items()}
+    report["edit"]["bare_compile_warm_process_s"] = spread(bare)
+    report["edit"]["bare_compile_under_poll_s"] = spread(bare_polled)
+    rows = results["new_compiled"]
+    report["edit"]["new_compiled_over_bare_in_turns"] = spread([app / own for app, own in zip(rows, bare, strict=True)])
+    report["edit"]["new_compiled_over_polled_bare_in_turns"] = spread(
+        [app / own for app, own in zip(rows, bare_polled, strict=True)])
+    report["edit"]["new_chains"] = [{"op": op, "app_compiled_rows_s": app, "bare_compile_s": own, "bare_compile_under_poll_s": polled}
+                                    for op, app, own, polled in zip(ops, rows, bare, bare_polled, strict=True)]  # fmt: skip
+
+
+def read_screen(term: Terminal) -> Callable[[], None]:
+    """One read of the screen and a poll's pause: what the benchmark does while it waits for rows."""
+
+    def read_once() -> None:
+        term.screen()
+        time.sleep(term.poll_s)
+
+    return read_once
+
+
+def bare_environment(cache: str, fresh_caches: tuple[str, ...]) -> dict[str, str]:
+    """A bare compile's environment: torch's bytecode as the app's worker has it (so that the two
+    compare compiles, not imports), and ``fresh_caches`` (of "torchinductor", "triton") empty,
+    under ``cache``."""
+    env = {k: v for k, v in with_bytecode_cache(dict(os.environ)).items() if k != FILL_ENV}
+    env.update({f"{name.upper()}_CACHE_DIR": f"{cache}/{name}" for name in fresh_caches})
+    return env
+
+
+class BareCompiler:
+    """A warm process of bare ``torch.compile`` + first calls, one chain at a time on request
+    (benchmarks/inproc.py bare-compile --serve), with empty compile caches of its own
+    (``bare_environment``)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.cache = tempfile.mkdtemp(prefix="kt-bare-")
+        env = bare_environment(self.cache, ("torchinductor", "triton"))
+        self.out = Path(self.cache) / "runs.json"
+        command = [sys.executable, str(INPROC), "bare-compile", "--serve", "--json", str(self.out),
+                   "--device", args.device, "--size", str(parse_size(args.n)),
+                   "--chains", TEMPLATE.format(op="relu"), TEMPLATE.format(op=BARE_OP)]  # fmt: skip
+        self.process = subprocess.Popen(command, cwd=ROOT, env=env, text=True, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # fmt: skip
+
+    def __enter__(self) -> BareCompiler:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        shutil.rmtree(self.cache, ignore_errors=True)
+
+    def _answer(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            if line.startswith("{"):
+                return json.loads(line)
+        raise OSError(f"the bare compile process ended (exit {self.process.wait()})")
+
+    def wait_ready(self) -> None:
+        """Until its first compiles (a fresh process's, then a warm one's) are done."""
+        self._answer()
+
+    def compile(self, chain: str, while_waiting: Callable[[], None] | None = None) -> float:
+        """Seconds of a bare torch.compile + first call of ``chain``, as the process timed it;
+        ``while_waiting`` is called over and over until the answer comes."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(chain + "\n")
+        self.process.stdin.flush()
+        if while_waiting is None:
+            return float(self._answer()["seconds"])
+        answer: dict[str, Any] = {}
+        reader = threading.Thread(target=lambda: answer.update(self._answer()), daemon=True)
+        reader.start()
+        while reader.is_alive():
+            while_waiting()
+        if "seconds" not in answer:
+            raise OSError(f"the bare compile process ended (exit {self.process.wait()})")
+        return float(answer["seconds"])
+
+
+def bare_compile(args: argparse.Namespace, *, fresh_caches: tuple[str, ...]) -> dict[str, Any]:
+    """torch.compile + first call in a fresh process: the first chain's is a fresh process's
+    (``fresh_process_s``: launch -> its end), then a warm process's compile of an op the app's
+    rounds never use (``warm_s``). ``fresh_caches``: of "torchinductor", "triton", the caches it
+    starts empty, as the app did (``bare_environment``)."""
+    cache = tempfile.mkdtemp(prefix="kt-bare-")
+    env = bare_environment(cache, fresh_caches)
+    out = Path(tempfile.mkstemp(suffix=".json")[1])
+    command = [sys.executable, str(INPROC), "bare-compile", "--json", str(out), "--device", args.device,
+               "--size", str(parse_size(args.n)), "--chains", TEMPLATE.format(op="relu"), TEMPLATE.format(op=BARE_OP)]  # fmt: skip
+    begin = time.monotonic()
+    subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, timeout=600)
+    process_s = time.monotonic() - begin
+    runs = json.loads(out.read_text())["runs"]
+    out.unlink()
+    shutil.rmtree(cache, ignore_errors=True)
+    # launch -> the first compile's end: the process's whole time without the later compiles
+    first_done_s = process_s - sum(run["seconds"] for run in runs[1:])
+    return {"fresh_process_s": first_done_s, "process_total_s": process_s, "first_s": runs[0]["seconds"],
+            "warm_s": [run["seconds"] for run in runs[1:]]}  # fmt: skip
+
+
+def bench_cold(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    session = Session(args, TEMPLATE.format(op="relu"), own_caches=("torchinductor", "triton"))
+    try:
+        session.term.wait_for(rows_show("relu", "compiled"), timeout=600, what="the first compiled rows")
+        app_s = session.since_start()
+    finally:
+        session.close()
+    bare = bare_compile(args, fresh_caches=("torchinductor", "triton"))
+    report["cold"] = {"launch_to_first_compiled_rows_s": app_s, "bare_fresh_process_s": bare["fresh_process_s"],
+                      "bare_first_compile_s": bare["first_s"], "bare_second_chain_s": bare["warm_s"][0]}  # fmt: skip
+
+
+def bench_sweep(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    times = []
+    for _ in range(args.sweeps):
+        session = Session(args, TEMPLATE.format(op="relu"))
+        try:
+            term = session.term
+            term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
+            term.press("Escape")
+            begin = time.monotonic()
+            term.press("s")
+            term.wait_for(lambda s: re.search(CONCLUSION, s) is not None, timeout=300, what="the sweep's conclusion")
+            times.append(time.monotonic() - begin)
+        finally:
+            session.close()
+    report["sweep"] = {"s_to_whole_sweep_s": spread(times)}
+
+
+def bench_quit(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    found = {}
+    for state in ("idle", "mid-compile", "mid-sweep"):
+        session = Session(args, TEMPLATE.format(op="relu"))
+        term = session.term
+        try:
+            term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
+            if state == "mid-compile":  # a constant no cache has seen: a real compile starts
+                term.press("End")
+                term.type_slowly(f" * {time.time_ns() % 9973 + 2}.5", KEY_INTERVAL_S)
+                term.wait_for(lambda s: "compil" in "\n".join(pane(s, "kernels")).lower(), timeout=60,
+                              what="the compile in progress")  # fmt: skip
+            workers = term.descendants()
+            term.press("Escape")
+            # out of the editor (the footer offers q): a q right behind the Escape would be read with
+            # it as one escape sequence, ~0.1 s later (Textual's escape delay), which no person sees
+            term.wait_for(lambda s: "q Quit" in s.splitlines()[-1], timeout=10, what="the editor left")
+            if state == "mid-sweep":
+                term.press("s")
+                term.wait_for(lambda s: re.search(r"measuring \d+/\d+", s) is not None, timeout=60, what="the sweep")
+            begin = time.monotonic()
+            term.press("q")
+            gone = term.wait_until_exited(timeout=30)
+            left = [pid for pid in workers if alive(pid)]
+            found[state] = {"q_to_exit_s": gone, "workers_left": len(left), "exit_status": term.exit_status(),
+                            "waited_s": time.monotonic() - begin}  # fmt: skip
+        except TerminalError as exc:
+            found[state] = {"error": str(exc).splitlines()[0]}
+        finally:
+            session.close()
+    report["quit"] = found
+
+
+SECTIONS = {"frame": bench_frame, "edit": bench_edit, "cold": bench_cold, "sweep": bench_sweep, "quit": bench_quit}
+
+
+def summary(report: dict[str, Any]) -> list[str]:
+    lines = [f"{name}: {section['error'].splitlines()[0]}" for name, section in report.items()
+             if isinstance(section, dict) and "error" in section]  # fmt: skip
+    report = {name: section for name, section in report.items() if not (isinstance(section, dict) and "error" in section)}
+    if "frame" in report:
+        f = report["frame"]
+        lines.append(f"launch -> first frame        median {ms(f['first_frame_s']['median'])} "
+                     f"(p25-p75 {ms(f['first_frame_s'].get('p25'))}-{ms(f['first_frame_s'].get('p75'))})")
+        lines.append(f"launch -> first frame of a minimal Textual app (the floor) "
+                     f"median {ms(f['minimal_textual_app_first_frame_s']['median'])}")
+        lines.append(f"launch -> first eager rows   median {ms(f['first_eager_rows_s']['median'])} "
+                     f"(p25-p75 {ms(f['first_eager_rows_s'].get('p25'))}-{ms(f['first_eager_rows_s'].get('p75'))})")
+        filled = f.get("bytecode_cache_filled_after_rows_s")
+        lines.append(f"the worker's bytecode: {report['worker_bytecode']}" + (
+            "" if not report["worker_bytecode"].startswith("a cache") else "; not filled within 120 s" if filled is None
+            else f"; filled {filled:.1f} s after the first launch's first rows"))  # fmt: skip
+    if "edit" in report:
+        e = report["edit"]
+        for key in EDIT_FIGURES:
+            s = e.get(key)
+            if s and s["n"]:
+                lines.append(f"last key -> {key:<25} median {ms(s['median'])}  p90 {ms(s.get('p90'))}  (n={s['n']})")
+        b = e["bare_compile_warm_process_s"]
+        lines.append(f"bare torch.compile + first call of the same new chains (a * b in place of a + b), warm process, "
+                     f"each after the app's: median {ms(b['median'])}  p90 {ms(b.get('p90'))}  (n={b['n']})")
+        if e["new_compiled"]["n"] and b["n"]:
+            ratio = e["new_compiled"]["median"] / b["median"]
+            lines.append(f"new compiled rows / bare compile, median / median: {ratio:.2f}x")
+            turns = e.get("new_compiled_over_bare_in_turns")
+            if turns:
+                lines.append(f"new compiled rows / bare compile, chain by chain: median {turns['median']:.2f}x "
+                             f"(p25-p75 {turns['p25']:.2f}-{turns['p75']:.2f}x; target <= 1.20x: "
+                             f"{'met' if turns['median'] <= 1.2 else 'MISSED'})")
+            polled, polled_turns = e.get("bare_compile_under_poll_s"), e.get("new_compiled_over_polled_bare_in_turns")
+            if polled and polled_turns:
+                lines.append(f"bare compile of the same chains again ((a - b).op()), while the benchmark reads the screen as "
+                             f"it does while the app compiles: median {ms(polled['median'])}  p90 {ms(polled.get('p90'))}")
+                lines.append(f"new compiled rows / that bare compile, chain by chain: median {polled_turns['median']:.2f}x "
+                             f"(p25-p75 {polled_turns['p25']:.2f}-{polled_turns['p75']:.2f}x; median / median "
+                             f"{e['new_compiled']['median'] / polled['median']:.2f}x)")
+            whole = e["new_compiled_wall"]["median"] / b["median"]
+            lines.append(f"new compiled rows with their wall time / bare compile: {whole:.2f}x")
+    if "cold" in report:
+        c = report["cold"]
+        lines.append(f"cold: launch -> first compiled rows {c['launch_to_first_compiled_rows_s']:.2f} s; bare fresh "
+                     f"process {c['bare_fresh_process_s']:.2f} s (compile + first call {c['bare_first_compile_s']:.2f} s)")
+    if "sweep" in report:
+        sweep = report["sweep"]["s_to_whole_sweep_s"]
+        lines.append(f"s -> whole sweep on screen (fresh app) median {ms(sweep['median'])} "
+                     f"(min {ms(sweep.get('min'))}, max {ms(sweep.get('max'))}, n={sweep['n']})")
+    for state, q in report.get("quit", {}).items():
+        lines.append(f"quit {state:<12} " + (q["error"] if "error" in q else
+                     f"{ms(q['q_to_exit_s'])}, workers left {q['workers_left']}, exit {q['exit_status']}"))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout still closes the tmux servers
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda" if shutil.which("nvidia-smi") else "cpu")
+    parser.add_argument("--n", default=None, help="the size N profiled on every edit (default 1e6 CUDA, 1e4 CPU)")
+    parser.add_argument("--edits", type=int, default=5, help="chains per round (each round: new, then cache hits)")
+    parser.add_argument("--launches", type=int, default=5)
+    parser.add_argument("--pause-s", type=float, default=20.0,
+                        help="then one more new chain after this long idle (0: none)")
+    parser.add_argument("--sweeps", type=int, default=3, help="sweeps, each in a freshly started app")
+    parser.add_argument("--only", default=",".join(SECTIONS))
+    parser.add_argument("--poll-ms", type=float, default=2.0 if (os.cpu_count() or 1) >= 8 else 10.0,
+                        help="ms between two reads of the screen (default: 2 on 8 cores or more, else 10)")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    args.n = args.n or ("1e6" if args.device.startswith("cuda") else "1e4")
+    args.poll_s = args.poll_ms / 1e3
+    report: dict[str, Any] = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(), "cpus": os.cpu_count(), "device": args.device, "n": args.n,
+        "key_interval_s": KEY_INTERVAL_S, "poll_s": args.poll_s, "load_at_start": os.getloadavg(),
+    }  # fmt: skip
+    # An installed tool has its bytecode compiled; a shell with PYTHONDONTWRITEBYTECODE=1 (both of
+    # our machines) would otherwise have every launch compile the app's sources (~55 ms here).
+    report["bytecode_compiled"] = all(compileall.compile_dir(ROOT / package, quiet=1) for package in ("tui", "probes"))
+    report["torch_bytecode"] = has_bytecode("torch")
+    report["pycache_prefix"] = sys.pycache_prefix
+    report["worker_bytecode"] = worker_bytecode()
+    for name in args.only.split(","):
+        begin = time.monotonic()
+        try:
+            SECTIONS[name](args, report)
+        except (TerminalError, subprocess.SubprocessError, OSError) as exc:
+            report[name] = {"error": str(exc)}
+        print(f"[{name} {time.monotonic() - begin:.0f} s]", file=sys.stderr, flush=True)
+    report["load_at_end"] = os.getloadavg()
+    for line in summary(report):
+        print(line)
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
