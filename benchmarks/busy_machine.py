@@ -26,10 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from probes.client import WorkerClient  # noqa: E402
-from probes.protocol import MeasurementResult, ProfileRequest  # noqa: E402
 from benchmarks.tui_latency import spread  # noqa: E402
-from probes.summary import parse_size  # noqa: E402
+from probes.link.client import WorkerClient  # noqa: E402
+from probes.link.protocol import MeasurementResult, ProfileRequest  # noqa: E402
+from probes.link.summary import parse_size  # noqa: E402
 
 OPS = ("tanh", "sigmoid", "exp", "sin", "cos", "neg", "sqrt", "abs", "log1p", "expm1", "erf", "relu")
 
@@ -81,14 +81,23 @@ def main() -> None:
     figures["busy_over_quiet"] = figures["busy_s"]["median"] / figures["quiet_s"]["median"]
     report = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "host": platform.node(), "cpus": os.cpu_count(), "n": n, "requests": args.requests, "hogs": args.hogs,
-        "figures": figures, "raw_s": {"quiet": quiet, "busy": busy},
-    }  # fmt: skip
-    print(f"eager request send -> rows, N={n:g}, {args.requests} new chains, fresh worker and cache, {os.cpu_count()} CPUs")
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "n": n,
+        "requests": args.requests,
+        "hogs": args.hogs,
+        "figures": figures,
+        "raw_s": {"quiet": quiet, "busy": busy},
+    }
+    print(
+        f"eager request send -> rows, N={n:g}, {args.requests} new chains, fresh worker and cache, {os.cpu_count()} CPUs"
+    )
     for name in ("quiet", "busy"):
         f = figures[f"{name}_s"]
         label = name if name == "quiet" else f"busy ({args.hogs} spinning)"
-        print(f"  {label:<16} median {f['median'] * 1e3:8.1f} ms   p90 {f['p90'] * 1e3:8.1f} ms   max {f['max'] * 1e3:8.1f} ms")
+        print(
+            f"  {label:<16} median {f['median'] * 1e3:8.1f} ms   p90 {f['p90'] * 1e3:8.1f} ms   max {f['max'] * 1e3:8.1f} ms"
+        )
     print(f"  busy / quiet     {figures['busy_over_quiet']:.2f}x")
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1))

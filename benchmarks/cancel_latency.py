@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from probes.child_processes import compiler_processes  # noqa: E402
-from probes.client import WorkerClient  # noqa: E402
-from probes.protocol import MeasurementResult, ProfileRequest, Progress, RequestDone  # noqa: E402
+from probes.engine.child_processes import compiler_processes  # noqa: E402
+from probes.link.client import WorkerClient  # noqa: E402
+from probes.link.protocol import MeasurementResult, ProfileRequest, Progress, RequestDone  # noqa: E402
 
 OPS = ("tanh", "sigmoid", "exp", "sin", "cos", "neg", "sqrt", "abs", "log1p", "expm1", "erf", "rsqrt")
 INTO_S = {"cpu": (0.1, 0.3, 0.5), "cuda": (0.05, 0.1, 0.2)}
@@ -65,17 +65,26 @@ async def main(args: argparse.Namespace) -> None:
         chain, into_s = f"(a - b).{op}() * {i + 2}", delays[i % len(delays)]
         cancelled, seconds = await cancelled_compile(client, compiled(chain), into_s)
         left = compiler_processes(client.pid or 0)
-        again = [e.measurement for e in [e async for e in client.request(compiled(chain))] if isinstance(e, MeasurementResult)]
+        again = [
+            e.measurement
+            for e in [e async for e in client.request(compiled(chain))]
+            if isinstance(e, MeasurementResult)
+        ]
         compiles = bool(again) and again[0].ran_compiled
         if cancelled:
             took.append(seconds)
         else:
             finished += 1
-        print(f"{op:8} cancelled {into_s * 1e3:3.0f} ms into its compile: ended {'cancelled' if cancelled else 'NOT cancelled'} "
-              f"{seconds * 1e3:6.1f} ms later, compilers left {len(left)}, compiles again {compiles}, "
-              f"worker restarts {client.restarts}", flush=True)  # fmt: skip
-    print(f"cancel -> end: median {statistics.median(took) * 1e3:.1f} ms, max {max(took) * 1e3:.1f} ms (n={len(took)}; "
-          f"{finished} ended before the cancel); {os.cpu_count()} cpus, device {args.device}")  # fmt: skip
+        print(
+            f"{op:8} cancelled {into_s * 1e3:3.0f} ms into its compile: ended {'cancelled' if cancelled else 'NOT cancelled'} "
+            f"{seconds * 1e3:6.1f} ms later, compilers left {len(left)}, compiles again {compiles}, "
+            f"worker restarts {client.restarts}",
+            flush=True,
+        )
+    print(
+        f"cancel -> end: median {statistics.median(took) * 1e3:.1f} ms, max {max(took) * 1e3:.1f} ms (n={len(took)}; "
+        f"{finished} ended before the cancel); {os.cpu_count()} cpus, device {args.device}"
+    )
     await client.close()
 
 

@@ -45,13 +45,15 @@ def main() -> int:
     got: dict[str, list[float]] = {name: [] for name in VARIANTS}
     names = list(VARIANTS)
     for round_ in range(args.rounds + 1):
-        for name in names[round_ % len(names):] + names[: round_ % len(names)]:
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
             seconds = first_frame(VARIANTS[name])
             if round_:
                 got[name].append(seconds)
     for name, values in got.items():
-        print(f"{name:20} median {statistics.median(values) * 1e3:4.0f} ms  "
-              f"(min {min(values) * 1e3:.0f}, max {max(values) * 1e3:.0f}, n={len(values)})")  # fmt: skip
+        print(
+            f"{name:20} median {statistics.median(values) * 1e3:4.0f} ms  "
+            f"(min {min(values) * 1e3:.0f}, max {max(values) * 1e3:.0f}, n={len(values)})"
+        )
     return 0
 
 

@@ -6,7 +6,7 @@ Tasks (the result goes to OUT.json; stdout and stderr are left to the libraries'
   bare-compile   a bare torch.compile + first call, per fresh constant, timed inside one fresh process
                  (--serve: then a chain per line of stdin, its time a JSON line on stdout)
   triton-sweep   a triton.testing.perf_report sweep (do_bench of eager and compiled per size)
-  wall           kernel-tui's wall time per call (probes.sweep.run_profile) interleaved with do_bench
+  wall           kernel-tui's wall time per call (probes.engine.sweep.run_profile) interleaved with do_bench
   devtime        kernel-tui's per-kernel device time vs raw torch.profiler events from a plain loop
   ncu-target     the fused kernel alone, for Nsight Compute (profiled range = cudaProfilerStart/Stop)
   devmem         torch.cuda.memory_allocated before/after each of many run_profile calls
@@ -57,9 +57,9 @@ def _inputs(n: int, device):
 
 
 def run_engine(chain: str, sizes: list[int], modes: list[str], device: str) -> tuple[list, list]:
-    """probes.sweep.run_profile in-process: (measurements, failures)."""
-    from probes.protocol import MeasurementResult, ProfileRequest, RequestFailed
-    from probes.sweep import run_profile
+    """probes.engine.sweep.run_profile in-process: (measurements, failures)."""
+    from probes.engine.sweep import run_profile
+    from probes.link.protocol import MeasurementResult, ProfileRequest, RequestFailed
 
     measurements, failures = [], []
 
@@ -172,8 +172,8 @@ def task_wall(args: argparse.Namespace) -> dict:
     import triton.testing
     from torch.utils.benchmark import Timer
 
-    from probes.expr import parse_chain
-    from probes.compiling import CHAIN_NAMESPACE
+    from probes.chain.expr import parse_chain
+    from probes.engine.compiling import CHAIN_NAMESPACE
 
     device = _device(args.device)
     out = []
@@ -181,7 +181,7 @@ def task_wall(args: argparse.Namespace) -> dict:
     def plain_fn(a, b):
         return (a + b).relu()
 
-    # The very callable the engine times (the chain built by probes.expr, which takes N too), so
+    # The very callable the engine times (the chain built by probes.chain.expr, which takes N too), so
     # that the comparison is of the timing method alone; and a plain function, for reference.
     chain_fn = parse_chain(CHAIN).build_function(CHAIN_NAMESPACE)
     for n in args.sizes:
@@ -201,11 +201,22 @@ def task_wall(args: argparse.Namespace) -> dict:
                 failures += failed
                 if measurements:
                     ours.append(measurements[0].wall_time_us)
-                timer.append(Timer(stmt="same()", globals={"same": same}).blocked_autorange(min_run_time=0.2).median * 1e6)
+                timer.append(
+                    Timer(stmt="same()", globals={"same": same}).blocked_autorange(min_run_time=0.2).median * 1e6
+                )
                 theirs.append(triton.testing.do_bench(same, return_mode="median") * 1e3)
                 theirs_plain.append(triton.testing.do_bench(plain, return_mode="median") * 1e3)
-            out.append({"size": n, "mode": mode, "ours_us": ours, "timer_us": timer, "do_bench_us": theirs,
-                        "do_bench_plain_fn_us": theirs_plain, "failures": failures})
+            out.append(
+                {
+                    "size": n,
+                    "mode": mode,
+                    "ours_us": ours,
+                    "timer_us": timer,
+                    "do_bench_us": theirs,
+                    "do_bench_plain_fn_us": theirs_plain,
+                    "failures": failures,
+                }
+            )
         del a, b, compiled_chain, compiled_plain
         torch.cuda.empty_cache()
     return {"rows": out}
@@ -221,7 +232,7 @@ def task_devtime(args: argparse.Namespace) -> dict:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from probes.timing import L2_FLUSH_BYTES
+    from probes.engine.timing import L2_FLUSH_BYTES
 
     device = _device(args.device)
     measurements, failures = run_engine(CHAIN, args.sizes, ["eager", "compiled"], str(device))
@@ -348,7 +359,9 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1_000_000)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--modes", nargs="+", default=["eager", "compiled"])
-    parser.add_argument("--chains", nargs="+", default=["(a + b).relu() * 1.2345"], help="bare-compile: chains of a and b")
+    parser.add_argument(
+        "--chains", nargs="+", default=["(a + b).relu() * 1.2345"], help="bare-compile: chains of a and b"
+    )
     parser.add_argument("--serve", action="store_true", help="bare-compile: then compile chains read from stdin")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reps", type=int, default=20)

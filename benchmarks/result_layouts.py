@@ -73,8 +73,12 @@ def every_change_laid_out(enabled: bool, original=Static.update) -> None:  # noq
 
 async def measure(edits: int) -> dict[str, list[tuple[int, float]]]:
     clock = LayoutClock()
-    app = KernelTuiApp(chain=CHAINS[1], worker_command=replay_command("modes", "mul_sum", delay=0.25),
-                       workspace_path=Path(tempfile.mktemp(suffix=".json")), timing=TEST_TIMING)  # fmt: skip
+    app = KernelTuiApp(
+        chain=CHAINS[1],
+        worker_command=replay_command("modes", "mul_sum", delay=0.25),
+        workspace_path=Path(tempfile.mktemp(suffix=".json")),
+        timing=TEST_TIMING,
+    )
     got: dict[str, list[tuple[int, float]]] = {"repainted in place": [], "every change laid out": []}
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: settled(app), 60)
@@ -102,9 +106,11 @@ def main() -> int:
     for variant, runs in got.items():
         counts = [count for count, _ in runs]
         ms = [seconds * 1e3 for _, seconds in runs]
-        print(f"{variant:22} layouts per edit median {statistics.median(counts):4.1f} "
-              f"(min {min(counts)}, max {max(counts)}), their ms median {statistics.median(ms):5.1f} "
-              f"(min {min(ms):.1f}, max {max(ms):.1f}), n={len(runs)}")  # fmt: skip
+        print(
+            f"{variant:22} layouts per edit median {statistics.median(counts):4.1f} "
+            f"(min {min(counts)}, max {max(counts)}), their ms median {statistics.median(ms):5.1f} "
+            f"(min {min(ms):.1f}, max {max(ms):.1f}), n={len(runs)}"
+        )
     return 0
 
 

@@ -1,6 +1,6 @@
 """kernel-tui's performance targets, each measured side by side with what it is compared against,
-in one run, through the real engine (the worker via probes.client.WorkerClient, or
-probes.sweep.run_profile in a subprocess where a worker adds nothing).
+in one run, through the real engine (the worker via probes.link.client.WorkerClient, or
+probes.engine.sweep.run_profile in a subprocess where a worker adds nothing).
 
     .venv/bin/python benchmarks/run.py [--quick] [--out FILE] [--device cpu|cuda:N] [--only SECTIONS]
 
@@ -35,12 +35,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from ncu_csv import parse_ncu_csv  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from ncu_csv import parse_ncu_csv  # noqa: E402
-from probes.client import WorkerClient  # noqa: E402
-from probes.protocol import (  # noqa: E402
+from probes.link.client import WorkerClient  # noqa: E402
+from probes.link.protocol import (  # noqa: E402
     Measurement,
     MeasurementResult,
     ProfileRequest,
@@ -146,7 +146,7 @@ class Bench:
 
     def worker_client(self, cache_dir: Path) -> WorkerClient:
         env = self.env(cache_dir)
-        return WorkerClient([sys.executable, "-m", "probes.worker"], env=env)
+        return WorkerClient([sys.executable, "-m", "probes.engine.worker"], env=env)
 
     @property
     def cuda(self) -> bool:
@@ -189,8 +189,12 @@ class Bench:
             command += ["--device", self.device]
         try:
             proc = subprocess.run(
-                command, cwd=ROOT, env=self.env(cache_dir or self.warm_cache), capture_output=True,
-                text=True, timeout=timeout,
+                command,
+                cwd=ROOT,
+                env=self.env(cache_dir or self.warm_cache),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
             )
         except subprocess.TimeoutExpired:
             raise RuntimeError(f"{task} took over {timeout:.0f} s") from None
@@ -242,7 +246,9 @@ async def ask(client: WorkerClient, chain: str, sizes: list[int], modes: list[st
 
 
 def silently_eager(results: list[Measurement]) -> list[str]:
-    return [f"N={m.size}: {m.fallback_reason or 'ran eager'}" for m in results if m.mode != "eager" and not m.ran_compiled]
+    return [
+        f"N={m.size}: {m.fallback_reason or 'ran eager'}" for m in results if m.mode != "eager" and not m.ran_compiled
+    ]
 
 
 def rss_mb(pid: int) -> float | None:
@@ -293,7 +299,11 @@ def bench_first_frame(b: Bench) -> None:
         begin = time.time()
         proc = subprocess.Popen(
             [sys.executable, "-c", FIRST_FRAME_CHILD, str(stamp), str(b.tmp / "workspace.json")],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         try:
             _, stderr = proc.communicate(timeout=60)
@@ -309,8 +319,9 @@ def bench_first_frame(b: Bench) -> None:
             imports.append(stamps["imported"] - begin)
         for child, into in ((IMPORT_TORCH_CHILD, torches), (BARE_PYTHON_CHILD, bare)):
             begin = time.time()
-            done = subprocess.run([sys.executable, "-c", child], cwd=ROOT, env=env,
-                                  capture_output=True, text=True, timeout=120)
+            done = subprocess.run(
+                [sys.executable, "-c", child], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+            )
             if i and done.returncode == 0:
                 into.append(float(done.stdout.strip().splitlines()[-1]) - begin)
     if problem:
@@ -321,17 +332,28 @@ def bench_first_frame(b: Bench) -> None:
     gpu_box = bool(shutil.which("nvidia-smi")) or Path("/dev/nvidia0").exists()
     if gpu_box:
         target += " on the CPU machine (info on a GPU box)"
-    b.add(Row(
-        "first_frame", what, target,
-        measured=fmt_s(frame),
-        baseline=f"python -c 'import torch': {fmt_s(torch_s)}",
-        ratio=f"{torch_s / frame:.1f}x faster than importing torch" if frame and torch_s else "-",
-        passed=None if gpu_box else (frame is not None and frame <= 0.3),
-        values={"gpu_box": gpu_box, "first_frame_s": frames, "import_torch_s": torches, "median_first_frame_s": frame,
+    b.add(
+        Row(
+            "first_frame",
+            what,
+            target,
+            measured=fmt_s(frame),
+            baseline=f"python -c 'import torch': {fmt_s(torch_s)}",
+            ratio=f"{torch_s / frame:.1f}x faster than importing torch" if frame and torch_s else "-",
+            passed=None if gpu_box else (frame is not None and frame <= 0.3),
+            values={
+                "gpu_box": gpu_box,
+                "first_frame_s": frames,
+                "import_torch_s": torches,
+                "median_first_frame_s": frame,
                 "median_import_torch_s": torch_s,
-                "import_tui_app_s": imports, "median_import_tui_app_s": median(imports),
-                "bare_python_startup_s": bare, "median_bare_python_startup_s": median(bare)},
-    ))
+                "import_tui_app_s": imports,
+                "median_import_tui_app_s": median(imports),
+                "bare_python_startup_s": bare,
+                "median_bare_python_startup_s": median(bare),
+            },
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -374,9 +396,15 @@ async def bench_edit_and_rss(b: Bench, do_edit: bool, do_rss: bool) -> dict[str,
                 if answer.first_result_s is not None:
                     times.append(answer.first_result_s)
                     compile_s = answer.results[0].compile_time_s if answer.results else None
-                    b.log(f"new chain * {constant}: rows in {fmt_s(answer.first_result_s)} (compile {fmt_s(compile_s)})")
-            found["compiled_new"] = {"times_s": times, "failures": failures, "silently_eager": eager_runs,
-                                     "constants": constants}
+                    b.log(
+                        f"new chain * {constant}: rows in {fmt_s(answer.first_result_s)} (compile {fmt_s(compile_s)})"
+                    )
+            found["compiled_new"] = {
+                "times_s": times,
+                "failures": failures,
+                "silently_eager": eager_runs,
+                "constants": constants,
+            }
         if do_rss:
             found["rss"] = await rss_loop(b, client)
     finally:
@@ -401,8 +429,15 @@ async def rss_loop(b: Bench, client: WorkerClient) -> dict[str, Any]:
             samples.append(rss_mb(client.pid or pid))
     elapsed = time.perf_counter() - begin
     b.log(f"{refreshes} refreshes in {elapsed:.1f} s; RSS {samples[0]:.0f} -> {samples[-1]:.0f} MB")
-    return {"pid": pid, "refreshes": refreshes, "n": n, "rss_mb": samples, "seconds": elapsed,
-            "failures": failures[:5], "restarts": client.restarts}
+    return {
+        "pid": pid,
+        "refreshes": refreshes,
+        "n": n,
+        "rss_mb": samples,
+        "seconds": elapsed,
+        "failures": failures[:5],
+        "restarts": client.restarts,
+    }
 
 
 async def ask_worker(b: Bench) -> None:
@@ -446,8 +481,10 @@ def bench_bare_compile(b: Bench) -> dict[str, Any]:
             break
         fresh.append(data["runs"][0]["seconds"])
         warm.append(data["runs"][1]["seconds"])
-    b.log(f"bare torch.compile + first call, fresh process: {[fmt_s(s) for s in fresh]}; "
-          f"a second, other chain in that process: {[fmt_s(s) for s in warm]}")
+    b.log(
+        f"bare torch.compile + first call, fresh process: {[fmt_s(s) for s in fresh]}; "
+        f"a second, other chain in that process: {[fmt_s(s) for s in warm]}"
+    )
     return {"fresh_process_s": fresh, "warm_process_s": warm, "problem": problem}
 
 
@@ -461,18 +498,33 @@ def edit_rows(b: Bench, found: dict[str, Any], manual: dict[str, Any], bare: dic
         data = found.get(key, {})
         ours = median(data.get("times_s", []))
         if ours is None:
-            b.add(Row(f"edit_{key}", what, f"<= {target_s * 1e3:.0f} ms; manual/ours >= 100x", passed=False,
-                      measured="no result", values=data))
+            b.add(
+                Row(
+                    f"edit_{key}",
+                    what,
+                    f"<= {target_s * 1e3:.0f} ms; manual/ours >= 100x",
+                    passed=False,
+                    measured="no result",
+                    values=data,
+                )
+            )
             continue
         ratio = manual_s / ours if manual_s else None
-        ok = ours <= target_s and (ratio is None or ratio >= 100) and not data["silently_eager"] and not data["failures"]
-        b.add(Row(
-            f"edit_{key}", what, f"<= {target_s * 1e3:.0f} ms; manual/ours >= 100x",
-            measured=fmt_s(ours), baseline=manual_text,
-            ratio=f"{ratio:.0f}x" if ratio else "-",
-            passed=ok,
-            values={**data, "median_s": ours, "manual_s": manual_s, "ratio": ratio},
-        ))
+        ok = (
+            ours <= target_s and (ratio is None or ratio >= 100) and not data["silently_eager"] and not data["failures"]
+        )
+        b.add(
+            Row(
+                f"edit_{key}",
+                what,
+                f"<= {target_s * 1e3:.0f} ms; manual/ours >= 100x",
+                measured=fmt_s(ours),
+                baseline=manual_text,
+                ratio=f"{ratio:.0f}x" if ratio else "-",
+                passed=ok,
+                values={**data, "median_s": ours, "manual_s": manual_s, "ratio": ratio},
+            )
+        )
     data = found.get("compiled_new", {})
     ours = median(data.get("times_s", []))
     theirs = median(bare["fresh_process_s"])
@@ -482,17 +534,33 @@ def edit_rows(b: Bench, found: dict[str, Any], manual: dict[str, Any], bare: dic
         b.add(Row("edit_compiled_new", what, target, measured="no result", passed=False, values=data))
         return
     warm_theirs = median(bare["warm_process_s"])
-    b.add(Row(
-        "edit_compiled_new", what, target,
-        measured=fmt_s(ours),
-        baseline=(f"bare compile+1st call, fresh process: {fmt_s(theirs)} "
-                  f"(2nd chain, warm process: {fmt_s(warm_theirs)})") if theirs else (bare["problem"] or "-"),
-        ratio=(f"{ours / theirs:.2f}x of bare (fresh process)"
-               + (f"; {ours / warm_theirs:.2f}x of bare (warm process)" if warm_theirs else "")) if theirs else "-",
-        passed=(ours <= 1.2 * theirs and not data["silently_eager"] and not data["failures"]) if theirs else None,
-        values={**data, "median_s": ours, "bare_fresh_process_s": bare["fresh_process_s"],
-                "bare_warm_process_s": bare["warm_process_s"], "ratio_to_bare": ours / theirs if theirs else None},
-    ))
+    b.add(
+        Row(
+            "edit_compiled_new",
+            what,
+            target,
+            measured=fmt_s(ours),
+            baseline=(
+                f"bare compile+1st call, fresh process: {fmt_s(theirs)} (2nd chain, warm process: {fmt_s(warm_theirs)})"
+            )
+            if theirs
+            else (bare["problem"] or "-"),
+            ratio=(
+                f"{ours / theirs:.2f}x of bare (fresh process)"
+                + (f"; {ours / warm_theirs:.2f}x of bare (warm process)" if warm_theirs else "")
+            )
+            if theirs
+            else "-",
+            passed=(ours <= 1.2 * theirs and not data["silently_eager"] and not data["failures"]) if theirs else None,
+            values={
+                **data,
+                "median_s": ours,
+                "bare_fresh_process_s": bare["fresh_process_s"],
+                "bare_warm_process_s": bare["warm_process_s"],
+                "ratio_to_bare": ours / theirs if theirs else None,
+            },
+        )
+    )
 
 
 def rss_row(b: Bench, rss: dict[str, Any]) -> None:
@@ -502,14 +570,18 @@ def rss_row(b: Bench, rss: dict[str, Any]) -> None:
         return
     samples = [s for s in rss["rss_mb"] if s is not None]
     growth = samples[-1] - samples[0]
-    b.add(Row(
-        "worker_rss", what, target,
-        measured=f"{growth:+.1f} MB",
-        baseline=f"RSS {samples[0]:.0f} -> {samples[-1]:.0f} MB ({rss['seconds']:.1f} s)",
-        ratio="-",
-        passed=growth < 50 and not rss["failures"] and not rss["restarts"],
-        values={**rss, "growth_mb": growth},
-    ))
+    b.add(
+        Row(
+            "worker_rss",
+            what,
+            target,
+            measured=f"{growth:+.1f} MB",
+            baseline=f"RSS {samples[0]:.0f} -> {samples[-1]:.0f} MB ({rss['seconds']:.1f} s)",
+            ratio="-",
+            passed=growth < 50 and not rss["failures"] and not rss["restarts"],
+            values={**rss, "growth_mb": growth},
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -530,8 +602,12 @@ async def bench_sweep(b: Bench) -> dict[str, Any]:
         b.device = b.device or ready.default_device
         for key in ("cold", "warm_same_worker"):
             answer = await ask(client, CHAIN, sizes, ["eager", "compiled"], b.device)
-            found[key] = {"seconds": answer.done_s, "failures": answer.failures,
-                          "silently_eager": silently_eager(answer.results), "results": len(answer.results)}
+            found[key] = {
+                "seconds": answer.done_s,
+                "failures": answer.failures,
+                "silently_eager": silently_eager(answer.results),
+                "results": len(answer.results),
+            }
             b.sweep_results = answer.results
             b.log(f"sweep {key}: {fmt_s(answer.done_s)} ({len(answer.results)} results)")
     finally:
@@ -542,8 +618,12 @@ async def bench_sweep(b: Bench) -> dict[str, Any]:
         await client.start()
         found["warm_worker_start_s"] = time.perf_counter() - begin
         answer = await ask(client, CHAIN, sizes, ["eager", "compiled"], b.device)
-        found["warm_new_worker"] = {"seconds": answer.done_s, "failures": answer.failures,
-                                    "silently_eager": silently_eager(answer.results), "results": len(answer.results)}
+        found["warm_new_worker"] = {
+            "seconds": answer.done_s,
+            "failures": answer.failures,
+            "silently_eager": silently_eager(answer.results),
+            "results": len(answer.results),
+        }
         b.log(f"sweep warm, new worker: {fmt_s(answer.done_s)}")
     finally:
         await client.close()
@@ -587,14 +667,26 @@ def sweep_rows(b: Bench, ours: dict[str, Any], theirs: dict[str, Any]) -> None:
         else:
             baseline, ratio = f"skipped: {theirs.get('skipped', '-')}", "-"
         expected = 2 * len(ours["sizes"])
-        b.add(Row(
-            f"sweep_{key}", f"{what}, {label}", f"<= {target_s:.0f} s",
-            measured=fmt_s(seconds), baseline=baseline, ratio=ratio,
-            passed=seconds <= target_s and data["results"] == expected and not data["silently_eager"]
-            and not data["failures"],
-            values={**data, "sizes": ours["sizes"], "triton_sweep": their,
-                    "worker_start_s": ours.get("cold_worker_start_s" if key == "cold" else "warm_worker_start_s")},
-        ))
+        b.add(
+            Row(
+                f"sweep_{key}",
+                f"{what}, {label}",
+                f"<= {target_s:.0f} s",
+                measured=fmt_s(seconds),
+                baseline=baseline,
+                ratio=ratio,
+                passed=seconds <= target_s
+                and data["results"] == expected
+                and not data["silently_eager"]
+                and not data["failures"],
+                values={
+                    **data,
+                    "sizes": ours["sizes"],
+                    "triton_sweep": their,
+                    "worker_start_s": ours.get("cold_worker_start_s" if key == "cold" else "warm_worker_start_s"),
+                },
+            )
+        )
 
 
 def bytes_rows(b: Bench) -> None:
@@ -604,14 +696,18 @@ def bytes_rows(b: Bench) -> None:
     for mode, per in (("eager", 20), ("compiled", 12)):
         got = {m.size: m.bytes_per_call for m in b.sweep_results if m.mode == mode}
         wrong = {n: v for n, v in got.items() if v != per * n}
-        b.add(Row(
-            f"bytes_{mode}", f"bytes per call, {mode}, fp32 add+relu (every sweep size)", f"exactly {per}N",
-            measured="all exact" if not wrong else ", ".join(f"N={fmt_n(n)}: {v}" for n, v in wrong.items()),
-            baseline=f"arithmetic: {per} B x N ({per // 4} arrays x 4 B)",
-            ratio=f"{len(got) - len(wrong)}/{len(got)} sizes",
-            passed=bool(got) and not wrong,
-            values={"bytes": {str(n): v for n, v in got.items()}, "expected_per_element": per},
-        ))
+        b.add(
+            Row(
+                f"bytes_{mode}",
+                f"bytes per call, {mode}, fp32 add+relu (every sweep size)",
+                f"exactly {per}N",
+                measured="all exact" if not wrong else ", ".join(f"N={fmt_n(n)}: {v}" for n, v in wrong.items()),
+                baseline=f"arithmetic: {per} B x N ({per // 4} arrays x 4 B)",
+                ratio=f"{len(got) - len(wrong)}/{len(got)} sizes",
+                passed=bool(got) and not wrong,
+                values={"bytes": {str(n): v for n, v in got.items()}, "expected_per_element": per},
+            )
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -637,14 +733,18 @@ def bench_wall(b: Bench) -> None:
         ours, theirs = median(row["ours_us"]), median(row["timer_us"])
         bench, plain = median(row["do_bench_us"]), median(row.get("do_bench_plain_fn_us", []))
         diff = (ours / theirs - 1) if ours and theirs else None
-        b.add(Row(
-            f"wall_{row['mode']}_{row['size']}", f"wall time per call, {row['mode']}, N={fmt_n(row['size'])}", target,
-            measured=fmt_us(ours),
-            baseline=f"Timer median, same callable: {fmt_us(theirs)} (do_bench, a device-time figure: {fmt_us(bench)}; plain fn(a, b): {fmt_us(plain)})",
-            ratio=f"{diff:+.1%}" if diff is not None else "-",
-            passed=diff is not None and abs(diff) <= 0.05 and not row["failures"],
-            values=row,
-        ))
+        b.add(
+            Row(
+                f"wall_{row['mode']}_{row['size']}",
+                f"wall time per call, {row['mode']}, N={fmt_n(row['size'])}",
+                target,
+                measured=fmt_us(ours),
+                baseline=f"Timer median, same callable: {fmt_us(theirs)} (do_bench, a device-time figure: {fmt_us(bench)}; plain fn(a, b): {fmt_us(plain)})",
+                ratio=f"{diff:+.1%}" if diff is not None else "-",
+                passed=diff is not None and abs(diff) <= 0.05 and not row["failures"],
+                values=row,
+            )
+        )
 
 
 def devtime_sizes(b: Bench) -> list[int]:
@@ -682,11 +782,18 @@ def bench_devtime(b: Bench) -> None:
             what += " (CPU: op wall-clock)"
             target += " (CUDA target; info on CPU)"
             passed = None
-        b.add(Row(
-            f"devtime_{row['mode']}_{row['kernel']}_{row['size']}", what, target,
-            measured=fmt_us(ours), baseline=baseline, ratio=ratio, passed=passed,
-            values={**row, "ncu_us": ncu_us, "ncu": {k: v for k, v in ncu.items() if k != "us"}},
-        ))
+        b.add(
+            Row(
+                f"devtime_{row['mode']}_{row['kernel']}_{row['size']}",
+                what,
+                target,
+                measured=fmt_us(ours),
+                baseline=baseline,
+                ratio=ratio,
+                passed=passed,
+                values={**row, "ncu_us": ncu_us, "ncu": {k: v for k, v in ncu.items() if k != "us"}},
+            )
+        )
 
 
 def bench_ncu(b: Bench) -> dict[str, Any]:
@@ -699,29 +806,59 @@ def bench_ncu(b: Bench) -> dict[str, Any]:
     launches = 5
     out = b.tmp / "ncu-target.json"
     command = [
-        ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--profile-from-start", "off",
-        "-k", "regex:triton_", "--csv", "--page", "raw", "--print-units", "base",
-        sys.executable, str(INPROC), "ncu-target", "--json", str(out), "--sizes", *sizes,
-        "--launches", str(launches), "--device", b.device or "cuda:0",
+        ncu,
+        "--clock-control",
+        "none",
+        "--metrics",
+        "gpu__time_duration.sum",
+        "--profile-from-start",
+        "off",
+        "-k",
+        "regex:triton_",
+        "--csv",
+        "--page",
+        "raw",
+        "--print-units",
+        "base",
+        sys.executable,
+        str(INPROC),
+        "ncu-target",
+        "--json",
+        str(out),
+        "--sizes",
+        *sizes,
+        "--launches",
+        str(launches),
+        "--device",
+        b.device or "cuda:0",
     ]
     try:
         seconds, proc = wall_of(command, b.env(b.warm_cache), timeout=NCU_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return {"skipped": f"ncu took over {NCU_TIMEOUT_S} s", "command": " ".join(command)}
     if proc.returncode != 0:
-        return {"skipped": f"ncu failed (exit {proc.returncode}): {tail(proc.stdout + proc.stderr)}",
-                "command": " ".join(command)}
+        return {
+            "skipped": f"ncu failed (exit {proc.returncode}): {tail(proc.stdout + proc.stderr)}",
+            "command": " ".join(command),
+        }
     durations = parse_ncu_csv(proc.stdout)
     if len(durations) != launches * len(sizes):
-        return {"skipped": f"ncu reported {len(durations)} kernels, expected {launches * len(sizes)}: "
-                           f"{tail(proc.stdout + proc.stderr)}", "command": " ".join(command)}
+        return {
+            "skipped": f"ncu reported {len(durations)} kernels, expected {launches * len(sizes)}: "
+            f"{tail(proc.stdout + proc.stderr)}",
+            "command": " ".join(command),
+        }
     us = {}
     for i, size in enumerate(sizes):
         chunk = durations[i * launches : (i + 1) * launches]
         us[size] = statistics.median(d for _, d in chunk)
     b.log(f"ncu: {', '.join(f'N={fmt_n(int(s))} {fmt_us(v)}' for s, v in us.items())} ({seconds:.0f} s)")
-    return {"us": us, "kernels": sorted({name for name, _ in durations}), "seconds": seconds,
-            "command": " ".join(command)}
+    return {
+        "us": us,
+        "kernels": sorted({name for name, _ in durations}),
+        "seconds": seconds,
+        "command": " ".join(command),
+    }
 
 
 def bench_devmem(b: Bench) -> None:
@@ -736,14 +873,18 @@ def bench_devmem(b: Bench) -> None:
         b.skip("device_memory", what, target, str(exc))
         return
     above = data["max_above_baseline"]
-    b.add(Row(
-        "device_memory", f"{what}, {runs} runs", target,
-        measured=f"max {above:+,} B above baseline",
-        baseline=f"baseline memory_allocated {data['baseline']:,} B",
-        ratio=f"max change in one run {data['max_delta']:,} B",
-        passed=above == 0 and data["max_delta"] == 0 and not data["failures"],
-        values={k: v for k, v in data.items() if k != "runs"},
-    ))
+    b.add(
+        Row(
+            "device_memory",
+            f"{what}, {runs} runs",
+            target,
+            measured=f"max {above:+,} B above baseline",
+            baseline=f"baseline memory_allocated {data['baseline']:,} B",
+            ratio=f"max change in one run {data['max_delta']:,} B",
+            passed=above == 0 and data["max_delta"] == 0 and not data["failures"],
+            values={k: v for k, v in data.items() if k != "runs"},
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -775,7 +916,7 @@ def machine_info(b: Bench) -> dict[str, Any]:
             return None
 
     return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
         "machine": platform.machine(),
         "cpu_model": cpu_model,
@@ -798,8 +939,14 @@ def table(b: Bench) -> Table:
         t.add_column(column, overflow="fold")
     for row in b.rows:
         style = {"PASS": "green", "FAIL": "bold red"}.get(row.result, "yellow" if row.skipped else "")
-        t.add_row(row.what, row.target, row.measured, row.baseline, row.ratio,
-                  f"[{style}]{row.result}[/]" if style else row.result)
+        t.add_row(
+            row.what,
+            row.target,
+            row.measured,
+            row.baseline,
+            row.ratio,
+            f"[{style}]{row.result}[/]" if style else row.result,
+        )
     return t
 
 
@@ -814,10 +961,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer sizes and repeats (for the CPU)")
     parser.add_argument("--out", type=Path, help="where to write the JSON (default: benchmarks/results/...)")
     parser.add_argument("--device", help="cpu or cuda:N (default: the worker's, CUDA when present)")
-    parser.add_argument("--sizes", type=lambda s: [int(float(x)) for x in s.split(",")],
-                        help="sweep sizes, e.g. 1e2,1e4,1e6 (default: 1e2..1e8 on CUDA, 1e2..1e7 on CPU)")
-    parser.add_argument("--only", default=",".join(SECTIONS),
-                        help=f"comma-separated sections to run: {', '.join(SECTIONS)}")
+    parser.add_argument(
+        "--sizes",
+        type=lambda s: [int(float(x)) for x in s.split(",")],
+        help="sweep sizes, e.g. 1e2,1e4,1e6 (default: 1e2..1e8 on CUDA, 1e2..1e7 on CPU)",
+    )
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help=f"comma-separated sections to run: {', '.join(SECTIONS)}"
+    )
     args = parser.parse_args(argv)
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     unknown = only - set(SECTIONS)
@@ -825,8 +976,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--only: unknown section(s) {', '.join(sorted(unknown))}")
 
     b = Bench(args)
-    b.log(f"temp dir {b.tmp}; python {platform.python_version()}; {os.cpu_count()} CPUs; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    b.log(
+        f"temp dir {b.tmp}; python {platform.python_version()}; {os.cpu_count()} CPUs; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     loadavg_at_start = [round(x, 2) for x in os.getloadavg()]
 
     def build_report() -> dict[str, Any]:
@@ -886,9 +1039,12 @@ def main(argv: list[str] | None = None) -> int:
         path = args.out or default_out(report)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + "\n")
-        out.print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} "
-                  f"({report['passed']} pass, {report['failed']} fail, {report['skipped']} skipped) "
-                  f"in {elapsed:.0f} s", highlight=False)
+        out.print(
+            f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} "
+            f"({report['passed']} pass, {report['failed']} fail, {report['skipped']} skipped) "
+            f"in {elapsed:.0f} s",
+            highlight=False,
+        )
         shutil.rmtree(b.tmp, ignore_errors=True)
     return 0 if report["failed"] == 0 else 1
 

@@ -81,15 +81,23 @@ CPU_SIZES = (10**2, 10**4, 10**5)
 CPU_CHAINS = ("add_relu", "sum", "softmax", "cumsum")
 
 SWEEP_CHAIN = Chain("sweep_sigmoid", "(a * b + c).sigmoid()", "fp32", tuple(2**k for k in range(14, 26)))
-NCU_TARGETS = (("sum", 10**8, "compiled"), ("sum", 10**8, "eager"), ("mul_sum", 10**8, "compiled"),
-               ("mul_sum", 10**8, "eager"), ("add_relu", 10**8, "compiled"), ("softmax", 10**8, "compiled"))
+NCU_TARGETS = (
+    ("sum", 10**8, "compiled"),
+    ("sum", 10**8, "eager"),
+    ("mul_sum", 10**8, "compiled"),
+    ("mul_sum", 10**8, "eager"),
+    ("add_relu", 10**8, "compiled"),
+    ("softmax", 10**8, "compiled"),
+)
 
 
 def log(message: str) -> None:
     print(f"[truth {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def close(a: float | None, b: float | None, tolerance: float = WALL_TOLERANCE, slack: float = WALL_SLACK_US) -> bool | None:
+def close(
+    a: float | None, b: float | None, tolerance: float = WALL_TOLERANCE, slack: float = WALL_SLACK_US
+) -> bool | None:
     if a is None or b is None:
         return None
     return abs(a - b) <= max(tolerance * min(a, b), slack)
@@ -100,7 +108,7 @@ def close(a: float | None, b: float | None, tolerance: float = WALL_TOLERANCE, s
 
 def user_module(chains: list[Chain], folder: Path) -> Any:
     """One real source file with ``def <name>(<inputs>, N)`` per chain, imported like user code."""
-    from probes.expr import parse_chain
+    from probes.chain.expr import parse_chain
 
     lines = ["import torch", "import torch.nn.functional as F", ""]
     for chain in chains:
@@ -131,8 +139,8 @@ def visible_cpp_kernels() -> Any:
 
 
 def inputs_for(chain: Chain, n: int, device: Any) -> list[Any]:
-    from probes.expr import parse_chain
-    from probes.inputs import input_specs, make_inputs
+    from probes.chain.expr import parse_chain
+    from probes.engine.inputs import input_specs, make_inputs
 
     return make_inputs(input_specs(parse_chain(chain.text), n, chain.dtype), device, n)
 
@@ -158,7 +166,7 @@ def bare_profile(call: Any, device: Any, compiled: bool, reps: int = 10) -> tupl
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from probes.kernel_names import classify_device_event, strip_graph_prefix
+    from probes.link.kernel_names import classify_device_event, strip_graph_prefix
 
     for _ in range(3):
         call()
@@ -218,8 +226,8 @@ def host_probe(device: Any, module: Any, chains: list[Chain]) -> dict[str, float
 
 
 def run_inprocess(chain: Chain, sizes: list[int], modes: list[str], device: str) -> tuple[dict, list[str]]:
-    from probes.protocol import MeasurementResult, ProfileRequest, RequestFailed
-    from probes.sweep import run_profile
+    from probes.engine.sweep import run_profile
+    from probes.link.protocol import MeasurementResult, ProfileRequest, RequestFailed
 
     results, failures = {}, []
 
@@ -237,7 +245,7 @@ class Worker:
     """One long-lived worker on one event loop, asked the way the app asks."""
 
     def __init__(self) -> None:
-        from probes.client import WorkerClient
+        from probes.link.client import WorkerClient
 
         self.loop = asyncio.new_event_loop()
         path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
@@ -245,11 +253,13 @@ class Worker:
         self.ready = self.loop.run_until_complete(self.client.start())
 
     def request(self, chain: Chain, sizes: list[int], modes: list[str], device: str) -> tuple[dict, list[str]]:
-        from probes.protocol import MeasurementResult, ProfileRequest, RequestFailed
+        from probes.link.protocol import MeasurementResult, ProfileRequest, RequestFailed
 
         async def ask() -> tuple[dict, list[str]]:
             results, failures = {}, []
-            request = ProfileRequest(self.client.new_id(), chain.text, sizes=sizes, modes=modes, device=device, dtype=chain.dtype)
+            request = ProfileRequest(
+                self.client.new_id(), chain.text, sizes=sizes, modes=modes, device=device, dtype=chain.dtype
+            )
             async for event in self.client.request(request):
                 if isinstance(event, MeasurementResult):
                     results[(event.measurement.size, event.measurement.mode)] = event.measurement
@@ -275,7 +285,7 @@ def chain_cells(chain: Chain, sizes: list[int], device: Any, module: Any, worker
     from_worker, worker_failures = ({}, [])
     if worker is not None:
         worker.request(chain, [FOCUS if FOCUS in sizes else sizes[0]], modes, str(device))  # the focus size first
-        from_worker, worker_failures = worker.request(chain, sizes, modes, str(device))   # then the sweep
+        from_worker, worker_failures = worker.request(chain, sizes, modes, str(device))  # then the sweep
     l2 = torch.cuda.get_device_properties(device).L2_cache_size if device.type == "cuda" else 0
     fn = getattr(module, chain.name)
     cells = []
@@ -296,40 +306,71 @@ def chain_cells(chain: Chain, sizes: list[int], device: Any, module: Any, worker
             bench_us = do_bench_us(call) if device.type == "cuda" else None
             again_us = timer_us(call)  # the reference's own repeatability: the noise floor of the wall checks
             cell: dict[str, Any] = {
-                "size": n, "mode": mode,
-                "kernels": {"engine": ours.kernels_per_call if ours else None, "worker": theirs.kernels_per_call if theirs else None, "bare_profiler": bare_count},
-                "wall_us": {"worker": theirs.wall_time_us if theirs else None, "inprocess": ours.wall_time_us if ours else None,
-                            "do_bench": bench_us, "timer": loop_us, "timer_again": again_us},
-                "device_us": {"worker": theirs.device_time_us if theirs else None, "inprocess": ours.device_time_us if ours else None},
-                "ran_compiled": {"inprocess": ours.ran_compiled if ours else None, "worker": theirs.ran_compiled if theirs else None},
-                "noisy": {"inprocess": ours.noise_reasons if ours else None, "worker": theirs.noise_reasons if theirs else None},
+                "size": n,
+                "mode": mode,
+                "kernels": {
+                    "engine": ours.kernels_per_call if ours else None,
+                    "worker": theirs.kernels_per_call if theirs else None,
+                    "bare_profiler": bare_count,
+                },
+                "wall_us": {
+                    "worker": theirs.wall_time_us if theirs else None,
+                    "inprocess": ours.wall_time_us if ours else None,
+                    "do_bench": bench_us,
+                    "timer": loop_us,
+                    "timer_again": again_us,
+                },
+                "device_us": {
+                    "worker": theirs.device_time_us if theirs else None,
+                    "inprocess": ours.device_time_us if ours else None,
+                },
+                "ran_compiled": {
+                    "inprocess": ours.ran_compiled if ours else None,
+                    "worker": theirs.ran_compiled if theirs else None,
+                },
+                "noisy": {
+                    "inprocess": ours.noise_reasons if ours else None,
+                    "worker": theirs.noise_reasons if theirs else None,
+                },
                 "diagnostics": (ours.diagnostics if ours else []) + (theirs.diagnostics if theirs else []),
             }
             cell["checks"] = {
-                "kernels_equal_bare_profiler": None if bare_count is None else ours is not None and abs(ours.kernels_per_call - bare_count) < 1e-6,
+                "kernels_equal_bare_profiler": None
+                if bare_count is None
+                else ours is not None and abs(ours.kernels_per_call - bare_count) < 1e-6,
                 "worker_vs_inprocess": close(cell["wall_us"]["worker"], cell["wall_us"]["inprocess"]),
                 "timer_vs_timer_again": close(loop_us, again_us),
                 "inprocess_vs_timer": close(cell["wall_us"]["inprocess"], loop_us),
                 "worker_vs_timer": close(cell["wall_us"]["worker"], loop_us),
                 "inprocess_vs_do_bench_device_bound": close(cell["wall_us"]["inprocess"], bench_us)
-                if ours is not None and ours.device_time_us >= 0.8 * loop_us else None,
+                if ours is not None and ours.device_time_us >= 0.8 * loop_us
+                else None,
             }
             if ours is not None and device.type == "cuda" and ours.input_bytes > 2 * l2:
                 cell["device_per_kernel_vs_bare"] = [
-                    {"kernel": k.short_name, "engine_us": k.device_time_us, "bare_us": bare_us.get(_key(k.name)),
-                     "ratio": k.device_time_us / bare_us[_key(k.name)] if bare_us.get(_key(k.name)) else None}
+                    {
+                        "kernel": k.short_name,
+                        "engine_us": k.device_time_us,
+                        "bare_us": bare_us.get(_key(k.name)),
+                        "ratio": k.device_time_us / bare_us[_key(k.name)] if bare_us.get(_key(k.name)) else None,
+                    }
                     for k in ours.kernels
                 ]
             cells.append(cell)
         del inputs
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    return {"chain": chain.name, "text": chain.text, "dtype": chain.dtype, "cells": cells,
-            "failures": inproc_failures + [f"worker: {f}" for f in worker_failures]}
+    return {
+        "chain": chain.name,
+        "text": chain.text,
+        "dtype": chain.dtype,
+        "cells": cells,
+        "failures": inproc_failures + [f"worker: {f}" for f in worker_failures],
+    }
 
 
 def _key(name: str) -> str:
-    from probes.kernel_names import strip_graph_prefix
+    from probes.link.kernel_names import strip_graph_prefix
 
     return strip_graph_prefix(name)
 
@@ -338,7 +379,7 @@ def _key(name: str) -> str:
 
 
 def sweep_both_orders(device: Any, sizes: list[int]) -> dict:
-    from probes import compiling
+    from probes.engine import compiling
 
     runs = {}
     for label, order in (("ascending", sizes), ("descending", sizes[::-1])):
@@ -349,16 +390,33 @@ def sweep_both_orders(device: Any, sizes: list[int]) -> dict:
     rows = []
     for n in sizes:
         a, b = up.get(n), down.get(n)
-        rows.append({
-            "size": n,
-            "compiled": [bool(a and a.ran_compiled and not a.compile.cached), bool(b and b.ran_compiled and not b.compile.cached)],
-            "kernels": [[k.short_name for k in a.kernels] if a else None, [k.short_name for k in b.kernels] if b else None],
-            "device_us": [a.device_time_us if a else None, b.device_time_us if b else None],
-            "wall_us": [a.wall_time_us if a else None, b.wall_time_us if b else None],
-            "fallback": [a.fallback_reason if a else "missing", b.fallback_reason if b else "missing"],
-        })
-    ok = all(all(r["compiled"]) and r["kernels"][0] == r["kernels"][1] and close(*r["device_us"], SWEEP_TOLERANCE, 0.0) for r in rows)
-    return {"chain": SWEEP_CHAIN.text, "sizes": sizes, "rows": rows, "failures": runs["ascending"]["failures"] + runs["descending"]["failures"], "pass": ok}
+        rows.append(
+            {
+                "size": n,
+                "compiled": [
+                    bool(a and a.ran_compiled and not a.compile.cached),
+                    bool(b and b.ran_compiled and not b.compile.cached),
+                ],
+                "kernels": [
+                    [k.short_name for k in a.kernels] if a else None,
+                    [k.short_name for k in b.kernels] if b else None,
+                ],
+                "device_us": [a.device_time_us if a else None, b.device_time_us if b else None],
+                "wall_us": [a.wall_time_us if a else None, b.wall_time_us if b else None],
+                "fallback": [a.fallback_reason if a else "missing", b.fallback_reason if b else "missing"],
+            }
+        )
+    ok = all(
+        all(r["compiled"]) and r["kernels"][0] == r["kernels"][1] and close(*r["device_us"], SWEEP_TOLERANCE, 0.0)
+        for r in rows
+    )
+    return {
+        "chain": SWEEP_CHAIN.text,
+        "sizes": sizes,
+        "rows": rows,
+        "failures": runs["ascending"]["failures"] + runs["descending"]["failures"],
+        "pass": ok,
+    }
 
 
 # -- ncu ----------------------------------------------------------------------------------------------
@@ -399,9 +457,28 @@ def ncu_compare(device: Any, deadline: float) -> list[dict]:
             continue
         chain = next(c for c in CHAINS if c.name == name)
         ours, failures = run_inprocess(chain, [n], [mode], str(device))
-        command = [ncu, "--cache-control", "all", "--clock-control", "none", "--metrics", "gpu__time_duration.sum",
-                   "--profile-from-start", "off", "--csv", "--page", "raw", "--print-units", "base",
-                   sys.executable, __file__, "--ncu-target", name, str(n), mode]
+        command = [
+            ncu,
+            "--cache-control",
+            "all",
+            "--clock-control",
+            "none",
+            "--metrics",
+            "gpu__time_duration.sum",
+            "--profile-from-start",
+            "off",
+            "--csv",
+            "--page",
+            "raw",
+            "--print-units",
+            "base",
+            sys.executable,
+            __file__,
+            "--ncu-target",
+            name,
+            str(n),
+            mode,
+        ]
         log(f"ncu {name} N={n:.0e} {mode}")
         try:
             proc = subprocess.run(command, capture_output=True, text=True, timeout=min(120, left))
@@ -417,12 +494,27 @@ def ncu_compare(device: Any, deadline: float) -> list[dict]:
         for k in measured.kernels if measured else []:
             found = next((v for key, v in by_kernel.items() if _same_kernel(k.name, key)), None)
             ncu_us = statistics.median(found) if found else None
-            kernels.append({"kernel": k.short_name, "engine_us": k.device_time_us, "ncu_us": ncu_us,
-                            "ratio": k.device_time_us / ncu_us if ncu_us else None,
-                            "pass": close(k.device_time_us, ncu_us, NCU_TOLERANCE, 0.0)})
-        rows.append({"chain": name, "size": n, "mode": mode, "kernels": kernels, "failures": failures,
-                     "ncu_kernels": sorted(by_kernel), "ncu_exit": proc.returncode,
-                     "ncu_tail": (proc.stdout + proc.stderr)[-500:] if not launches else ""})
+            kernels.append(
+                {
+                    "kernel": k.short_name,
+                    "engine_us": k.device_time_us,
+                    "ncu_us": ncu_us,
+                    "ratio": k.device_time_us / ncu_us if ncu_us else None,
+                    "pass": close(k.device_time_us, ncu_us, NCU_TOLERANCE, 0.0),
+                }
+            )
+        rows.append(
+            {
+                "chain": name,
+                "size": n,
+                "mode": mode,
+                "kernels": kernels,
+                "failures": failures,
+                "ncu_kernels": sorted(by_kernel),
+                "ncu_exit": proc.returncode,
+                "ncu_tail": (proc.stdout + proc.stderr)[-500:] if not launches else "",
+            }
+        )
     return rows
 
 
@@ -470,8 +562,10 @@ def summarise(report: dict) -> list[str]:
         lines.append(f"12-size compiled sweep, both orders: {'PASS' if report['sweep']['pass'] else 'FAIL'}")
     for row in report.get("ncu", []):
         for k in row.get("kernels", []):
-            lines.append(f"ncu {row['chain']} N={row['size']:.0e} {row['mode']}: {k['kernel']} engine {k['engine_us']:.1f} µs, ncu {k['ncu_us'] or 0:.1f} µs"
-                         + (f" ({k['ratio'] - 1:+.1%})" if k["ratio"] else ""))
+            lines.append(
+                f"ncu {row['chain']} N={row['size']:.0e} {row['mode']}: {k['kernel']} engine {k['engine_us']:.1f} µs, ncu {k['ncu_us'] or 0:.1f} µs"
+                + (f" ({k['ratio'] - 1:+.1%})" if k["ratio"] else "")
+            )
         if "skipped" in row:
             lines.append(f"ncu {row.get('chain', '')}: skipped: {row['skipped']}")
     if report.get("host_probe"):
@@ -504,16 +598,24 @@ def main() -> int:
     device = torch.device("cuda:0" if cuda else "cpu")
     chains = [c for c in CHAINS if not args.chains or c.name in args.chains.split(",")]
     if not cuda:
-        chains = [Chain(c.name, c.text, c.dtype, tuple(n for n in CPU_SIZES if n >= min(c.sizes))) for c in chains if c.name in CPU_CHAINS]
+        chains = [
+            Chain(c.name, c.text, c.dtype, tuple(n for n in CPU_SIZES if n >= min(c.sizes)))
+            for c in chains
+            if c.name in CPU_CHAINS
+        ]
     if args.quick:
         chains = chains[:3]
     folder = Path(tempfile.mkdtemp(prefix="truth-"))
     module = user_module(list(chains) + [SWEEP_CHAIN], folder)
     report: dict[str, Any] = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "host": platform.node(), "device": torch.cuda.get_device_name(0) if cuda else f"CPU ({os.cpu_count()} cores)",
-        "torch": torch.__version__, "python": platform.python_version(),
-        "triton": _version("triton"), "chains": [], "budget_s": args.budget_s,
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "device": torch.cuda.get_device_name(0) if cuda else f"CPU ({os.cpu_count()} cores)",
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "triton": _version("triton"),
+        "chains": [],
+        "budget_s": args.budget_s,
     }
     host_start = host_probe(device, module, chains)
     log(f"host probe at start: {host_start}")

@@ -24,7 +24,7 @@ beside what it is compared with, measured in the same run:
 
 The app's sources are compiled to bytecode first, as an installed tool's are; whether torch's own
 modules import from bytecode is recorded (``torch_bytecode``, ``pycache_prefix``), and where the
-worker's comes from (``worker_bytecode``: a torch without it gets a cache, probes.bytecode_cache,
+worker's comes from (``worker_bytecode``: a torch without it gets a cache, probes.link.bytecode_cache,
 which the frame section's first launch lives long enough to fill, as a user's first session would).
 """
 
@@ -54,18 +54,41 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
 from app_terminal import pane  # noqa: E402
 from terminal import Terminal, TerminalError, alive  # noqa: E402
 
-from probes.bytecode_cache import FILL_ENV, has_bytecode, with_bytecode_cache  # noqa: E402
-from probes.summary import parse_size  # noqa: E402
+from probes.link.bytecode_cache import FILL_ENV, has_bytecode, with_bytecode_cache  # noqa: E402
+from probes.link.summary import parse_size  # noqa: E402
 
 KEY_INTERVAL_S = 0.030
-OPS = ("tanh", "sigmoid", "exp", "sin", "cos", "neg", "sqrt", "abs", "log1p", "expm1",
-       "log", "reciprocal", "sinh", "cosh", "atan", "log2", "exp2", "floor", "ceil", "trunc")
+OPS = (
+    "tanh",
+    "sigmoid",
+    "exp",
+    "sin",
+    "cos",
+    "neg",
+    "sqrt",
+    "abs",
+    "log1p",
+    "expm1",
+    "log",
+    "reciprocal",
+    "sinh",
+    "cosh",
+    "atan",
+    "log2",
+    "exp2",
+    "floor",
+    "ceil",
+    "trunc",
+)
 """Each gives its own eager kernel and fused kernel name, so new rows can be told from old ones."""
 TEMPLATE = "(a + b).{op}()"
 PAUSE_OP = "rsqrt"
 """The edit after a pause: none of OPS, so its rows are new."""
-EDIT_FIGURES = tuple(f"{round_}_{figure}" for round_ in ("new", "hit", "after_pause")
-                     for figure in ("eager", "compiled", "compiled_wall"))
+EDIT_FIGURES = tuple(
+    f"{round_}_{figure}"
+    for round_ in ("new", "hit", "after_pause")
+    for figure in ("eager", "compiled", "compiled_wall")
+)
 """Per round, last key -> the eager rows, the compiled rows (they show before their wall time is
 timed, "timing…"), and the compiled wall time, on screen."""
 SIBLING = "(a * b).{op}()"
@@ -73,7 +96,7 @@ SIBLING = "(a * b).{op}()"
 BARE_OP = "erf"
 """The bare warm-process compile's op: none of OPS, so neither process has compiled its graph."""
 CONCLUSION = r"compiled is (not )?faster per call|compiled vs eager per call is within noise"
-"""Every conclusion the sweep pane draws once it has the largest size (probes.summary.sweep_verdict)."""
+"""Every conclusion the sweep pane draws once it has the largest size (probes.link.summary.sweep_verdict)."""
 INPROC = ROOT / "benchmarks" / "inproc.py"
 FLOOR = ROOT / "benchmarks" / "textual_floor.py"
 
@@ -165,8 +188,15 @@ def spread(values: list[float]) -> dict[str, float | int | None]:
     ordered = sorted(values)
     p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
     q = statistics.quantiles(ordered, n=4) if len(ordered) >= 2 else [ordered[0]] * 3
-    return {"n": len(values), "median": statistics.median(values), "p25": q[0], "p75": q[2], "p90": p90,
-            "min": ordered[0], "max": ordered[-1]}  # fmt: skip
+    return {
+        "n": len(values),
+        "median": statistics.median(values),
+        "p25": q[0],
+        "p75": q[2],
+        "p90": p90,
+        "min": ordered[0],
+        "max": ordered[-1],
+    }
 
 
 def ms(value: float | None) -> str:
@@ -203,9 +233,12 @@ def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
             frames.append(frame)
             rows.append(eager)
             floor.append(bare_frame)
-    report["frame"] = {"first_frame_s": spread(frames), "first_eager_rows_s": spread(rows),
-                       "minimal_textual_app_first_frame_s": spread(floor),
-                       "bytecode_cache_filled_after_rows_s": filled_after}  # fmt: skip
+    report["frame"] = {
+        "first_frame_s": spread(frames),
+        "first_eager_rows_s": spread(rows),
+        "minimal_textual_app_first_frame_s": spread(floor),
+        "bytecode_cache_filled_after_rows_s": filled_after,
+    }
 
 
 def worker_bytecode() -> str:
@@ -266,8 +299,9 @@ def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
     report["edit"]["bare_compile_warm_process_s"] = spread(bare)
     pairs = list(zip(results["new_compiled"], bare, strict=True))
     report["edit"]["new_compiled_over_bare_in_turns"] = spread([app / own for app, own in pairs])
-    report["edit"]["new_chains"] = [{"op": op, "app_compiled_rows_s": app, "bare_compile_s": own}
-                                    for op, (app, own) in zip(ops, pairs, strict=True)]  # fmt: skip
+    report["edit"]["new_chains"] = [
+        {"op": op, "app_compiled_rows_s": app, "bare_compile_s": own} for op, (app, own) in zip(ops, pairs, strict=True)
+    ]
 
 
 def bare_environment(cache: str, fresh_caches: tuple[str, ...]) -> dict[str, str]:
@@ -288,11 +322,30 @@ class BareCompiler:
         self.cache = tempfile.mkdtemp(prefix="kt-bare-")
         env = bare_environment(self.cache, ("torchinductor", "triton"))
         self.out = Path(self.cache) / "runs.json"
-        command = [sys.executable, str(INPROC), "bare-compile", "--serve", "--json", str(self.out),
-                   "--device", args.device, "--size", str(parse_size(args.n)),
-                   "--chains", TEMPLATE.format(op="relu"), TEMPLATE.format(op=BARE_OP)]  # fmt: skip
-        self.process = subprocess.Popen(command, cwd=ROOT, env=env, text=True, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # fmt: skip
+        command = [
+            sys.executable,
+            str(INPROC),
+            "bare-compile",
+            "--serve",
+            "--json",
+            str(self.out),
+            "--device",
+            args.device,
+            "--size",
+            str(parse_size(args.n)),
+            "--chains",
+            TEMPLATE.format(op="relu"),
+            TEMPLATE.format(op=BARE_OP),
+        ]
+        self.process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
 
     def __enter__(self) -> BareCompiler:
         return self
@@ -330,8 +383,20 @@ def bare_compile(args: argparse.Namespace, *, fresh_caches: tuple[str, ...]) -> 
     cache = tempfile.mkdtemp(prefix="kt-bare-")
     env = bare_environment(cache, fresh_caches)
     out = Path(tempfile.mkstemp(suffix=".json")[1])
-    command = [sys.executable, str(INPROC), "bare-compile", "--json", str(out), "--device", args.device,
-               "--size", str(parse_size(args.n)), "--chains", TEMPLATE.format(op="relu"), TEMPLATE.format(op=BARE_OP)]  # fmt: skip
+    command = [
+        sys.executable,
+        str(INPROC),
+        "bare-compile",
+        "--json",
+        str(out),
+        "--device",
+        args.device,
+        "--size",
+        str(parse_size(args.n)),
+        "--chains",
+        TEMPLATE.format(op="relu"),
+        TEMPLATE.format(op=BARE_OP),
+    ]
     begin = time.monotonic()
     subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, timeout=600)
     process_s = time.monotonic() - begin
@@ -340,8 +405,12 @@ def bare_compile(args: argparse.Namespace, *, fresh_caches: tuple[str, ...]) -> 
     shutil.rmtree(cache, ignore_errors=True)
     # launch -> the first compile's end: the process's whole time without the later compiles
     first_done_s = process_s - sum(run["seconds"] for run in runs[1:])
-    return {"fresh_process_s": first_done_s, "process_total_s": process_s, "first_s": runs[0]["seconds"],
-            "warm_s": [run["seconds"] for run in runs[1:]]}  # fmt: skip
+    return {
+        "fresh_process_s": first_done_s,
+        "process_total_s": process_s,
+        "first_s": runs[0]["seconds"],
+        "warm_s": [run["seconds"] for run in runs[1:]],
+    }
 
 
 def bench_cold(args: argparse.Namespace, report: dict[str, Any]) -> None:
@@ -352,8 +421,12 @@ def bench_cold(args: argparse.Namespace, report: dict[str, Any]) -> None:
     finally:
         session.close()
     bare = bare_compile(args, fresh_caches=("torchinductor", "triton"))
-    report["cold"] = {"launch_to_first_compiled_rows_s": app_s, "bare_fresh_process_s": bare["fresh_process_s"],
-                      "bare_first_compile_s": bare["first_s"], "bare_second_chain_s": bare["warm_s"][0]}  # fmt: skip
+    report["cold"] = {
+        "launch_to_first_compiled_rows_s": app_s,
+        "bare_fresh_process_s": bare["fresh_process_s"],
+        "bare_first_compile_s": bare["first_s"],
+        "bare_second_chain_s": bare["warm_s"][0],
+    }
 
 
 def bench_sweep(args: argparse.Namespace, report: dict[str, Any]) -> None:
@@ -383,8 +456,11 @@ def bench_quit(args: argparse.Namespace, report: dict[str, Any]) -> None:
             if state == "mid-compile":  # a constant no cache has seen: a real compile starts
                 term.press("End")
                 term.type_slowly(f" * {time.time_ns() % 9973 + 2}.5", KEY_INTERVAL_S)
-                term.wait_for(lambda s: "compil" in "\n".join(pane(s, "kernels")).lower(), timeout=60,
-                              what="the compile in progress")  # fmt: skip
+                term.wait_for(
+                    lambda s: "compil" in "\n".join(pane(s, "kernels")).lower(),
+                    timeout=60,
+                    what="the compile in progress",
+                )
             workers = term.descendants()
             term.press("Escape")
             # out of the editor (the footer offers q): a q right behind the Escape would be read with
@@ -397,8 +473,12 @@ def bench_quit(args: argparse.Namespace, report: dict[str, Any]) -> None:
             term.press("q")
             gone = term.wait_until_exited(timeout=30)
             left = [pid for pid in workers if alive(pid)]
-            found[state] = {"q_to_exit_s": gone, "workers_left": len(left), "exit_status": term.exit_status(),
-                            "waited_s": time.monotonic() - begin}  # fmt: skip
+            found[state] = {
+                "q_to_exit_s": gone,
+                "workers_left": len(left),
+                "exit_status": term.exit_status(),
+                "waited_s": time.monotonic() - begin,
+            }
         except TerminalError as exc:
             found[state] = {"error": str(exc).splitlines()[0]}
         finally:
@@ -410,21 +490,39 @@ SECTIONS = {"frame": bench_frame, "edit": bench_edit, "cold": bench_cold, "sweep
 
 
 def summary(report: dict[str, Any]) -> list[str]:
-    lines = [f"{name}: {section['error'].splitlines()[0]}" for name, section in report.items()
-             if isinstance(section, dict) and "error" in section]  # fmt: skip
-    report = {name: section for name, section in report.items() if not (isinstance(section, dict) and "error" in section)}
+    lines = [
+        f"{name}: {section['error'].splitlines()[0]}"
+        for name, section in report.items()
+        if isinstance(section, dict) and "error" in section
+    ]
+    report = {
+        name: section for name, section in report.items() if not (isinstance(section, dict) and "error" in section)
+    }
     if "frame" in report:
         f = report["frame"]
-        lines.append(f"launch -> first frame        median {ms(f['first_frame_s']['median'])} "
-                     f"(p25-p75 {ms(f['first_frame_s'].get('p25'))}-{ms(f['first_frame_s'].get('p75'))})")
-        lines.append(f"launch -> first frame of a minimal Textual app (the floor) "
-                     f"median {ms(f['minimal_textual_app_first_frame_s']['median'])}")
-        lines.append(f"launch -> first eager rows   median {ms(f['first_eager_rows_s']['median'])} "
-                     f"(p25-p75 {ms(f['first_eager_rows_s'].get('p25'))}-{ms(f['first_eager_rows_s'].get('p75'))})")
+        lines.append(
+            f"launch -> first frame        median {ms(f['first_frame_s']['median'])} "
+            f"(p25-p75 {ms(f['first_frame_s'].get('p25'))}-{ms(f['first_frame_s'].get('p75'))})"
+        )
+        lines.append(
+            f"launch -> first frame of a minimal Textual app (the floor) "
+            f"median {ms(f['minimal_textual_app_first_frame_s']['median'])}"
+        )
+        lines.append(
+            f"launch -> first eager rows   median {ms(f['first_eager_rows_s']['median'])} "
+            f"(p25-p75 {ms(f['first_eager_rows_s'].get('p25'))}-{ms(f['first_eager_rows_s'].get('p75'))})"
+        )
         filled = f.get("bytecode_cache_filled_after_rows_s")
-        lines.append(f"the worker's bytecode: {report['worker_bytecode']}" + (
-            "" if not report["worker_bytecode"].startswith("a cache") else "; not filled within 120 s" if filled is None
-            else f"; filled {filled:.1f} s after the first launch's first rows"))  # fmt: skip
+        lines.append(
+            f"the worker's bytecode: {report['worker_bytecode']}"
+            + (
+                ""
+                if not report["worker_bytecode"].startswith("a cache")
+                else "; not filled within 120 s"
+                if filled is None
+                else f"; filled {filled:.1f} s after the first launch's first rows"
+            )
+        )
     if "edit" in report:
         e = report["edit"]
         for key in EDIT_FIGURES:
@@ -432,29 +530,43 @@ def summary(report: dict[str, Any]) -> list[str]:
             if s and s["n"]:
                 lines.append(f"last key -> {key:<25} median {ms(s['median'])}  p90 {ms(s.get('p90'))}  (n={s['n']})")
         b = e["bare_compile_warm_process_s"]
-        lines.append(f"bare torch.compile + first call of the same new chains (a * b in place of a + b), warm process, "
-                     f"each after the app's: median {ms(b['median'])}  p90 {ms(b.get('p90'))}  (n={b['n']})")
+        lines.append(
+            f"bare torch.compile + first call of the same new chains (a * b in place of a + b), warm process, "
+            f"each after the app's: median {ms(b['median'])}  p90 {ms(b.get('p90'))}  (n={b['n']})"
+        )
         if e["new_compiled"]["n"] and b["n"]:
             ratio = e["new_compiled"]["median"] / b["median"]
             lines.append(f"new compiled rows / bare compile, median / median: {ratio:.2f}x")
             turns = e.get("new_compiled_over_bare_in_turns")
             if turns:
-                lines.append(f"new compiled rows / bare compile, chain by chain: median {turns['median']:.2f}x "
-                             f"(p25-p75 {turns['p25']:.2f}-{turns['p75']:.2f}x; target <= 1.20x: "
-                             f"{'met' if turns['median'] <= 1.2 else 'MISSED'})")
+                lines.append(
+                    f"new compiled rows / bare compile, chain by chain: median {turns['median']:.2f}x "
+                    f"(p25-p75 {turns['p25']:.2f}-{turns['p75']:.2f}x; target <= 1.20x: "
+                    f"{'met' if turns['median'] <= 1.2 else 'MISSED'})"
+                )
             whole = e["new_compiled_wall"]["median"] / b["median"]
             lines.append(f"new compiled rows with their wall time / bare compile: {whole:.2f}x")
     if "cold" in report:
         c = report["cold"]
-        lines.append(f"cold: launch -> first compiled rows {c['launch_to_first_compiled_rows_s']:.2f} s; bare fresh "
-                     f"process {c['bare_fresh_process_s']:.2f} s (compile + first call {c['bare_first_compile_s']:.2f} s)")
+        lines.append(
+            f"cold: launch -> first compiled rows {c['launch_to_first_compiled_rows_s']:.2f} s; bare fresh "
+            f"process {c['bare_fresh_process_s']:.2f} s (compile + first call {c['bare_first_compile_s']:.2f} s)"
+        )
     if "sweep" in report:
         sweep = report["sweep"]["s_to_whole_sweep_s"]
-        lines.append(f"s -> whole sweep on screen (fresh app) median {ms(sweep['median'])} "
-                     f"(min {ms(sweep.get('min'))}, max {ms(sweep.get('max'))}, n={sweep['n']})")
+        lines.append(
+            f"s -> whole sweep on screen (fresh app) median {ms(sweep['median'])} "
+            f"(min {ms(sweep.get('min'))}, max {ms(sweep.get('max'))}, n={sweep['n']})"
+        )
     for state, q in report.get("quit", {}).items():
-        lines.append(f"quit {state:<12} " + (q["error"] if "error" in q else
-                     f"{ms(q['q_to_exit_s'])}, workers left {q['workers_left']}, exit {q['exit_status']}"))
+        lines.append(
+            f"quit {state:<12} "
+            + (
+                q["error"]
+                if "error" in q
+                else f"{ms(q['q_to_exit_s'])}, workers left {q['workers_left']}, exit {q['exit_status']}"
+            )
+        )
     return lines
 
 
@@ -465,21 +577,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", default=None, help="the size N profiled on every edit (default 1e6 CUDA, 1e4 CPU)")
     parser.add_argument("--edits", type=int, default=5, help="chains per round (each round: new, then cache hits)")
     parser.add_argument("--launches", type=int, default=5)
-    parser.add_argument("--pause-s", type=float, default=20.0,
-                        help="then one more new chain after this long idle (0: none)")
+    parser.add_argument(
+        "--pause-s", type=float, default=20.0, help="then one more new chain after this long idle (0: none)"
+    )
     parser.add_argument("--sweeps", type=int, default=3, help="sweeps, each in a freshly started app")
     parser.add_argument("--only", default=",".join(SECTIONS))
-    parser.add_argument("--poll-ms", type=float, default=2.0 if (os.cpu_count() or 1) >= 8 else 10.0,
-                        help="ms between two reads of the screen (default: 2 on 8 cores or more, else 10)")
+    parser.add_argument(
+        "--poll-ms",
+        type=float,
+        default=2.0 if (os.cpu_count() or 1) >= 8 else 10.0,
+        help="ms between two reads of the screen (default: 2 on 8 cores or more, else 10)",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     args.n = args.n or ("1e6" if args.device.startswith("cuda") else "1e4")
     args.poll_s = args.poll_ms / 1e3
     report: dict[str, Any] = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "host": platform.node(), "cpus": os.cpu_count(), "device": args.device, "n": args.n,
-        "key_interval_s": KEY_INTERVAL_S, "poll_s": args.poll_s, "load_at_start": os.getloadavg(),
-    }  # fmt: skip
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "device": args.device,
+        "n": args.n,
+        "key_interval_s": KEY_INTERVAL_S,
+        "poll_s": args.poll_s,
+        "load_at_start": os.getloadavg(),
+    }
     # An installed tool has its bytecode compiled; a shell with PYTHONDONTWRITEBYTECODE=1 (both of
     # our machines) would otherwise have every launch compile the app's sources (~55 ms here).
     report["bytecode_compiled"] = all(compileall.compile_dir(ROOT / package, quiet=1) for package in ("tui", "probes"))

@@ -3,7 +3,7 @@ ago (as while a user types), or after a pause? Measured in one process, in turns
 
     python benchmarks/warmup_ab.py [--device cuda] [--rounds 15] [--pause-s 3] [--out FILE]
 
-For each chain, requests of its eager rows at one size (probes.sweep.run_profile, as the worker
+For each chain, requests of its eager rows at one size (probes.engine.sweep.run_profile, as the worker
 runs them) alternate between the engine's warm-up (WARMUP_MIN_S of back-to-back calls,
 CPU_WARMUP_MIN_S on the CPU) and none (one call), each right after the previous request; then a
 few pairs after ``--pause-s`` of idle. Prints per case the median wall time per call, device time
@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from probes import timing  # noqa: E402
-from probes.protocol import MeasurementResult, ProfileRequest  # noqa: E402
-from probes.sweep import run_profile  # noqa: E402
+from probes.engine import timing  # noqa: E402
+from probes.engine.sweep import run_profile  # noqa: E402
+from probes.link.protocol import MeasurementResult, ProfileRequest  # noqa: E402
 
 CASES = (("(a + b).tanh()", 1_000_000), ("(a + b).tanh()", 10_000_000), ("(a * b).sum()", 1_000_000))
 
@@ -72,13 +72,18 @@ def main() -> int:
                 time.sleep(args.pause_s)
                 idle[warm].append(measure(chain, n, args.device, warm))
         key = f"{chain} N={n:.0e}"
-        report[key] = {f"{when}, {'warm-up' if warm else 'none'}": summary(rows)
-                       for when, cases in (("busy", busy), (f"after {args.pause_s:g} s", idle))
-                       for warm, rows in cases.items() if rows}  # fmt: skip
+        report[key] = {
+            f"{when}, {'warm-up' if warm else 'none'}": summary(rows)
+            for when, cases in (("busy", busy), (f"after {args.pause_s:g} s", idle))
+            for warm, rows in cases.items()
+            if rows
+        }
         for case, s in report[key].items():  # type: ignore[union-attr]
             w, d, r = s["wall_us"], s["device_us"], s["request_ms"]
-            print(f"{key:28} {case:26} wall {w['median']:8.2f} µs ({w['p25']:.2f}-{w['p75']:.2f})  "
-                  f"device {d['median']:8.2f} µs ({d['p25']:.2f}-{d['p75']:.2f})  request {r['median']:6.1f} ms  n={s['n']}")
+            print(
+                f"{key:28} {case:26} wall {w['median']:8.2f} µs ({w['p25']:.2f}-{w['p75']:.2f})  "
+                f"device {d['median']:8.2f} µs ({d['p25']:.2f}-{d['p75']:.2f})  request {r['median']:6.1f} ms  n={s['n']}"
+            )
     if args.out:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
     return 0

@@ -1,7 +1,7 @@
 """``kernel-tui profile EXPR``: the engine's results as rich tables (or JSON), without the TUI.
 
 For scripts, CI and non-interactive SSH. It measures in a worker child through
-``probes.client.WorkerClient``, exactly as the app does: the same figures, and a poisoned CUDA
+``probes.link.client.WorkerClient``, exactly as the app does: the same figures, and a poisoned CUDA
 context, a crash or a flood of device printf is one line here, never a traceback. This process
 never imports torch.
 
@@ -25,8 +25,8 @@ from typing import NoReturn
 from rich.console import Console
 from rich.text import Text
 
-from probes.dtype_names import DTYPES
-from probes.protocol import (
+from probes.chain.dtype_names import DTYPES
+from probes.link.protocol import (
     DEFAULT_SIZES,
     MODES,
     ChainErrorInfo,
@@ -40,9 +40,9 @@ from probes.protocol import (
     RequestFailed,
     WorkerReady,
 )
-from probes.report_tables import plain, print_size, print_sweep
-from probes.safe_text import inert_line
-from probes.summary import SHORT_DTYPE_NAMES, format_size, parse_sizes
+from probes.link.report_tables import plain, print_size, print_sweep
+from probes.link.safe_text import inert_line
+from probes.link.summary import SHORT_DTYPE_NAMES, format_size, parse_sizes
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -66,25 +66,52 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kernel-tui profile",
         description="Measure the kernels an op chain launches, eager vs torch.compile, over tensor sizes.",
     )
-    parser.add_argument("chain", nargs="?", help="the op chain, e.g. '(a + b).relu()'; use '\\n' or ';' for several lines")
-    parser.add_argument("--sizes", default=",".join(format_size(s) for s in DEFAULT_SIZES),
-                        help="comma-separated sizes N: 1e6, 1_000_000 and 1M all work")
+    parser.add_argument(
+        "chain", nargs="?", help="the op chain, e.g. '(a + b).relu()'; use '\\n' or ';' for several lines"
+    )
+    parser.add_argument(
+        "--sizes",
+        default=",".join(format_size(s) for s in DEFAULT_SIZES),
+        help="comma-separated sizes N: 1e6, 1_000_000 and 1M all work",
+    )
     parser.add_argument("--modes", default="eager,compiled", help=f"comma-separated: {', '.join(MODES)}")
     parser.add_argument("--device", default=None, help="cuda, cuda:N or cpu (default: CUDA if present)")
     parser.add_argument("--dtype", default="fp32", choices=DTYPES, help="dtype of the default inputs a, b, c")
-    parser.add_argument("--input", action="append", default=[], metavar="DECL",
-                        help="declare an input, e.g. 'x: [N, 4096] bf16' (repeatable)")
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="DECL",
+        help="declare an input, e.g. 'x: [N, 4096] bf16' (repeatable)",
+    )
     parser.add_argument("--reps", type=int, default=None, help="timing reps (default: sized to the kernel time)")
-    parser.add_argument("--grad", action="store_true",
-                        help="measure forward + backward: float inputs require grad, the result is reduced with .sum()")
+    parser.add_argument(
+        "--grad",
+        action="store_true",
+        help="measure forward + backward: float inputs require grad, the result is reduced with .sum()",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
-    parser.add_argument("--from", dest="report", type=Path, metavar="REPORT",
-                        help="print the tables of a report saved with --json instead of measuring")
-    parser.add_argument("--baseline", type=Path, metavar="REPORT",
-                        help="print the deltas against a report saved with --json (noise-aware)")
-    parser.add_argument("--fail-on", action="append", default=[], metavar="METRIC:PCT",
-                        help="with --baseline: exit 1 when METRIC (kernels, transfers, bytes, device_time, "
-                             "wall_time) regresses by more than PCT beyond its noise, e.g. device_time:5%%")
+    parser.add_argument(
+        "--from",
+        dest="report",
+        type=Path,
+        metavar="REPORT",
+        help="print the tables of a report saved with --json instead of measuring",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="REPORT",
+        help="print the deltas against a report saved with --json (noise-aware)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        action="append",
+        default=[],
+        metavar="METRIC:PCT",
+        help="with --baseline: exit 1 when METRIC (kernels, transfers, bytes, device_time, "
+        "wall_time) regresses by more than PCT beyond its noise, e.g. device_time:5%%",
+    )
     return parser
 
 
@@ -138,7 +165,9 @@ def read_report(path: Path, option: str = "--from") -> tuple[str, ProfileReport]
     try:
         return text, ProfileReport.from_json(text)
     except ProtocolError as exc:
-        raise UsageError(f"{option}: {inert_line(str(path))} is not a kernel-tui report: {inert_line(str(exc))}") from None
+        raise UsageError(
+            f"{option}: {inert_line(str(path))} is not a kernel-tui report: {inert_line(str(exc))}"
+        ) from None
 
 
 def show_report(args: argparse.Namespace, console: Console) -> int:
@@ -147,7 +176,9 @@ def show_report(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         console.file.write(text if text.endswith("\n") else text + "\n")
         return baseline_verdict(args, report.results, Console(file=sys.stderr))
-    console.print(plain(f"{report.device_label} ({report.device}), torch {report.torch}, {report.date}"), highlight=False)
+    console.print(
+        plain(f"{report.device_label} ({report.device}), torch {report.torch}, {report.date}"), highlight=False
+    )
     by_size: dict[int, list[Measurement]] = {}
     for m in report.results:
         by_size.setdefault(m.size, []).append(m)
@@ -163,7 +194,7 @@ def baseline_verdict(args: argparse.Namespace, results: list[Measurement], err: 
     ``--fail-on`` metric regressed beyond its threshold and its noise."""
     if args.baseline is None:
         return 0
-    from probes.baseline import compare, regressions
+    from probes.link.baseline import compare, regressions
 
     _, pinned = read_report(args.baseline, "--baseline")
     deltas = compare(pinned.results, results)
@@ -246,7 +277,7 @@ class _Run:
             device=device,
             device_label=label,
             torch=self.ready.torch_version if self.ready else "",
-            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             results=self.results,
             failures=self.failures,
             host=platform.node(),
@@ -264,7 +295,7 @@ class _Run:
 
 
 async def _measure_in_worker(run: _Run) -> None:
-    from probes.client import WorkerClient
+    from probes.link.client import WorkerClient
 
     client = WorkerClient()
     try:
@@ -284,7 +315,7 @@ async def _measure_in_worker(run: _Run) -> None:
 
 
 def _check_baseline_options(args: argparse.Namespace) -> None:
-    from probes.baseline import parse_fail_on
+    from probes.link.baseline import parse_fail_on
 
     if args.fail_on and args.baseline is None:
         raise UsageError("--fail-on needs --baseline REPORT")
@@ -304,7 +335,7 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
         raise UsageError("give an op chain, e.g. kernel-tui profile '(a + b).relu()'")
     request = parse_request(args)
 
-    from probes.expr import ChainError, parse_chain
+    from probes.chain.expr import ChainError, parse_chain
 
     try:
         parse_chain(request.chain)

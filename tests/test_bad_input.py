@@ -1,5 +1,5 @@
 """Bad input, as a user types it: the committed corpus (tests/data/bad_input_corpus.json) through
-the parser, the engine (probes.sweep.run_profile), the headless CLI and one real worker.
+the parser, the engine (probes.engine.sweep.run_profile), the headless CLI and one real worker.
 
 Each case must end in its plain-words message (or a result, for the valid ones), never a
 traceback, and whatever ran it must still measure the next valid chain. The TUI tests drive the
@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from probes.expr import ChainError, parse_chain
-from probes.protocol import (
+from probes.chain.expr import ChainError, parse_chain
+from probes.link.protocol import (
     ChainErrorInfo,
     ErrorKind,
     InfoRequest,
@@ -27,7 +27,7 @@ from probes.protocol import (
     RequestFailed,
     WorkerReady,
 )
-from probes.summary import parse_sizes
+from probes.link.summary import parse_sizes
 
 CORPUS_PATH = Path(__file__).parent / "data" / "bad_input_corpus.json"
 CORPUS: list[dict[str, Any]] = json.loads(CORPUS_PATH.read_text(encoding="utf-8"))["cases"]
@@ -80,8 +80,12 @@ def check_failure(error: ChainErrorInfo, case: dict[str, Any]) -> None:
 
 def request_for(case: dict[str, Any], rid: str = "bad") -> ProfileRequest:
     return ProfileRequest(
-        rid, case["chain"], sizes=parse_sizes(",".join(case["sizes"])), modes=case.get("modes", ["eager"]),
-        device="cpu", reps=1,
+        rid,
+        case["chain"],
+        sizes=parse_sizes(",".join(case["sizes"])),
+        modes=case.get("modes", ["eager"]),
+        device="cpu",
+        reps=1,
     )
 
 
@@ -152,7 +156,7 @@ def test_each_case_fails_at_its_stage(case: dict[str, Any]) -> None:
 
 
 def run_engine(request: ProfileRequest) -> list[Any]:
-    from probes.sweep import run_profile
+    from probes.engine.sweep import run_profile
 
     events: list[Any] = []
     run_profile(request, events.append)
@@ -201,13 +205,15 @@ def test_an_out_of_memory_the_guard_lets_through_is_survived(monkeypatch: pytest
     the allocation (another process took it). Told that exabytes are free, it lets a 4 TB factory
     call through, which the allocator refuses: the engine must say so in plain words, keep
     nothing, and measure the next chain."""
-    from probes import memory_guard
+    from probes.engine import memory_guard
 
     monkeypatch.setattr(memory_guard, "free_memory", lambda device: (10**18, 10**18))
     case = {
-        "name": "allocator_refuses", "chain": "torch.ones(N * N, device=a.device) + a.sum()", "sizes": ["1e6"],
+        "name": "allocator_refuses",
+        "chain": "torch.ones(N * N, device=a.device) + a.sum()",
+        "sizes": ["1e6"],
         "expect": {"outcome": "error", "kind": "memory", "message_contains": "out of memory"},
-    }  # fmt: skip
+    }
     assert_example_still_works()
     before = rss_bytes()
     for _ in range(3):
@@ -225,8 +231,12 @@ def test_cli_answers_each_case_in_one_line(case: dict[str, Any], capfd: pytest.C
     from probes.cli import EXIT_BAD_INPUT, EXIT_FAILED, main
 
     argv = [
-        f"--sizes={','.join(case['sizes'])}", f"--modes={','.join(case.get('modes', ['eager']))}",
-        "--device=cpu", "--reps=1", "--", case["chain"],
+        f"--sizes={','.join(case['sizes'])}",
+        f"--modes={','.join(case.get('modes', ['eager']))}",
+        "--device=cpu",
+        "--reps=1",
+        "--",
+        case["chain"],
     ]
     code = main(argv)
     out, err = capfd.readouterr()
@@ -264,12 +274,9 @@ async def _collect(client: Any, request: Any) -> list[Any]:
 async def test_one_worker_survives_the_whole_corpus(tmp_path: Path) -> None:
     """Every case that reaches the engine, in one worker: each answered in plain words, the next
     valid chain measured after each error, and the same process at the end (no case kills it)."""
-    from probes.client import WorkerClient
+    from probes.link.client import WorkerClient
 
-    selected = [
-        case for case in CORPUS
-        if case["stage"] != "size" and not case.get("slow")
-    ]
+    selected = [case for case in CORPUS if case["stage"] != "size" and not case.get("slow")]
     client = WorkerClient(env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")})
     problems: list[str] = []
     try:

@@ -1,4 +1,4 @@
-"""A stopped compile's compilers end, its Python helpers do not (probes.child_processes)."""
+"""A stopped compile's compilers end, its Python helpers do not (probes.engine.child_processes)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from probes.child_processes import compiler_processes, kill_compilers
+from probes.engine.child_processes import compiler_processes, kill_compilers
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
 

@@ -15,8 +15,15 @@ import pytest
 from probes.cli import main
 
 JSON_KEYS = {
-    "mode", "size", "kernels_per_call", "bytes_per_call", "device_time_us", "wall_time_us",
-    "compile_time_s", "ran_compiled", "kernels",
+    "mode",
+    "size",
+    "kernels_per_call",
+    "bytes_per_call",
+    "device_time_us",
+    "wall_time_us",
+    "compile_time_s",
+    "ran_compiled",
+    "kernels",
 }
 DATA = Path(__file__).parent / "data"
 KERNEL_KEYS = {"name", "short_name", "launches_per_call", "device_time_us", "bytes", "gbps", "ops"}
@@ -24,7 +31,20 @@ KERNEL_KEYS = {"name", "short_name", "launches_per_call", "device_time_us", "byt
 
 @pytest.mark.slow
 def test_json_document_has_the_documented_shape(capfd: pytest.CaptureFixture[str]) -> None:
-    code = main(["(a + b).relu()", "--device", "cpu", "--sizes", "1e2,1_000", "--modes", "eager,compiled", "--reps", "3", "--json"])
+    code = main(
+        [
+            "(a + b).relu()",
+            "--device",
+            "cpu",
+            "--sizes",
+            "1e2,1_000",
+            "--modes",
+            "eager,compiled",
+            "--reps",
+            "3",
+            "--json",
+        ]
+    )
     out = capfd.readouterr().out
     assert code == 0
     doc = json.loads(out)
@@ -66,7 +86,9 @@ def test_tables_show_kernels_headline_and_sweep(capfd: pytest.CaptureFixture[str
 def test_bad_input_exits_non_zero_with_one_line(argv: list[str], message: str) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from probes.cli import main; sys.exit(main(sys.argv[1:]))", *argv],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode != 0
     assert message in proc.stderr
@@ -82,8 +104,8 @@ def test_saved_report_prints_the_same_tables(capfd: pytest.CaptureFixture[str]) 
     out = capfd.readouterr().out
     assert "NVIDIA H200" in out and "triton_poi_fused_add_relu_0" in out
     assert "eager 2 kernels / 5N -> compiled 1 kernel / 3N" in out
-    from probes.protocol import ProfileReport
-    from probes.summary import comparisons, crossover, format_size
+    from probes.link.protocol import ProfileReport
+    from probes.link.summary import comparisons, crossover, format_size
 
     where = crossover(comparisons(ProfileReport.from_json(report.read_text()).results))
     assert where is not None and f"compiled is faster per call from N = {format_size(where)} up" in out
@@ -98,7 +120,11 @@ def test_missing_chain_or_report_is_a_usage_error(capfd: pytest.CaptureFixture[s
 
 def run_cli(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tui", "profile", *argv], capture_output=True, text=True, timeout=300, input=stdin,
+        [sys.executable, "-m", "tui", "profile", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        input=stdin,
     )
 
 
@@ -139,7 +165,10 @@ def test_json_from_a_report_is_the_report_byte_for_byte() -> None:
 def test_a_closed_pipe_is_not_a_traceback() -> None:
     proc = subprocess.run(
         f"{shlex.quote(sys.executable)} -m tui profile --from {shlex.quote(str(DATA / 'h200_add_relu_sweep.json'))} | head -1",
-        shell=True, capture_output=True, text=True, timeout=120,
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.stdout.startswith("NVIDIA H200")
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
@@ -188,8 +217,8 @@ def test_baseline_deltas_and_fail_on(tmp_path: Path) -> None:
 
 
 def test_baseline_noise_makes_a_small_delta_no_change() -> None:
-    from probes.baseline import compare
-    from probes.protocol import ProfileReport
+    from probes.link.baseline import compare
+    from probes.link.protocol import ProfileReport
 
     (m,) = [r for r in ProfileReport.from_json((DATA / "h200_add.json").read_text()).results][:1]
     import dataclasses

@@ -7,12 +7,20 @@ from typing import Any
 
 import pytest
 
-from probes.cpu_kernel_record import HEAVY_INCLUDE, HEAVY_RECORD, LIGHT_RECORD, light_kernel_records, light_record_source
+from probes.engine.cpu_kernel_record import (
+    HEAVY_INCLUDE,
+    HEAVY_RECORD,
+    LIGHT_RECORD,
+    light_kernel_records,
+    light_record_source,
+)
 from tests.test_engine_truth import profile
 
 
 @pytest.mark.slow
-def test_a_cpu_compile_builds_its_kernels_with_the_light_range_and_the_profiler_still_names_them(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cpu_compile_builds_its_kernels_with_the_light_range_and_the_profiler_still_names_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from torch._inductor.codecache import CppCodeCache, CppPythonBindingsCodeCache
 
     built: list[str] = []
@@ -43,12 +51,16 @@ def test_a_kernel_without_a_range_opened_by_name_alone_is_left_as_it_is() -> Non
 
 
 @pytest.mark.parametrize(("cache", "light"), [("CppPythonBindingsCodeCache", True), ("CppWrapperCodeCache", False)])
-def test_only_the_kernels_own_cache_builds_the_light_range(monkeypatch: pytest.MonkeyPatch, cache: str, light: bool) -> None:
+def test_only_the_kernels_own_cache_builds_the_light_range(
+    monkeypatch: pytest.MonkeyPatch, cache: str, light: bool
+) -> None:
     import torch._inductor.codecache as codecache
 
     owner = getattr(codecache, cache)
     built: list[str] = []
-    monkeypatch.setattr(owner, "load_async", classmethod(lambda cls, code, *args, **kwargs: built.append(code) or (lambda: None)))
+    monkeypatch.setattr(
+        owner, "load_async", classmethod(lambda cls, code, *args, **kwargs: built.append(code) or (lambda: None))
+    )
     source = HEAVY_INCLUDE + 'extern "C" void kernel() { ' + HEAVY_RECORD + 'record_k_("k", nullptr); }\n'
     with light_kernel_records():
         owner.load_pybinding_async(["float*"], source)

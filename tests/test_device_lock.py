@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from probes import device_lock
-from probes.device_lock import compiling, measuring, release_all
+from probes.engine import device_lock
+from probes.engine.device_lock import compiling, measuring, release_all
 
 
 @pytest.fixture(autouse=True)
@@ -122,13 +122,15 @@ def test_a_thread_that_lets_the_device_go_keeps_another_threads_hold() -> None:
     assert not lock.held and not taken_elsewhere("cpu")
 
 
-def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_without_waiting_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_without_waiting_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The compile worker's compile must not wait for the eager worker's measurement of the same
     edit (the lock is taken after the compile); its timed calls hold the device."""
-    from probes import compiling as compiling_module
-    from probes import measure as measure_module
-    from probes.protocol import MeasurementResult, ProfileRequest
-    from probes.sweep import run_profile
+    from probes.engine import compiling as compiling_module
+    from probes.engine import measure as measure_module
+    from probes.engine.sweep import run_profile
+    from probes.link.protocol import MeasurementResult, ProfileRequest
 
     held_at: dict[str, list[bool]] = {"compile": [], "wall": []}
     compile, wall = compiling_module._compile, measure_module.measure_wall_time
@@ -144,7 +146,9 @@ def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_withou
     monkeypatch.setattr(compiling_module, "_compile", spy_compile)
     monkeypatch.setattr(measure_module, "measure_wall_time", spy_wall)
     events: list = []
-    run_profile(ProfileRequest("l1", "(a - b).abs() * 3", sizes=[512], modes=["eager", "compiled"], device="cpu"), events.append)
+    run_profile(
+        ProfileRequest("l1", "(a - b).abs() * 3", sizes=[512], modes=["eager", "compiled"], device="cpu"), events.append
+    )
     assert [e.measurement.mode for e in events if isinstance(e, MeasurementResult)] == ["eager", "compiled"]
     assert held_at == {"compile": [False], "wall": [True, True]}
     assert not taken_elsewhere("cpu")  # let go once the request is done
@@ -154,19 +158,24 @@ def test_the_compilers_import_holds_the_cpu_but_not_a_gpu() -> None:
     """A compile worker imports Dynamo and Inductor before its first compile; on the CPU that is
     work on the cores the other worker's eager measurement times (its 1e6 ops read 13-16 ms for
     0.13 ms on the 2-core machine), on a GPU it is host work beside the device."""
-    from probes.protocol import ProfileRequest
-    from probes.sweep import run_profile
+    from probes.engine.sweep import run_profile
+    from probes.link.protocol import ProfileRequest
 
     for device, held in (("cpu", True), ("cuda:0", False)):
         with device_lock.importing_compiler(torch.device(device)):
             assert taken_elsewhere(device) is held
     imports: list[bool] = []
-    run_profile(ProfileRequest("l2", "(a - b).abs() * 5", sizes=[512], modes=["eager", "compiled"], device="cpu"), lambda event: None,
-                before_compile=lambda step: imports.append(taken_elsewhere("cpu")))  # fmt: skip
+    run_profile(
+        ProfileRequest("l2", "(a - b).abs() * 5", sizes=[512], modes=["eager", "compiled"], device="cpu"),
+        lambda event: None,
+        before_compile=lambda step: imports.append(taken_elsewhere("cpu")),
+    )
     assert imports == [True]
 
 
-def test_a_cache_directory_that_cannot_be_used_costs_the_lock_not_the_measurement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cache_directory_that_cannot_be_used_costs_the_lock_not_the_measurement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")
     monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(blocked))
@@ -174,20 +183,22 @@ def test_a_cache_directory_that_cannot_be_used_costs_the_lock_not_the_measuremen
         assert device_lock.device_lock("cpu").path is None
 
 
-def test_a_gpu_another_process_timed_on_a_moment_ago_is_not_warmed_up_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_gpu_another_process_timed_on_a_moment_ago_is_not_warmed_up_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The app's compile worker times a new chain's compiled call a few hundred ms after the eager
     worker timed the same edit's eager rows on the GPU: its clocks are up, and a warm-up would hold
-    the compiled rows 25 ms (probes.timing.WARM_FOR_S). Another GPU is still warmed up."""
+    the compiled rows 25 ms (probes.engine.timing.WARM_FOR_S). Another GPU is still warmed up."""
     import subprocess
     import sys
     import time
 
-    from probes import timing
+    from probes.engine import timing
 
     monkeypatch.setattr(timing, "_last_timed", float("-inf"))
     gpu, other = torch.device("cuda", 3), torch.device("cuda", 2)
     assert timing.needs_warm_up(gpu, time.time())
-    mark = "from probes.device_lock import device_lock; device_lock('cuda:3').mark_timed()"
+    mark = "from probes.engine.device_lock import device_lock; device_lock('cuda:3').mark_timed()"
     subprocess.run([sys.executable, "-c", mark], env={**os.environ, "KERNEL_TUI_CACHE_DIR": str(tmp_path)}, check=True)
     now = time.time()
     assert not timing.needs_warm_up(gpu, now)

@@ -6,7 +6,7 @@ import io
 import logging
 import uuid
 
-from probes.diagnostics import capturing
+from probes.engine.diagnostics import capturing
 
 
 def _printing_logger(name: str) -> tuple[logging.Logger, io.StringIO]:
@@ -29,7 +29,10 @@ def test_torch_loggers_made_or_given_a_handler_after_a_capture_are_captured_too(
     with capturing() as caught:
         made_after.warning("from a logger made after the first capture")
         late_handler.warning("from a logger given a handler after the first capture")
-    assert caught == ["from a logger made after the first capture", "from a logger given a handler after the first capture"]
+    assert caught == [
+        "from a logger made after the first capture",
+        "from a logger given a handler after the first capture",
+    ]
     assert made_after_out.getvalue() == "" and late_out.getvalue() == ""
     made_after.warning("printed again")
     assert made_after_out.getvalue() == "printed again\n"

@@ -3,7 +3,6 @@ uses; nothing where there is no driver, and a failing step ends it quietly."""
 
 from __future__ import annotations
 
-import ctypes
 import subprocess
 import sys
 import threading
@@ -11,7 +10,7 @@ import threading
 import pytest
 import torch
 
-from probes.driver_context import CUDA_SUCCESS, make_primary_context, start_driver_context
+from probes.engine.driver_context import CUDA_SUCCESS, make_primary_context, start_driver_context
 
 
 class FakeDriver:
@@ -48,12 +47,14 @@ def test_the_context_is_made_on_a_thread_of_its_own() -> None:
 def test_a_failing_step_ends_it_without_the_next(failing: str) -> None:
     driver = FakeDriver(failing)
     assert make_primary_context(driver) is None
-    assert [name for name, _ in driver.calls][-1] == failing and "cuDevicePrimaryCtxRetain" not in [n for n, _ in driver.calls]
+    assert [name for name, _ in driver.calls][-1] == failing and "cuDevicePrimaryCtxRetain" not in [
+        n for n, _ in driver.calls
+    ]
 
 
 TORCH_USES_IT = """
 import ctypes
-from probes.driver_context import make_primary_context, start_driver_context
+from probes.engine.driver_context import make_primary_context, start_driver_context
 start_driver_context().join()
 lib = ctypes.CDLL("libcuda.so.1")
 flags, active = ctypes.c_uint(), ctypes.c_int()
@@ -79,6 +80,10 @@ def test_torch_measures_in_the_context_the_driver_made() -> None:
 
 def test_importing_the_worker_leaves_torch_to_its_main() -> None:
     """The worker's main starts the thread first: it is only worth it beside torch's import."""
-    out = subprocess.run([sys.executable, "-c", "import sys, probes.worker; print('torch' in sys.modules)"],
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys, probes.engine.worker; print('torch' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.stdout.strip() == "False", out.stderr[-2000:]

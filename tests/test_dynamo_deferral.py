@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def run_fresh(code: str) -> dict:
     """Run ``code`` in a fresh interpreter; it prints one JSON object as its last line."""
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -26,9 +28,9 @@ def test_a_worker_starts_and_measures_eager_rows_without_importing_dynamo() -> N
     (meta run, profiled reps, timed reps) used to import Dynamo: a second before the first rows."""
     got = run_fresh("""
         import json, sys
-        from probes.worker import _initialise_device
-        from probes.sweep import run_profile
-        from probes.protocol import MeasurementResult, ProfileRequest
+        from probes.engine.worker import _initialise_device
+        from probes.engine.sweep import run_profile
+        from probes.link.protocol import MeasurementResult, ProfileRequest
         _initialise_device()
         after_start = "torch._dynamo" in sys.modules
         events = []
@@ -46,9 +48,9 @@ def test_a_compile_after_the_deferral_finds_torch_as_torch_left_it() -> None:
     keeps a stand-in for its Dynamo mark."""
     got = run_fresh("""
         import gc, json, sys, types
-        from probes.dynamo_deferral import MARK, defer_dynamo_import
-        from probes.sweep import run_profile
-        from probes.protocol import MeasurementResult, ProfileRequest
+        from probes.engine.dynamo_deferral import MARK, defer_dynamo_import
+        from probes.engine.sweep import run_profile
+        from probes.link.protocol import MeasurementResult, ProfileRequest
         deferred = defer_dynamo_import()
         events = []
         run_profile(ProfileRequest("r", "(a + b).relu()", sizes=[1000], modes=["compiled"], device="cpu"), events.append)
@@ -58,7 +60,7 @@ def test_a_compile_after_the_deferral_finds_torch_as_torch_left_it() -> None:
         print(json.dumps({"deferred": deferred, "ran_compiled": bool(measured) and measured[0].ran_compiled,
                           "stand_ins_left": stand_ins}))
     """)
-    assert got["deferred"] > 0, "torch no longer wraps its functions as probes.dynamo_deferral expects"
+    assert got["deferred"] > 0, "torch no longer wraps its functions as probes.engine.dynamo_deferral expects"
     assert got["ran_compiled"] is True
     assert got["stand_ins_left"] == 0
 
@@ -69,7 +71,7 @@ def test_a_stand_in_called_once_dynamo_is_imported_puts_the_real_mark_in_place()
     got = run_fresh("""
         import json
         import torch
-        from probes.dynamo_deferral import MARK, _deferred, defer_dynamo_import
+        from probes.engine.dynamo_deferral import MARK, _deferred, defer_dynamo_import
         defer_dynamo_import()
         deferred = list(_deferred)
         import torch._dynamo
@@ -88,8 +90,8 @@ def test_a_first_request_of_both_modes_sends_its_eager_rows_before_importing_the
     leave before the worker imports Dynamo and Inductor for the compile (a second here)."""
     got = run_fresh("""
         import io, json, sys
-        from probes import worker
-        from probes.protocol import MeasurementResult, ProfileRequest
+        from probes.engine import worker
+        from probes.link.protocol import MeasurementResult, ProfileRequest
         worker._initialise_device()
         running = worker.Worker(io.StringIO())
         seen = []

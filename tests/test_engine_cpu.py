@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import pytest
 
-from probes.protocol import Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
-from probes.sweep import run_profile
+from probes.engine.sweep import run_profile
+from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
 
 pytestmark = pytest.mark.slow
 
 N = 1_000_000
 
 
-def profile(chain: str, sizes: list[int], modes: list[str], **kwargs: object) -> tuple[list[Measurement], list[RequestFailed], list]:
+def profile(
+    chain: str, sizes: list[int], modes: list[str], **kwargs: object
+) -> tuple[list[Measurement], list[RequestFailed], list]:
     events: list = []
     run_profile(ProfileRequest(id="t", chain=chain, sizes=sizes, modes=modes, device="cpu", **kwargs), events.append)
     results = [e.measurement for e in events if isinstance(e, MeasurementResult)]
@@ -82,7 +84,12 @@ def test_early_rows_are_the_rows_then_the_whole_measurement(monkeypatch: pytest.
     monkeypatch.setattr(ProfileRequest, "rows_before_wall_time", lambda self, device: self.early_rows)
     results, failures, events = profile("(a - b).abs()", [10_000], ["eager", "compiled"], reps=5, early_rows=True)
     assert not failures, failures
-    assert [(m.mode, m.wall_pending) for m in results] == [("eager", True), ("eager", False), ("compiled", True), ("compiled", False)]
+    assert [(m.mode, m.wall_pending) for m in results] == [
+        ("eager", True),
+        ("eager", False),
+        ("compiled", True),
+        ("compiled", False),
+    ]
     for early, whole in (results[0:2], results[2:4]):
         assert [k.name for k in early.kernels] == [k.name for k in whole.kernels]
         assert early.device_time_us == whole.device_time_us and early.bytes_per_call == whole.bytes_per_call
@@ -183,14 +190,16 @@ def test_remeasuring_a_chain_reuses_its_compiled_code() -> None:
     assert [k.name for k in again[0].kernels] == [k.name for k in first[0].kernels]
 
 
-def test_a_new_chain_compiles_through_the_wrapper_made_while_idle_and_only_that_chain(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_chain_compiles_through_the_wrapper_made_while_idle_and_only_that_chain(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A worker that compiles makes the next compile's ``torch.compile`` wrapper while it has
     nothing to do (2.2 ms of a new chain's way to its rows on the H200 box); the chain that takes
     it compiles as a fresh ``torch.compile`` would, with kernels of its own, and the next wrapper
     carries nothing of it."""
     import torch
 
-    from probes.compiling import make_spare_wrapper
+    from probes.engine.compiling import make_spare_wrapper
 
     made: list[object] = []
     real = torch.compile

@@ -10,18 +10,22 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from probes.protocol import Measurement, MeasurementResult, ProfileRequest, RequestFailed  # noqa: E402
-from probes.sweep import run_profile  # noqa: E402
+from probes.engine.sweep import run_profile  # noqa: E402
+from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, RequestFailed  # noqa: E402
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 
 N = 10_000_000
 
 
-def profile(chain: str, sizes: list[int], modes: list[str]) -> tuple[dict[tuple[int, str], Measurement], list[RequestFailed]]:
+def profile(
+    chain: str, sizes: list[int], modes: list[str]
+) -> tuple[dict[tuple[int, str], Measurement], list[RequestFailed]]:
     events: list = []
     run_profile(ProfileRequest(id="g", chain=chain, sizes=sizes, modes=modes, device="cuda"), events.append)
-    results = {(e.measurement.size, e.measurement.mode): e.measurement for e in events if isinstance(e, MeasurementResult)}
+    results = {
+        (e.measurement.size, e.measurement.mode): e.measurement for e in events if isinstance(e, MeasurementResult)
+    }
     return results, [e for e in events if isinstance(e, RequestFailed)]
 
 
@@ -76,7 +80,7 @@ def bare_kernel_us(call, reps: int = 20) -> dict[str, float]:
 
     from torch.profiler import ProfilerActivity, profile
 
-    from probes.kernel_names import classify_device_event
+    from probes.link.kernel_names import classify_device_event
 
     for _ in range(5):
         call()
@@ -112,10 +116,10 @@ def test_the_flush_leaves_nothing_for_a_reduction_to_pay_for() -> None:
 
 
 def test_profiled_runs_back_to_back_each_record_the_kernels() -> None:
-    """``probes.timing.profile_run`` as a notebook may call it: sessions in a row, nothing launched
+    """``probes.engine.timing.profile_run`` as a notebook may call it: sessions in a row, nothing launched
     between them. The profiler, told to detach after each session, lost every second session's
     device events that way (0 kernels); each run must still have its reps' kernels."""
-    from probes.timing import L2Flusher, profile_run
+    from probes.engine.timing import L2Flusher, profile_run
 
     device = torch.device("cuda")
     a, b = torch.randn(10**6, device=device), torch.randn(10**6, device=device)
@@ -158,7 +162,7 @@ async def test_a_long_lived_worker_times_calls_like_the_in_process_engine() -> N
     alternately, is compared: a cost the worker adds to every call shows in all of its readings.
     A host-bound call may read faster through the worker (42.9 against 64.4 µs, when only the
     worker's first reading caught its core at speed); the defect this test is for is a slower one."""
-    from probes.client import WorkerClient
+    from probes.link.client import WorkerClient
 
     chain, sizes, modes = "(a * b + c).tanh()", [10**7, 10**8], ["eager", "compiled"]
     from_worker: dict[tuple[int, str], list[float]] = {}
@@ -193,7 +197,10 @@ def test_training_step_on_cuda_tags_every_kernel_with_its_pass_and_counts_matmul
     n, k = 4096, 1024
     events: list = []
     chain = f"x: [N, {k}] bf16\nw: [{k}, {k}] bf16\nF.gelu(x @ w)"
-    run_profile(ProfileRequest(id="g", chain=chain, sizes=[n], modes=["eager", "compiled"], device="cuda", grad=True), events.append)
+    run_profile(
+        ProfileRequest(id="g", chain=chain, sizes=[n], modes=["eager", "compiled"], device="cuda", grad=True),
+        events.append,
+    )
     failures = [e for e in events if isinstance(e, RequestFailed)]
     assert not failures, failures
     results = {e.measurement.mode: e.measurement for e in events if isinstance(e, MeasurementResult)}

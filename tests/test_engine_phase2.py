@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from probes.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
-from probes.sweep import run_profile
+from probes.engine.sweep import run_profile
+from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,9 @@ def test_grad_add_relu_runs_threshold_backward_eager_and_a_fused_backward_compil
 
 def test_grad_without_a_float_input_is_refused_in_plain_words() -> None:
     events: list = []
-    run_profile(ProfileRequest("g", "i: [N] int64\ni * 2", sizes=[64], modes=["eager"], device="cpu", grad=True), events.append)
+    run_profile(
+        ProfileRequest("g", "i: [N] int64\ni * 2", sizes=[64], modes=["eager"], device="cpu", grad=True), events.append
+    )
     (failure,) = [e for e in events if isinstance(e, RequestFailed)]
     assert "float" in failure.error.message
 
@@ -72,10 +74,12 @@ def test_elementwise_kernels_have_no_flop_count_rather_than_a_guess() -> None:
     assert all(m.compute_peak_tflops is None for m in results.values())
 
 
-def test_flops_are_counted_in_a_run_of_their_own_only_for_a_chain_with_a_counted_op(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_flops_are_counted_in_a_run_of_their_own_only_for_a_chain_with_a_counted_op(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Counting runs the chain once more under a dispatch mode (7 ms of an H200 measurement): an
     elementwise chain, which can count nothing, is spared it; a matmul, eager or compiled, is not."""
-    from probes import flops
+    from probes.engine import flops
 
     counted: list[str] = []
     count = flops.flops_by_op
@@ -112,13 +116,25 @@ def test_kernels_without_bytes_are_named_once_each_in_the_note() -> None:
 
 
 def test_two_kernels_of_one_op_get_its_flops_only_when_the_calls_cannot_be_mixed_up() -> None:
-    from probes.flops import assign
-    from probes.protocol import KernelRow
+    from probes.engine.flops import assign
+    from probes.link.protocol import KernelRow
 
     def rows() -> list[KernelRow]:
         return [
-            KernelRow(name=f"gemm_{i}", short_name=f"gemm_{i}", kind="kernel", launches_per_call=1.0, device_time_us=10.0,
-                      time_per_call_us=10.0, share=0.5, bytes=None, gbps=None, pct_of_peak=None, ops=["aten::mm"], pass_="backward")
+            KernelRow(
+                name=f"gemm_{i}",
+                short_name=f"gemm_{i}",
+                kind="kernel",
+                launches_per_call=1.0,
+                device_time_us=10.0,
+                time_per_call_us=10.0,
+                share=0.5,
+                bytes=None,
+                gbps=None,
+                pct_of_peak=None,
+                ops=["aten::mm"],
+                pass_="backward",
+            )
             for i in range(2)
         ]
 
@@ -133,8 +149,8 @@ def test_two_kernels_of_one_op_get_its_flops_only_when_the_calls_cannot_be_mixed
 def test_a_compute_peak_that_a_kernel_beats_is_measured_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A peak taken badly (the H200's clocks still low: its training-step matmuls ran at 107-115%
     of it) is not kept: the first kernel past it by more than 10% has it measured again."""
-    from probes import bandwidth, compute_peak
-    from probes.bandwidth import Peak
+    from probes.engine import bandwidth, compute_peak
+    from probes.engine.bandwidth import Peak
 
     monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(bandwidth, "_refreshed", set())  # once per process: earlier tests may have used it
@@ -148,7 +164,10 @@ def test_a_compute_peak_that_a_kernel_beats_is_measured_again(monkeypatch: pytes
 
     monkeypatch.setattr(compute_peak, "measure_compute_peak", badly_first)
     events: list = []
-    run_profile(ProfileRequest("cp", "x: [N, 256]\nw: [256, 256]\nx @ w", sizes=[2048], modes=["eager"], device="cpu", reps=3), events.append)
+    run_profile(
+        ProfileRequest("cp", "x: [N, 256]\nw: [256, 256]\nx @ w", sizes=[2048], modes=["eager"], device="cpu", reps=3),
+        events.append,
+    )
     (result,) = [e.measurement for e in events if isinstance(e, MeasurementResult)]
     assert len(taken) == 2 and result.compute_peak_tflops == taken[1].value
     assert any("beat" in getattr(e, "message", "") and "compute peak" in e.message for e in events)
@@ -160,8 +179,8 @@ def test_a_peak_is_never_lowered_by_a_worse_measurement(monkeypatch: pytest.Monk
     """A peak is the most the device reaches: a refresh that reads lower than the cached peak
     keeps it (on the H200 a refresh read 581 TFLOP/s against a cached 743); a quiet measurement
     replaces one taken on a busy machine, even when lower."""
-    from probes import bandwidth
-    from probes.bandwidth import Peak, cached_peak
+    from probes.engine import bandwidth
+    from probes.engine.bandwidth import Peak, cached_peak
 
     monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(bandwidth, "_refreshed", set())
@@ -182,8 +201,8 @@ def test_a_peak_taken_on_a_busy_machine_is_measured_again_once_per_process_not_p
     """On a loaded machine every measurement reads busy: re-measuring at each request cost each
     edit seconds on the CPU (the worker's thousand-request soak ran past 10 minutes). The next
     process measures it again."""
-    from probes import bandwidth
-    from probes.bandwidth import Peak, cached_peak
+    from probes.engine import bandwidth
+    from probes.engine.bandwidth import Peak, cached_peak
 
     monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(bandwidth, "_refreshed", set())
@@ -203,8 +222,8 @@ def test_a_peak_taken_on_a_busy_machine_is_measured_again_once_per_process_not_p
 def test_a_peak_refresh_is_announced_only_when_it_measures(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A kernel past the peak has it measured again once per process; a later request whose kernel
     beats it too says nothing of measuring (it used to announce one at each request)."""
-    from probes import bandwidth
-    from probes.bandwidth import Peak
+    from probes.engine import bandwidth
+    from probes.engine.bandwidth import Peak
 
     monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(bandwidth, "_refreshed", set())
@@ -219,14 +238,16 @@ def test_a_peak_refresh_is_announced_only_when_it_measures(monkeypatch: pytest.M
     announced = []
     for number in range(2):
         events: list = []
-        run_profile(ProfileRequest(f"b{number}", "(a + b).relu()", sizes=[10_000], modes=["eager"], device="cpu"), events.append)
+        run_profile(
+            ProfileRequest(f"b{number}", "(a + b).relu()", sizes=[10_000], modes=["eager"], device="cpu"), events.append
+        )
         assert any(isinstance(e, MeasurementResult) for e in events)
         announced.append(sum("measuring it again" in getattr(e, "message", "") for e in events))
     assert announced == [1, 0] and len(measured) == 2  # the first measurement, then the one refresh
 
 
 def test_a_kernel_above_the_compute_peak_is_explained_not_just_shown() -> None:
-    from probes import flops
+    from probes.engine import flops
 
     results = profile("x: [N, 256]\nw: [256, 256]\nx @ w", [2048], ["eager"], reps=3)
     measurement = results[(2048, "eager")]

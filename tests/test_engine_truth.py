@@ -13,15 +13,19 @@ from collections.abc import Iterator
 
 import pytest
 
-from probes.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
-from probes.sweep import run_profile
+from probes.engine.sweep import run_profile
+from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
 
 
-def profile(chain: str, sizes: list[int], modes: list[str], **kwargs: object) -> tuple[list[Measurement], list[RequestFailed]]:
+def profile(
+    chain: str, sizes: list[int], modes: list[str], **kwargs: object
+) -> tuple[list[Measurement], list[RequestFailed]]:
     events: list = []
     run_profile(ProfileRequest(id="t", chain=chain, sizes=sizes, modes=modes, device="cpu", **kwargs), events.append)
     assert isinstance(events[-1], RequestDone)
-    return [e.measurement for e in events if isinstance(e, MeasurementResult)], [e for e in events if isinstance(e, RequestFailed)]
+    return [e.measurement for e in events if isinstance(e, MeasurementResult)], [
+        e for e in events if isinstance(e, RequestFailed)
+    ]
 
 
 @pytest.mark.slow
@@ -72,7 +76,7 @@ def test_a_12_size_compiled_sweep_is_compiled_at_every_size_in_both_orders() -> 
     limit at 1, a shared code object would run the second size eager."""
     import torch
 
-    from probes import compiling
+    from probes.engine import compiling
 
     sizes = [16 + 8 * i for i in range(12)]
     runs = {}
@@ -106,10 +110,10 @@ def test_the_callers_torch_is_untouched_by_import_and_measurement() -> None:
                     CppPythonBindingsCodeCache.__dict__["load_pybinding_async"],
                     logging.getLogger("torch._subclasses.fake_tensor").level, list(warnings.filters))
         before = state()
-        import probes.measure, probes.sweep
+        import probes.engine.measure, probes.engine.sweep
         assert state() == before, "import changed torch"
-        from probes.protocol import ProfileRequest
-        probes.sweep.run_profile(ProfileRequest("t", "F.softmax(a) + 1", sizes=[64], modes=["compiled"], device="cpu", reps=2), lambda e: None)
+        from probes.link.protocol import ProfileRequest
+        probes.engine.sweep.run_profile(ProfileRequest("t", "F.softmax(a) + 1", sizes=[64], modes=["compiled"], device="cpu", reps=2), lambda e: None)
         assert state() == before, "a measurement changed torch"
         print("untouched")
         """
@@ -121,8 +125,23 @@ def test_the_callers_torch_is_untouched_by_import_and_measurement() -> None:
 @pytest.mark.slow
 def test_torch_warnings_go_into_the_result_not_the_terminal() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "tui", "profile", "F.softmax(a) + 1", "--sizes", "256", "--modes", "eager", "--device", "cpu", "--json"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "tui",
+            "profile",
+            "F.softmax(a) + 1",
+            "--sizes",
+            "256",
+            "--modes",
+            "eager",
+            "--device",
+            "cpu",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     assert "softmax" not in proc.stderr.lower()
@@ -131,8 +150,8 @@ def test_torch_warnings_go_into_the_result_not_the_terminal() -> None:
 
 
 def test_bytes_per_call_is_never_a_partial_sum() -> None:
-    from probes.launches import Launch
-    from probes.measure import build_rows, bytes_per_call
+    from probes.engine.launches import Launch
+    from probes.engine.measure import build_rows, bytes_per_call
 
     launches = [Launch("k1", 2.0, 0, None, None), Launch("k2", 3.0, 0, None, None)]
     kernels, _ = build_rows(launches, 1, {"k1": 100}, {}, {})
@@ -143,7 +162,7 @@ def test_bytes_per_call_is_never_a_partial_sum() -> None:
 
 
 def test_other_processes_make_a_figure_noisy_only_when_they_leave_no_core_idle() -> None:
-    from probes.noise import CpuLoad
+    from probes.engine.noise import CpuLoad
 
     assert CpuLoad(cores=2, busy_cores=1.7, other_cores=0.7).busy  # the CI machine: the worker's core is shared
     assert not CpuLoad(cores=16, busy_cores=1.6, other_cores=0.6).busy  # the app drawing beside it on a GPU box
@@ -153,7 +172,7 @@ def test_other_processes_make_a_figure_noisy_only_when_they_leave_no_core_idle()
 def test_kernel_times_that_add_up_to_more_than_the_call_are_said_to_be_noise() -> None:
     """A call's kernels cannot take longer than the call: on the CPU machine eager rows at 1e6
     read 1.2-1.5x their wall time, and were shown beside it as fact."""
-    from probes.measure import _noise
+    from probes.engine.measure import _noise
 
     wall = [100.0] * 20
     assert any("1.5x the call's wall time" in reason for reason in _noise(wall, [148.0, 152.0], 150.0, 10, None))
@@ -164,12 +183,12 @@ def test_kernel_times_that_add_up_to_more_than_the_call_are_said_to_be_noise() -
 
 def test_a_gpu_is_warmed_up_only_after_a_pause_and_the_cpu_always() -> None:
     """Right after a timed rep a GPU's warm-up changes no figure and costs 20 ms of each edit
-    (probes.timing.WARM_FOR_S); an idle CPU's next calls are slower, so the CPU always warms up."""
+    (probes.engine.timing.WARM_FOR_S); an idle CPU's next calls are slower, so the CPU always warms up."""
     import time
 
     import torch
 
-    from probes import timing
+    from probes.engine import timing
 
     measurements, failures = profile("a + b", [1000], ["eager"])
     assert measurements and not failures
@@ -182,10 +201,10 @@ def test_a_gpu_is_warmed_up_only_after_a_pause_and_the_cpu_always() -> None:
 def test_the_cpu_warms_up_for_its_own_shorter_length() -> None:
     """A GPU's warm-up brings its clocks up (25 ms, do_bench's); the CPU's wakes torch's threads, and
     with the GPU's length each edit's eager and compiled rows waited 20 ms more on the CPU
-    (probes.timing.CPU_WARMUP_MIN_S)."""
+    (probes.engine.timing.CPU_WARMUP_MIN_S)."""
     import torch
 
-    from probes import timing
+    from probes.engine import timing
 
     single_s = 0.001
     calls: list[int] = []
@@ -200,7 +219,7 @@ def test_a_cpu_rep_that_faults_in_fresh_pages_is_left_out_of_the_rows() -> None:
     and another rep runs. Here the 2nd and 4th calls fill a new 64 MB mapping."""
     import torch
 
-    from probes.timing import L2Flusher, profile_run
+    from probes.engine.timing import L2Flusher, profile_run
 
     cpu = torch.device("cpu")
     calls = 0
@@ -225,7 +244,7 @@ def test_a_cpu_call_that_always_faults_keeps_every_rep() -> None:
     faulting is what the call costs: no rep is left out."""
     import torch
 
-    from probes.timing import L2Flusher, profile_run
+    from probes.engine.timing import L2Flusher, profile_run
 
     cpu = torch.device("cpu")
     run = profile_run(lambda: torch.empty(16 * 2**20).fill_(1.0), cpu, 3, L2Flusher(cpu), faults_per_call=0.0)
@@ -236,14 +255,14 @@ def test_a_cpu_call_that_always_faults_keeps_every_rep() -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
 def test_a_cpu_measurement_keeps_the_memory_its_calls_free() -> None:
     """After a CPU measurement, a freed 24 MB tensor stays with the process for the next call
-    (probes.host_heap): left to glibc, a fresh process maps it alone and gives it back, and the
+    (probes.engine.host_heap): left to glibc, a fresh process maps it alone and gives it back, and the
     next call faults in all 6,000 pages again."""
     script = textwrap.dedent(
         """
         import torch
-        from probes.expr import parse_chain
-        from probes.inputs import input_specs, make_inputs
-        from probes.measure import measure
+        from probes.chain.expr import parse_chain
+        from probes.engine.inputs import input_specs, make_inputs
+        from probes.engine.measure import measure
 
         def resident() -> int:
             with open("/proc/self/statm") as f:
@@ -260,8 +279,13 @@ def test_a_cpu_measurement_keeps_the_memory_its_calls_free() -> None:
     )
     given_back = {}
     for pin in (False, True):
-        out = subprocess.run([sys.executable, "-c", f"PIN = {pin}\n{script}"], capture_output=True, text=True, check=True,
-                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", f"PIN = {pin}\n{script}"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        )
         given_back[pin] = int(out.stdout.split()[-1])
     assert given_back[False] >= 20 * 2**20  # the check can fail: glibc alone gives it back
     assert given_back[True] < 2**20

@@ -1,4 +1,4 @@
-"""probes.expr: what chains are accepted, what they compute, and that nothing else gets through."""
+"""probes.chain.expr: what chains are accepted, what they compute, and that nothing else gets through."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from probes.expr import (
+from probes.chain.expr import (
     DTYPE_ALIASES,
     ChainError,
     InputDecl,
@@ -27,8 +27,8 @@ from probes.expr import (
     canonical_dtype,
     parse_chain,
 )
-from probes.protocol import ChainErrorInfo
-from probes.summary import parse_sizes
+from probes.link.protocol import ChainErrorInfo
+from probes.link.summary import parse_sizes
 
 NAMESPACE = {"torch": torch, "F": F}
 CORPUS = Path(__file__).parent / "data" / "escape_corpus.txt"
@@ -135,8 +135,17 @@ def test_dtype_aliases() -> None:
     assert canonical_dtype("double") == "fp64"
     assert canonical_dtype("long") == "int64" and canonical_dtype("int") == "int32"
     assert set(DTYPE_ALIASES.values()) == {
-        "fp32", "bf16", "fp16", "fp64", "int64", "int32", "int16", "int8", "uint8", "bool",
-    }  # fmt: skip
+        "fp32",
+        "bf16",
+        "fp16",
+        "fp64",
+        "int64",
+        "int32",
+        "int16",
+        "int8",
+        "uint8",
+        "bool",
+    }
     with pytest.raises(ChainError) as caught:
         canonical_dtype("bf17")
     assert caught.value.info.kind == "input" and "bf16" in caught.value.info.message
@@ -151,9 +160,7 @@ def test_built_functions_compute_the_chain() -> None:
     a, b = torch.randn(8), torch.randn(8)
     torch.testing.assert_close(run(parse_chain("(a + b).relu()"), 8, a, b), (a + b).relu())
     torch.testing.assert_close(run(parse_chain("(a * b).sum()"), 8, a, b), (a * b).sum())
-    torch.testing.assert_close(
-        run(parse_chain("torch.where(a > 0, a, b)"), 8, a, b), torch.where(a > 0, a, b)
-    )
+    torch.testing.assert_close(run(parse_chain("torch.where(a > 0, a, b)"), 8, a, b), torch.where(a > 0, a, b))
     torch.testing.assert_close(run(parse_chain("a[::2] + b[1::2]"), 8, a, b), a[::2] + b[1::2])
     torch.testing.assert_close(run(parse_chain("a.view(N // 2, 2)"), 8, a), a.view(4, 2))
     torch.testing.assert_close(run(parse_chain("F.gelu(a)"), 8, a), F.gelu(a))
@@ -172,8 +179,17 @@ def test_built_function_takes_inputs_in_order_then_n() -> None:
 def test_built_function_has_only_the_allowed_builtins() -> None:
     chain_builtins = parse_chain("a").build_function(NAMESPACE).__globals__["__builtins__"]
     assert set(chain_builtins) == {
-        "abs", "min", "max", "int", "float", "bool", "len", "round", "slice", "__import__",
-    }  # fmt: skip
+        "abs",
+        "min",
+        "max",
+        "int",
+        "float",
+        "bool",
+        "len",
+        "round",
+        "slice",
+        "__import__",
+    }
     # __import__ is there for torch's C++ side only, and hands back nothing not already loaded
     assert chain_builtins["__import__"]("torch.nn", fromlist=("functional",)) is torch.nn
     with pytest.raises(ImportError):
@@ -189,9 +205,7 @@ def test_runtime_errors_point_at_the_users_line() -> None:
 
 
 def test_torch_compile_traces_the_built_function() -> None:
-    compiled = torch.compile(
-        parse_chain("t = a + b\nt.relu() * N").build_function(NAMESPACE), backend="eager"
-    )
+    compiled = torch.compile(parse_chain("t = a + b\nt.relu() * N").build_function(NAMESPACE), backend="eager")
     a, b = torch.randn(16), torch.randn(16)
     torch.testing.assert_close(compiled(a, b, N=16), (a + b).relu() * 16)
 
@@ -203,7 +217,7 @@ def test_build_function_revalidates_the_text() -> None:
 
 
 def test_module_does_not_import_torch() -> None:
-    code = "import sys, probes.expr; assert 'torch' not in sys.modules"
+    code = "import sys, probes.chain.expr; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1])
 
 
@@ -340,21 +354,34 @@ def test_empty_chains(text: str) -> None:
     assert info.message == "the chain is empty: type an expression such as (a + b).relu()"
 
 
-@pytest.mark.parametrize(("text", "col", "words"), [
-    ("(a + b).tanh", 9, ".tanh is not a tensor: call it, as in .tanh()"),
-    ("(a + b).ta", 9, ".ta is not a tensor"),
-    ("a.relu().tanh", 10, ".tanh is not a tensor"),
-    ("a.shape", 3, ".shape is a Python value, not a tensor"),
-    ("y = a.relu", 7, ".relu is not a tensor"),
-])
+@pytest.mark.parametrize(
+    ("text", "col", "words"),
+    [
+        ("(a + b).tanh", 9, ".tanh is not a tensor: call it, as in .tanh()"),
+        ("(a + b).ta", 9, ".ta is not a tensor"),
+        ("a.relu().tanh", 10, ".tanh is not a tensor"),
+        ("a.shape", 3, ".shape is a Python value, not a tensor"),
+        ("y = a.relu", 7, ".relu is not a tensor"),
+    ],
+)
 def test_a_chain_ending_in_a_method_of_a_tensor_is_refused_while_typing(text: str, col: int, words: str) -> None:
     info = error_of(text)  # never sent to the worker: the text on the way to .tanh() costs nothing
     assert (info.kind, info.line, info.col) == ("syntax", 1, col)
     assert words in info.message
 
 
-@pytest.mark.parametrize("text", ["a.T", "a.sum(0).mT", "torch.max(a, 0).values", "a.sort().indices", "a.aminmax().max",
-                                  "torch.linalg.qr(a.reshape(100, -1)).Q", "y = a.relu()\ny.real"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a.T",
+        "a.sum(0).mT",
+        "torch.max(a, 0).values",
+        "a.sort().indices",
+        "a.aminmax().max",
+        "torch.linalg.qr(a.reshape(100, -1)).Q",
+        "y = a.relu()\ny.real",
+    ],
+)
 def test_tensor_valued_attributes_and_named_tuple_fields_end_a_chain(text: str) -> None:
     parse_chain(text)
 
@@ -439,10 +466,29 @@ SAFE_NAMES = {
     "slice",
 }
 SAFE_NODES = (
-    ast.Module, ast.Expr, ast.Assign, ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp,
-    ast.Compare, ast.IfExp, ast.Call, ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List,
-    ast.keyword, ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.expr_context,
-)  # fmt: skip
+    ast.Module,
+    ast.Expr,
+    ast.Assign,
+    ast.Name,
+    ast.Constant,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.Call,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.Tuple,
+    ast.List,
+    ast.keyword,
+    ast.operator,
+    ast.unaryop,
+    ast.boolop,
+    ast.cmpop,
+    ast.expr_context,
+)
 NEVER = {
     "load",
     "save",
@@ -466,9 +512,7 @@ def assert_within_allow_list(chain: ParsedChain) -> None:
     source = "\n".join("" if DECLARATION.fullmatch(line) else line for line in chain.text.split("\n"))
     tree = ast.parse(source)
     known = SAFE_NAMES | {decl.name for decl in chain.inputs} | {"a", "b", "c"}
-    known |= {
-        node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    }
+    known |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
         assert isinstance(node, SAFE_NODES), ast.dump(node)
@@ -492,12 +536,67 @@ def assert_within_allow_list(chain: ParsedChain) -> None:
 
 
 TOKENS = [
-    "__import__", "os", "open", "eval", "getattr", "system", "__class__", "__globals__", "load",
-    "format", "'{0.__class__}'", "lambda", "for", "in", "import", "_", "a", "b", "x", "t", "N",
-    "torch", "F", "relu", "sum", "sin", "gelu", "max", "int", "abs", ".", "(", ")", "[", "]", ",",
-    ":", "=", "+", "*", "-", "//", "@", "0", "1", "2", " ", "\n", "#", "[N]", "[N, 2]", "fp32",
-    "'x'", '"', "'", "\\", "**", "...", ";", "é",
-]  # fmt: skip
+    "__import__",
+    "os",
+    "open",
+    "eval",
+    "getattr",
+    "system",
+    "__class__",
+    "__globals__",
+    "load",
+    "format",
+    "'{0.__class__}'",
+    "lambda",
+    "for",
+    "in",
+    "import",
+    "_",
+    "a",
+    "b",
+    "x",
+    "t",
+    "N",
+    "torch",
+    "F",
+    "relu",
+    "sum",
+    "sin",
+    "gelu",
+    "max",
+    "int",
+    "abs",
+    ".",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    ":",
+    "=",
+    "+",
+    "*",
+    "-",
+    "//",
+    "@",
+    "0",
+    "1",
+    "2",
+    " ",
+    "\n",
+    "#",
+    "[N]",
+    "[N, 2]",
+    "fp32",
+    "'x'",
+    '"',
+    "'",
+    "\\",
+    "**",
+    "...",
+    ";",
+    "é",
+]
 
 
 ATOMS = [
@@ -518,19 +617,43 @@ ATOMS = [
     "t",
 ]
 ATTRS = [
-    "relu", "sum", "abs", "T", "shape", "gelu", "sigmoid", "linalg", "vector_norm", "nn", "functional",
-    "float16", "pi", "Tensor", "__class__", "__globals__", "__subclasses__", "__dict__", "mro", "load",
-    "ops", "os", "system", "format", "type", "item", "storage", "import_module", "builtins",
-]  # fmt: skip
+    "relu",
+    "sum",
+    "abs",
+    "T",
+    "shape",
+    "gelu",
+    "sigmoid",
+    "linalg",
+    "vector_norm",
+    "nn",
+    "functional",
+    "float16",
+    "pi",
+    "Tensor",
+    "__class__",
+    "__globals__",
+    "__subclasses__",
+    "__dict__",
+    "mro",
+    "load",
+    "ops",
+    "os",
+    "system",
+    "format",
+    "type",
+    "item",
+    "storage",
+    "import_module",
+    "builtins",
+]
 
 
 def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     return st.one_of(
         st.tuples(inner, st.sampled_from(ATTRS)).map(lambda t: f"{t[0]}.{t[1]}"),
         st.tuples(inner, st.lists(inner, max_size=2)).map(lambda t: f"{t[0]}({', '.join(t[1])})"),
-        st.tuples(inner, st.sampled_from(["+", "*", "@", "<", "if N else"]), inner).map(
-            lambda t: f"({' '.join(t)})"
-        ),
+        st.tuples(inner, st.sampled_from(["+", "*", "@", "<", "if N else"]), inner).map(lambda t: f"({' '.join(t)})"),
         st.tuples(inner, inner).map(lambda t: f"{t[0]}[{t[1]}]"),
     )
 
@@ -544,10 +667,7 @@ def token_text() -> st.SearchStrategy[str]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    st.text(max_size=120)
-    | st.text(alphabet="()[]{}.,:=+-*/ \n\t#'\"\\_abcNxF0123456789é\x00\r", max_size=120)
-)
+@given(st.text(max_size=120) | st.text(alphabet="()[]{}.,:=+-*/ \n\t#'\"\\_abcNxF0123456789é\x00\r", max_size=120))
 def test_random_text_only_ever_raises_chain_error(text: str) -> None:
     try:
         parse_chain(text)
@@ -608,8 +728,15 @@ def test_accepted_token_soup_stays_in_the_allow_list_and_never_imports_or_opens(
 
 @pytest.mark.parametrize(
     "text",
-    ["a * 0 + 10 ** 10 ** 8", "a + 2 ** N", "a * N ** N", "a + 10 ** 100", "'x' * 10 ** 9 and a", "[0] * 10 ** 9 and a",
-     "max(range(10 ** 12)) + a"],
+    [
+        "a * 0 + 10 ** 10 ** 8",
+        "a + 2 ** N",
+        "a * N ** N",
+        "a + 10 ** 100",
+        "'x' * 10 ** 9 and a",
+        "[0] * 10 ** 9 and a",
+        "max(range(10 ** 12)) + a",
+    ],
 )
 def test_chains_that_would_hang_before_any_tensor_op_are_rejected(text: str) -> None:
     with pytest.raises(ChainError) as info:
@@ -623,7 +750,7 @@ def test_ordinary_powers_are_fine(text: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Plain Python stays bounded: the allow-list's rules and the run-time caps (probes.chain_limits)
+# Plain Python stays bounded: the allow-list's rules and the run-time caps (probes.chain.limits)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -657,8 +784,20 @@ def test_python_that_could_hang_is_refused_by_syntax(text: str, where: tuple[int
 
 @pytest.mark.parametrize(
     "text",
-    ["a ** 100", "a ** N", "2 ** a", "a ** b", "(a.long() << 3).float()", "x = 2 ** 64\na * (x % 7)", "max(N, 2) * a",
-     "max(a.shape) * a", "round(N / 3) * a", "abs(N - 10) * a", "min((1, 2, N)) * a", "a * (-2) ** 3"],
+    [
+        "a ** 100",
+        "a ** N",
+        "2 ** a",
+        "a ** b",
+        "(a.long() << 3).float()",
+        "x = 2 ** 64\na * (x % 7)",
+        "max(N, 2) * a",
+        "max(a.shape) * a",
+        "round(N / 3) * a",
+        "abs(N - 10) * a",
+        "min((1, 2, N)) * a",
+        "a * (-2) ** 3",
+    ],
 )
 def test_tensor_arithmetic_and_small_python_stay_allowed(text: str) -> None:
     a, b = torch.randn(8), torch.randn(8)
@@ -692,7 +831,9 @@ def test_python_that_could_hang_is_stopped_by_the_caps_as_it_runs(text: str, wor
 
 def test_tensor_ops_are_compiled_as_written_without_guards() -> None:
     """The code that is measured is the user's: guards only where Python values are built."""
-    names = parse_chain("t = (a + b).relu() * 2\nt.sum(dim=0) + a[::2].mean()").build_function(NAMESPACE).__code__.co_names
+    names = (
+        parse_chain("t = (a + b).relu() * 2\nt.sum(dim=0) + a[::2].mean()").build_function(NAMESPACE).__code__.co_names
+    )
     assert not [name for name in names if name.startswith("_kt_")], names
     guarded = parse_chain("max(N, 2) * a").build_function(NAMESPACE).__code__.co_names
     assert "_kt_call" in guarded
@@ -706,7 +847,11 @@ def test_guarded_python_compiles_into_one_graph() -> None:
 
 
 def test_declarations_and_sizes_parse_in_linear_time() -> None:
-    for text in ["x: [N]" + " " * 19_000 + "@\nx", "x: [N] fp32" + " " * 19_000 + "@\nx", "x: [" + " " * 19_000 + "\nx"]:
+    for text in [
+        "x: [N]" + " " * 19_000 + "@\nx",
+        "x: [N] fp32" + " " * 19_000 + "@\nx",
+        "x: [" + " " * 19_000 + "\nx",
+    ]:
         begin = time.monotonic()
         with pytest.raises(ChainError):
             parse_chain(text)
@@ -726,7 +871,22 @@ def test_messages_quoting_the_users_text_are_inert() -> None:
     assert "\x1b" not in str(caught.value) and "\x07" not in str(caught.value)
 
 
-PYTHON_ATOMS = ["0", "1", "7", "64", "10 ** 9", "2 ** 64", "-3", "2.5", "N", "a.shape", "a.shape[0]", "'ab'", "[0]", "(1, 2)"]
+PYTHON_ATOMS = [
+    "0",
+    "1",
+    "7",
+    "64",
+    "10 ** 9",
+    "2 ** 64",
+    "-3",
+    "2.5",
+    "N",
+    "a.shape",
+    "a.shape[0]",
+    "'ab'",
+    "[0]",
+    "(1, 2)",
+]
 
 
 def python_program() -> st.SearchStrategy[str]:
@@ -737,11 +897,13 @@ def python_program() -> st.SearchStrategy[str]:
         atom = st.sampled_from(PYTHON_ATOMS + names)
         binary = st.tuples(atom, st.sampled_from(["*", "**", "<<", "+", "%", "//"]), atom).map(" ".join)
         call = st.one_of(
-            st.tuples(st.sampled_from(["max", "min", "round", "int", "abs", "len"]), st.lists(atom, min_size=1, max_size=2))
-            .map(lambda t: f"{t[0]}({', '.join(t[1])})"),
-            st.tuples(atom, st.sampled_from(["ljust", "center", "zfill", "to_bytes", "replace", "count", "index"]), atom)
-            .map(lambda t: f"({t[0]}).{t[1]}({t[2]})"),
-        )  # fmt: skip
+            st.tuples(
+                st.sampled_from(["max", "min", "round", "int", "abs", "len"]), st.lists(atom, min_size=1, max_size=2)
+            ).map(lambda t: f"{t[0]}({', '.join(t[1])})"),
+            st.tuples(
+                atom, st.sampled_from(["ljust", "center", "zfill", "to_bytes", "replace", "count", "index"]), atom
+            ).map(lambda t: f"({t[0]}).{t[1]}({t[2]})"),
+        )
         return st.one_of(atom, binary, call)
 
     @st.composite
@@ -759,7 +921,7 @@ def python_program() -> st.SearchStrategy[str]:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(python_program())
 def test_accepted_plain_python_always_ends_quickly_within_the_caps(text: str) -> None:
-    from probes.chain_limits import MAX_INT_BITS, MAX_ITEMS
+    from probes.chain.limits import MAX_INT_BITS, MAX_ITEMS
 
     try:
         function = parse_chain(text).build_function(NAMESPACE)

@@ -16,8 +16,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from probes.client import CANCEL_ACK_S, DEFAULT_SILENCE_S, WorkerClient  # noqa: E402
-from probes.protocol import (  # noqa: E402
+from probes.link.client import CANCEL_ACK_S, DEFAULT_SILENCE_S, WorkerClient  # noqa: E402
+from probes.link.protocol import (  # noqa: E402
     MeasurementResult,
     ProfileRequest,
     Progress,
@@ -40,14 +40,24 @@ async def test_poisoned_cuda_context_restarts_the_worker_and_the_next_chain_work
     try:
         await client.start()
         first_pid = client.pid
-        events = [e async for e in client.request(ProfileRequest(client.new_id(), OUT_OF_RANGE, sizes=[4096], modes=["eager"], device="cuda"))]
+        events = [
+            e
+            async for e in client.request(
+                ProfileRequest(client.new_id(), OUT_OF_RANGE, sizes=[4096], modes=["eager"], device="cuda")
+            )
+        ]
         failures = [e for e in events if isinstance(e, RequestFailed)]
         assert failures and all(f.error.kind == "worker" for f in failures)
         assert "fatal error" in failures[0].error.message
         assert "poisoned" in failures[-1].error.message and "restarted" in failures[-1].error.message
         assert not any("Traceback" in f.error.message for f in failures)
         assert isinstance(events[-1], RequestDone)
-        again = [e async for e in client.request(ProfileRequest(client.new_id(), "(a + b).relu()", sizes=[4096], modes=["eager"], device="cuda"))]
+        again = [
+            e
+            async for e in client.request(
+                ProfileRequest(client.new_id(), "(a + b).relu()", sizes=[4096], modes=["eager"], device="cuda")
+            )
+        ]
         assert any(isinstance(e, MeasurementResult) for e in again), again
         assert client.pid != first_pid and client.restarts == 1
     finally:
@@ -59,9 +69,13 @@ def test_compiles_keep_beating(mode: str, tmp_path: Path) -> None:
     """The longest gap between two messages of a worker compiling ``MATMUL`` in ``mode`` from a cold
     cache, against the client's silence limit: the watchdog must never take a compile for stuck."""
     worker = subprocess.Popen(
-        [sys.executable, "-m", "probes.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, text=True, env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)},
-    )  # fmt: skip
+        [sys.executable, "-m", "probes.engine.worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)},
+    )
     assert worker.stdin is not None and worker.stdout is not None
     arrivals: list[tuple[float, object]] = []
 
@@ -86,7 +100,9 @@ def test_compiles_keep_beating(mode: str, tmp_path: Path) -> None:
     times = [at for at, event in arrivals[1:]]
     gap = max(b - a for a, b in zip(times, times[1:]))
     results = [event for _, event in arrivals if isinstance(event, MeasurementResult)]
-    assert results and results[0].measurement.ran_compiled, [event for _, event in arrivals if not isinstance(event, MeasurementResult)][-5:]
+    assert results and results[0].measurement.ran_compiled, [
+        event for _, event in arrivals if not isinstance(event, MeasurementResult)
+    ][-5:]
     compile_s = results[0].measurement.compile_time_s
     print(f"\n{mode}: compile {compile_s:.1f} s, longest silence {gap:.2f} s (limit {DEFAULT_SILENCE_S:.0f} s)")
     assert gap < DEFAULT_SILENCE_S / 3
@@ -96,7 +112,9 @@ async def test_a_cancelled_max_autotune_compile_stops_within_the_grace_and_the_w
     client = WorkerClient()
     try:
         await client.start()
-        request = ProfileRequest(client.new_id(), MATMUL + " * 2", sizes=[1024 * 1024], modes=["max-autotune"], device="cuda")
+        request = ProfileRequest(
+            client.new_id(), MATMUL + " * 2", sizes=[1024 * 1024], modes=["max-autotune"], device="cuda"
+        )
         events, cancelled_at, done_at = [], None, None
         async for event in client.request(request):
             events.append(event)
@@ -105,10 +123,19 @@ async def test_a_cancelled_max_autotune_compile_stops_within_the_grace_and_the_w
                 await client.cancel(request.id)
             if isinstance(event, RequestDone):
                 done_at = time.monotonic()
-        assert cancelled_at is not None and done_at is not None and events[-1] == RequestDone(request.id, cancelled=True)
-        print(f"\nmax-autotune compile stopped {done_at - cancelled_at:.2f} s after the cancel (grace {CANCEL_ACK_S:.0f} s)")
+        assert (
+            cancelled_at is not None and done_at is not None and events[-1] == RequestDone(request.id, cancelled=True)
+        )
+        print(
+            f"\nmax-autotune compile stopped {done_at - cancelled_at:.2f} s after the cancel (grace {CANCEL_ACK_S:.0f} s)"
+        )
         assert client.restarts == 0, "the compile did not stop within the grace: the worker was restarted"
-        again = [e async for e in client.request(ProfileRequest(client.new_id(), "(a + b).relu()", sizes=[4096], modes=["compiled"], device="cuda"))]
+        again = [
+            e
+            async for e in client.request(
+                ProfileRequest(client.new_id(), "(a + b).relu()", sizes=[4096], modes=["compiled"], device="cuda")
+            )
+        ]
         assert any(isinstance(e, MeasurementResult) and e.measurement.ran_compiled for e in again), again
     finally:
         await client.close()
@@ -124,9 +151,11 @@ async def test_a_cancelled_max_autotune_compile_stops_within_the_grace_and_the_w
     ],
 )
 def test_the_guard_sizes_explicit_cuda_factories_without_allocating(chain: str) -> None:
-    from probes.sweep import run_profile
+    from probes.engine.sweep import run_profile
 
-    run_profile(ProfileRequest("warm", "(a + b).relu()", sizes=[1024], modes=["eager"], device="cuda", reps=1), lambda e: None)
+    run_profile(
+        ProfileRequest("warm", "(a + b).relu()", sizes=[1024], modes=["eager"], device="cuda", reps=1), lambda e: None
+    )
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     baseline = torch.cuda.memory_allocated()

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from probes.protocol import ChainErrorInfo, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
-from probes.summary import parse_sizes
+from probes.link.protocol import ChainErrorInfo, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
+from probes.link.summary import parse_sizes
 
 ROOT = Path(__file__).parents[1]
 CORPUS: list[dict[str, Any]] = json.loads((ROOT / "tests" / "data" / "hostile_corpus.json").read_text())["cases"]
@@ -34,7 +34,9 @@ def engine_cases() -> list[Any]:
 
 
 def request_for(case: dict[str, Any], rid: str) -> ProfileRequest:
-    return ProfileRequest(rid, case["chain"], sizes=parse_sizes(",".join(case["sizes"])), modes=["eager"], device="cpu", reps=1)
+    return ProfileRequest(
+        rid, case["chain"], sizes=parse_sizes(",".join(case["sizes"])), modes=["eager"], device="cpu", reps=1
+    )
 
 
 def assert_one_inert_line(message: str) -> None:
@@ -76,7 +78,7 @@ def test_the_corpus_covers_every_category() -> None:
 @pytest.mark.parametrize("case", engine_cases())
 def test_the_engine_ends_each_case_in_one_plain_line(case: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     """...and refuses every error case before it allocates its inputs (the guard runs first)."""
-    from probes import sweep
+    from probes.engine import sweep
 
     allocated: list[int] = []
 
@@ -99,7 +101,9 @@ def test_the_engine_ends_each_case_in_one_plain_line(case: dict[str, Any], monke
     if case["expect"]["outcome"] == "error":
         assert not allocated, f"{case['name']}: inputs were allocated before the refusal"
     after: list[Any] = []
-    sweep.run_profile(ProfileRequest("next", EXAMPLE, sizes=[1000], modes=["eager"], device="cpu", reps=1), after.append)
+    sweep.run_profile(
+        ProfileRequest("next", EXAMPLE, sizes=[1000], modes=["eager"], device="cpu", reps=1), after.append
+    )
     assert any(isinstance(e, MeasurementResult) for e in after), after
 
 
@@ -162,7 +166,7 @@ def test_the_cli_as_a_process_ends_in_time_and_writes_nothing_raw() -> None:
 
 
 async def test_one_worker_ends_each_case_and_measures_the_next_chain(tmp_path: Path) -> None:
-    from probes.client import WorkerClient
+    from probes.link.client import WorkerClient
 
     client = WorkerClient(env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")})
     problems: list[str] = []
@@ -187,7 +191,9 @@ async def test_one_worker_ends_each_case_and_measures_the_next_chain(tmp_path: P
                 check(case, await answer(request))
             except (AssertionError, TimeoutError) as exc:
                 problems.append(f"{case['name']}: {exc!r}")
-            again = await answer(ProfileRequest(client.new_id(), EXAMPLE, sizes=[1000], modes=["eager"], device="cpu", reps=1))
+            again = await answer(
+                ProfileRequest(client.new_id(), EXAMPLE, sizes=[1000], modes=["eager"], device="cpu", reps=1)
+            )
             if not any(isinstance(e, MeasurementResult) for e in again):
                 problems.append(f"{case['name']}: the next chain failed: {again}")
         assert client.pid == pid and client.restarts == 0, "a case cost the worker its life"
@@ -205,7 +211,11 @@ def test_a_hostile_report_is_printed_inert(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
     done = subprocess.run(
-        [sys.executable, "-m", "tui", "profile", "--from", str(path)], cwd=ROOT, capture_output=True, timeout=LIMIT_S, check=False
+        [sys.executable, "-m", "tui", "profile", "--from", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=LIMIT_S,
+        check=False,
     )
     out = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
     assert done.returncode == 0 and "Traceback" not in out, out[-800:]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from probes.kernel_names import classify_device_event, fused_ops, is_cpu_work_op, short_name
+from probes.link.kernel_names import classify_device_event, fused_ops, is_cpu_work_op, short_name
 
 ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)"
 CLAMP = (

@@ -1,4 +1,4 @@
-"""The memory guard's meta run (probes.memory_guard) and the plain-Python watch (probes.watchdog):
+"""The memory guard's meta run (probes.engine.memory_guard) and the plain-Python watch (probes.engine.watchdog):
 what it sizes, what it refuses before anything is allocated, and that it cannot be bypassed."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import time
 import pytest
 import torch
 
-from probes.expr import ChainError, parse_chain
-from probes.errors import MeasureError
-from probes import memory_guard
-from probes.memory_guard import MAX_PIECES, MAX_TRACED_OPS, check_memory, trace_on_meta
-from probes.watchdog import WATCH, ChainStuck, PlainPythonWatch
+from probes.chain.expr import ChainError, parse_chain
+from probes.engine import memory_guard
+from probes.engine.errors import MeasureError
+from probes.engine.memory_guard import MAX_PIECES, MAX_TRACED_OPS, check_memory, trace_on_meta
+from probes.engine.watchdog import WATCH, ChainStuck, PlainPythonWatch
 
 CPU = torch.device("cpu")
 

@@ -1,4 +1,4 @@
-"""The tool's reading of a profiler session (``probes.profile_events``) against torch's own
+"""The tool's reading of a profiler session (``probes.engine.profile_events``) against torch's own
 (``profile.function_events``), on one session: the same events, nested the same way, and the same
 launches read from them. Sessions as a measurement's: the labelled eager call, then reps with the
 flush, forward + backward with the backward labelled, and Inductor's kernels."""
@@ -11,14 +11,14 @@ torch = pytest.importorskip("torch")
 
 from torch.autograd.profiler import profile, record_function  # noqa: E402
 
-from probes.compiling import prepare  # noqa: E402
-from probes.diagnostics import Diagnostics  # noqa: E402
-from probes.expr import parse_chain  # noqa: E402
-from probes.inputs import input_specs, make_inputs  # noqa: E402
-from probes.launches import REP_LABEL, read_profile  # noqa: E402
-from probes.profile_events import ProfileEvent, read_events  # noqa: E402
-from probes.timing import L2Flusher  # noqa: E402
-from probes.trace import recording_ops  # noqa: E402
+from probes.chain.expr import parse_chain  # noqa: E402
+from probes.engine.compiling import prepare  # noqa: E402
+from probes.engine.diagnostics import Diagnostics  # noqa: E402
+from probes.engine.inputs import input_specs, make_inputs  # noqa: E402
+from probes.engine.launches import REP_LABEL, read_profile  # noqa: E402
+from probes.engine.profile_events import ProfileEvent, read_events  # noqa: E402
+from probes.engine.timing import L2Flusher  # noqa: E402
+from probes.engine.trace import recording_ops  # noqa: E402
 
 CHAIN = "(a @ b).relu().sum(dim=0) * 2"
 
@@ -46,9 +46,18 @@ def session(device: torch.device, mode: str, grad: bool) -> profile:
 def torch_reading(prof: profile) -> list[ProfileEvent]:
     """torch's events of the session as ProfileEvents, with torch's nesting."""
     ours = {
-        id(e): ProfileEvent(e.name, e.device_type, e.id, e.time_range.start, e.time_range.end, e.thread, e.is_async, bool(getattr(e, "is_user_annotation", False)))
+        id(e): ProfileEvent(
+            e.name,
+            e.device_type,
+            e.id,
+            e.time_range.start,
+            e.time_range.end,
+            e.thread,
+            e.is_async,
+            bool(getattr(e, "is_user_annotation", False)),
+        )
         for e in prof.function_events
-    }  # fmt: skip
+    }
     for e in prof.function_events:
         event = ours[id(e)]
         event.cpu_parent = ours[id(e.cpu_parent)] if e.cpu_parent is not None else None
@@ -60,7 +69,19 @@ def described(events: list[ProfileEvent]) -> list[tuple]:
     def key(e: ProfileEvent | None) -> tuple | None:
         return None if e is None else (e.name, round(e.start_us, 3), round(e.end_us, 3))
 
-    return [(*key(e), e.device_type, e.correlation_id, e.thread, e.is_async, e.is_user_annotation, key(e.cpu_parent), [key(c) for c in e.cpu_children]) for e in events]
+    return [
+        (
+            *key(e),
+            e.device_type,
+            e.correlation_id,
+            e.thread,
+            e.is_async,
+            e.is_user_annotation,
+            key(e.cpu_parent),
+            [key(c) for c in e.cpu_children],
+        )
+        for e in events
+    ]
 
 
 def check_same_reading(device: torch.device, mode: str, grad: bool) -> None:

@@ -1,4 +1,4 @@
-"""The profiler's set-up runs beside the work before the profiled reps (``probes.timing.ProfilerSetUp``).
+"""The profiler's set-up runs beside the work before the profiled reps (``probes.engine.timing.ProfilerSetUp``).
 
 On an H200 setting a session up costs 10-19 ms of every measurement; a compile hides it when it
 runs on a thread of its own (eager runs set theirs up in their session, as before). The first of a process runs where it is asked for (Kineto must
@@ -14,11 +14,11 @@ import threading
 import pytest
 import torch
 
-from probes import measure, timing
-from probes.device_lock import device_lock
-from probes.errors import MeasureError
-from probes.protocol import ChainErrorInfo, MeasurementResult, ProfileRequest, RequestFailed
-from probes.sweep import run_profile
+from probes.engine import measure, timing
+from probes.engine.device_lock import device_lock
+from probes.engine.errors import MeasureError
+from probes.engine.sweep import run_profile
+from probes.link.protocol import ChainErrorInfo, MeasurementResult, ProfileRequest, RequestFailed
 
 pytestmark = pytest.mark.slow
 
@@ -40,10 +40,14 @@ def set_ups(monkeypatch: pytest.MonkeyPatch) -> list[tuple[timing.ProfilerSetUp,
 def profile(chain: str, modes: list[str]) -> tuple[list, list]:
     events: list = []
     run_profile(ProfileRequest(id="t", chain=chain, sizes=[4096], modes=modes, device="cpu", reps=3), events.append)
-    return [e.measurement for e in events if isinstance(e, MeasurementResult)], [e for e in events if isinstance(e, RequestFailed)]
+    return [e.measurement for e in events if isinstance(e, MeasurementResult)], [
+        e for e in events if isinstance(e, RequestFailed)
+    ]
 
 
-def test_the_profiler_is_set_up_on_its_own_thread_while_the_chain_compiles(set_ups: list, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_profiler_is_set_up_on_its_own_thread_while_the_chain_compiles(
+    set_ups: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(timing.ProfilerSetUp, "_first_done", True)  # as in a worker that has measured before
     results, failures = profile("(a * b).sin()", ["eager", "compiled"])
     assert not failures, failures
@@ -52,7 +56,9 @@ def test_the_profiler_is_set_up_on_its_own_thread_while_the_chain_compiles(set_u
     assert [thread for _, thread in set_ups] == ["profiler set-up"]  # the compiled mode's; eager sets up its own
 
 
-def test_the_first_set_up_of_a_process_runs_on_the_measuring_thread(set_ups: list, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_first_set_up_of_a_process_runs_on_the_measuring_thread(
+    set_ups: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(timing.ProfilerSetUp, "_first_done", False)
     results, failures = profile("a - b", ["compiled"])
     assert not failures and results[0].kernels

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from probes.protocol import (
+from probes.link.protocol import (
     ChainErrorInfo,
     Measurement,
     MeasurementResult,
@@ -18,7 +18,15 @@ from probes.protocol import (
     decode,
     encode,
 )
-from probes.summary import comparisons, crossover, format_size, format_transfers, headline, input_dtypes, parse_size
+from probes.link.summary import (
+    comparisons,
+    crossover,
+    format_size,
+    format_transfers,
+    headline,
+    input_dtypes,
+    parse_size,
+)
 
 DATA = Path(__file__).parent / "data"
 
@@ -74,7 +82,9 @@ def test_sweep_story_from_the_h200_recording() -> None:
     assert crossover(pairs) in {p.size for p in pairs}
 
 
-@pytest.mark.parametrize(("text", "value"), [("1e6", 10**6), ("1_000_000", 10**6), ("1M", 10**6), ("10k", 10**4), ("8", 8)])
+@pytest.mark.parametrize(
+    ("text", "value"), [("1e6", 10**6), ("1_000_000", 10**6), ("1M", 10**6), ("10k", 10**4), ("8", 8)]
+)
 def test_sizes_parse_in_every_documented_form(text: str, value: int) -> None:
     assert parse_size(text) == value
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from probes.protocol import MeasurementResult, ProfileRequest, RequestDone, RequestFailed
+from probes.link.protocol import MeasurementResult, ProfileRequest, RequestDone, RequestFailed
 
 CHAIN = "(a + b).relu()"
 REQUESTS = 1000
@@ -30,7 +30,7 @@ def rss_bytes(pid: int) -> int:
 
 
 async def test_one_worker_answers_a_thousand_requests(tmp_path: Path) -> None:
-    from probes.client import WorkerClient
+    from probes.link.client import WorkerClient
 
     client = WorkerClient(env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")})
     rss: dict[int, int] = {}
@@ -72,11 +72,13 @@ def test_device_memory_returns_to_baseline_after_each_request() -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")
-    from probes.sweep import run_profile
+    from probes.engine.sweep import run_profile
 
     def run(chain: str, size: int) -> list[Any]:
         events: list[Any] = []
-        run_profile(ProfileRequest("gpu-soak", chain, sizes=[size], modes=["eager"], device="cuda", reps=3), events.append)
+        run_profile(
+            ProfileRequest("gpu-soak", chain, sizes=[size], modes=["eager"], device="cuda", reps=3), events.append
+        )
         return events
 
     run(CHAIN, 1_000_000)  # warm up: the peak bandwidth (cached), cuBLAS and the profiler

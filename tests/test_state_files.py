@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from probes import state_files
-from probes.state_files import user_cache_dir, user_state_dir, write_private_file
+from probes.link import state_files
+from probes.link.state_files import user_cache_dir, user_state_dir, write_private_file
 
 
 def mode(path: Path) -> int:
@@ -163,7 +163,9 @@ def test_a_symlinked_dir_is_refused_and_its_target_untouched(
 
 
 @pytest.mark.parametrize(("variable", "function"), DIRS, ids=DIR_IDS)
-def test_a_dangling_symlinked_dir_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, function) -> None:
+def test_a_dangling_symlinked_dir_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, function
+) -> None:
     link = tmp_path / "kernel-tui"
     link.symlink_to(tmp_path / "to-be-created", target_is_directory=True)
     monkeypatch.setenv(variable, str(link))
@@ -185,7 +187,9 @@ def test_a_file_in_place_of_the_dir_is_refused_in_plain_words(
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown to another user")
 @pytest.mark.parametrize(("variable", "function"), DIRS, ids=DIR_IDS)
-def test_a_dir_owned_by_another_user_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, function) -> None:
+def test_a_dir_owned_by_another_user_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, function
+) -> None:
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     theirs.chmod(0o777)

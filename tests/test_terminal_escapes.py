@@ -57,13 +57,20 @@ def run_app(argv: list[str], tmp_path: Path, shown: str, then: list[tuple[bytes,
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = {
-        **os.environ, "TERM": "xterm-256color", "KERNEL_TUI_STATE_DIR": str(tmp_path / "state"),
+        **os.environ,
+        "TERM": "xterm-256color",
+        "KERNEL_TUI_STATE_DIR": str(tmp_path / "state"),
         "KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache"),
-    }  # fmt: skip
+    }
     process = subprocess.Popen(
-        [sys.executable, "-m", "tui", *argv], stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env,
+        [sys.executable, "-m", "tui", *argv],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=ROOT,
+        env=env,
         start_new_session=True,
-    )  # fmt: skip
+    )
     os.close(slave)
     out = bytearray()
     closed = False
@@ -125,13 +132,17 @@ def workers_of(tmp_path: Path) -> list[int]:
 
 def test_a_hostile_workspace_is_shown_inert(tmp_path: Path) -> None:
     workspace = tmp_path / "workspace.json"
-    workspace.write_text(json.dumps({
-        "chains": [
-            {"name": f"{MARK}{OSC0}", "text": f"(a + b).relu()  # {OSC52} {OSC8}"},
-            {"name": f"{BIDI}{C1}", "text": f"x: [N{DCS}]\nx"},
-        ],
-        "current": 0,
-    }))  # fmt: skip
+    workspace.write_text(
+        json.dumps(
+            {
+                "chains": [
+                    {"name": f"{MARK}{OSC0}", "text": f"(a + b).relu()  # {OSC52} {OSC8}"},
+                    {"name": f"{BIDI}{C1}", "text": f"x: [N{DCS}]\nx"},
+                ],
+                "current": 0,
+            }
+        )
+    )
     out, status = run_app(["--workspace", str(workspace), "--replay", str(RECORDING)], tmp_path, MARK)
     assert status == 0
     assert_nothing_raw(out)
@@ -161,8 +172,10 @@ def test_a_chain_that_would_hang_ends_in_one_line_and_the_next_chain_works(tmp_p
     within HANG_LIMIT_S; then the line is replaced (ctrl+a, ctrl+k) and the chain typed is measured."""
     begin = time.monotonic()
     out, status = run_app(
-        ["a * len(a.shape * 10 ** 9)", "--device", "cpu", "--n", "1e3", "--modes", "eager"], tmp_path, "over 4,096 items",
+        ["a * len(a.shape * 10 ** 9)", "--device", "cpu", "--n", "1e3", "--modes", "eager"],
+        tmp_path,
+        "over 4,096 items",
         then=[(b"\x01\x0b", "empty"), (b"(a + b).relu()", "2 kernels")],
-    )  # fmt: skip
+    )
     assert status == 0 and time.monotonic() - begin < START_S + HANG_LIMIT_S
     assert not workers_of(tmp_path)

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from probes.client import WorkerClient
-from probes.protocol import (
+from probes.engine.worker import TEST_FAULT_ENV
+from probes.link.client import WorkerClient
+from probes.link.protocol import (
     PROTOCOL_VERSION,
     MeasurementResult,
     ProfileRequest,
@@ -24,7 +25,6 @@ from probes.protocol import (
     WorkerReady,
     encode,
 )
-from probes.worker import TEST_FAULT_ENV
 
 CHAIN = "(a + b).relu()"
 WAIT_S = 120
@@ -66,7 +66,7 @@ async def until(condition, timeout_s: float = WAIT_S) -> None:  # noqa: ANN001
 
 
 def worker_command(*flags: str) -> list[str]:
-    return [sys.executable, "-m", "probes.worker", *flags]
+    return [sys.executable, "-m", "probes.engine.worker", *flags]
 
 
 async def assert_next_chain_works(client: WorkerClient) -> None:
@@ -279,12 +279,14 @@ async def test_an_idle_worker_that_dies_is_replaced_before_the_next_request(clie
 async def test_a_worker_that_dies_each_time_it_is_ready_is_left_stopped() -> None:
     """Replacing an idle worker that died is not a loop: after MAX_REPLACEMENTS in a row, the
     client stops, and says why."""
-    from probes.client import MAX_REPLACEMENTS
+    from probes.link.client import MAX_REPLACEMENTS
 
     ready = WorkerReady(pid=1, torch_version="2.0", devices=[], default_device="cpu", protocol=PROTOCOL_VERSION)
     states: list[tuple[str, str]] = []
-    client = WorkerClient([sys.executable, "-c", f"print({encode(ready)!r}, flush=True)"],
-                          on_state=lambda state, detail: states.append((state, detail)))  # fmt: skip
+    client = WorkerClient(
+        [sys.executable, "-c", f"print({encode(ready)!r}, flush=True)"],
+        on_state=lambda state, detail: states.append((state, detail)),
+    )
     try:
         await client.start()
         await until(lambda: client.state == "stopped")
@@ -298,8 +300,8 @@ async def test_a_worker_that_dies_as_soon_as_it_is_ready_is_still_replaced() -> 
     """The worker's end can reach the client before ``start()`` has marked it ready (all of its
     output already read, as on a loaded machine); that death still counts, so the client
     neither waits on a dead worker as if it were ready nor misses the replacements' limit."""
-    from probes.client import MAX_REPLACEMENTS
-    from probes.worker_process import EarlyWorker
+    from probes.link.client import MAX_REPLACEMENTS
+    from probes.link.worker_process import EarlyWorker
 
     ready = WorkerReady(pid=1, torch_version="2.0", devices=[], default_device="cpu", protocol=PROTOCOL_VERSION)
     command = [sys.executable, "-c", f"print({encode(ready)!r}, flush=True)"]
@@ -317,7 +319,7 @@ async def test_a_worker_that_dies_as_soon_as_it_is_ready_is_still_replaced() -> 
 async def test_a_worker_started_before_the_event_loop_is_adopted_then_restarted_as_usual() -> None:
     """The app starts its worker before it imports Textual (no event loop yet); the client adopts
     that process, talks to it like one it started, and after it dies starts the next the usual way."""
-    from probes.worker_process import EarlyWorker
+    from probes.link.worker_process import EarlyWorker
 
     early = EarlyWorker(None)
     client = WorkerClient(early=early)
@@ -420,7 +422,11 @@ async def test_a_compile_stops_soon_after_a_cancel_and_the_worker_compiles_again
 
 
 def compilers_of(group: int) -> list[str]:
-    return [command for command in live_processes_of_group(group).values() if re.search(r"\b(cc1plus|g\+\+|c\+\+)\b", command)]
+    return [
+        command
+        for command in live_processes_of_group(group).values()
+        if re.search(r"\b(cc1plus|g\+\+|c\+\+)\b", command)
+    ]
 
 
 @pytest.mark.slow
@@ -493,8 +499,8 @@ def test_a_compile_is_stopped_without_waiting_for_a_safe_point(compiling: bool) 
     import io
     import threading
 
-    from probes.compiling import compile_window
-    from probes.worker import CANCEL_SAFE_POINT_S, Worker
+    from probes.engine.compiling import compile_window
+    from probes.engine.worker import CANCEL_SAFE_POINT_S, Worker
 
     worker = Worker(io.StringIO())
     stopped = threading.Event()
@@ -541,8 +547,8 @@ async def test_a_warm_up_gives_way_to_a_real_request_at_once(tmp_path: Path) -> 
 
 
 async def test_worker_command_is_configurable_like_ssh() -> None:
-    # A stand-in for `ssh gpu-box python -m probes.worker`: any command that speaks the protocol.
-    command = f"env KERNEL_TUI_VIA=stand-in-ssh {sys.executable} -m probes.worker"
+    # A stand-in for `ssh gpu-box python -m probes.engine.worker`: any command that speaks the protocol.
+    command = f"env KERNEL_TUI_VIA=stand-in-ssh {sys.executable} -m probes.engine.worker"
     client = WorkerClient(command)
     try:
         ready = await client.start()
@@ -554,10 +560,12 @@ async def test_worker_command_is_configurable_like_ssh() -> None:
 
 async def test_the_replay_worker_honours_cancel() -> None:
     recording = Path(__file__).parent / "data" / "h200_add_relu_sweep.json"
-    client = WorkerClient([sys.executable, "-m", "probes.replay", str(recording), "--delay", "0.5"])
+    client = WorkerClient([sys.executable, "-m", "probes.link.replay", str(recording), "--delay", "0.5"])
     try:
         await client.start()
-        request = ProfileRequest(client.new_id(), CHAIN, sizes=[100, 10_000, 1_000_000, 10**7, 10**8], modes=["eager", "compiled"])
+        request = ProfileRequest(
+            client.new_id(), CHAIN, sizes=[100, 10_000, 1_000_000, 10**7, 10**8], modes=["eager", "compiled"]
+        )
         events: list = []
         async for event in client.request(request):
             events.append(event)
@@ -608,17 +616,19 @@ def live_processes_of_group(pgid: int) -> dict[int, str]:
     return found
 
 
-async def test_a_worker_fills_its_bytecode_cache_after_its_first_request_and_the_filler_dies_with_it(tmp_path: Path) -> None:
-    """What the launcher asks of the first worker on a torch without bytecode (probes.bytecode_cache);
+async def test_a_worker_fills_its_bytecode_cache_after_its_first_request_and_the_filler_dies_with_it(
+    tmp_path: Path,
+) -> None:
+    """What the launcher asks of the first worker on a torch without bytecode (probes.link.bytecode_cache);
     ``env`` in front of the command, as the launcher asks it only of a torch without bytecode."""
-    from probes.bytecode_cache import FILL_ENV
+    from probes.link.bytecode_cache import FILL_ENV
 
     cache = tmp_path / "bytecode"
-    command = ["env", f"{FILL_ENV}={cache}", sys.executable, "-m", "probes.worker"]
+    command = ["env", f"{FILL_ENV}={cache}", sys.executable, "-m", "probes.engine.worker"]
     client = WorkerClient(command, env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")})
 
     def fillers() -> list[int]:
-        return [pid for pid, line in live_processes_of_group(worker).items() if "probes.bytecode_cache" in line]
+        return [pid for pid, line in live_processes_of_group(worker).items() if "probes.link.bytecode_cache" in line]
 
     try:
         await client.start()
@@ -640,7 +650,7 @@ def test_a_device_that_fails_at_start_fails_the_worker_start(monkeypatch: pytest
     must still end the start (the client then reports it), not be lost in the thread."""
     import torch
 
-    from probes import worker
+    from probes.engine import worker
 
     def no_device(*args: object, **kwargs: object) -> torch.Tensor:
         raise RuntimeError("CUDA error: no CUDA-capable device is detected")
@@ -656,7 +666,7 @@ def test_a_stop_that_comes_during_an_import_is_taken_as_the_import_ends() -> Non
     it was for (the client would have restarted the worker by then)."""
     import threading
 
-    from probes.worker import StopRequest, _MainThreadStop
+    from probes.engine.worker import StopRequest, _MainThreadStop
 
     stop = _MainThreadStop()
     imported = False
@@ -677,7 +687,7 @@ def test_a_stop_made_outside_the_main_thread_interrupts_without_a_signal() -> No
     the whole process."""
     import threading
 
-    from probes.worker import StopRequest, _MainThreadStop
+    from probes.engine.worker import StopRequest, _MainThreadStop
 
     interrupted: list[bool] = []
     outcome: list[str] = []
@@ -713,7 +723,7 @@ def test_what_a_worker_makes_to_live_as_long_as_it_is_left_out_of_the_collector(
     import gc
     import weakref
 
-    from probes.worker import long_lived
+    from probes.engine.worker import long_lived
 
     collections: list[int] = []
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from probes.client import WorkerClient
-from probes.protocol import MeasurementResult, ProfileRequest, Progress, RequestDone, WarmupRequest
-from probes.worker_pair import WorkerPair
-from probes.worker_process import COMPILE_WORKER_ENV, compile_worker_wanted
+from probes.link.client import WorkerClient
+from probes.link.protocol import MeasurementResult, ProfileRequest, Progress, RequestDone, WarmupRequest
+from probes.link.worker_pair import WorkerPair
+from probes.link.worker_process import COMPILE_WORKER_ENV, compile_worker_wanted
 
 WAIT_S = 180
 """Upper bound on anything a test waits for (two torch imports and a cold compile on 2 cores)."""
@@ -40,12 +40,16 @@ def served_modes(client: WorkerClient) -> list[list[str]]:
     return seen
 
 
-RUN_WORKER = "runpy.run_module('probes.worker', run_name='__main__')"
+RUN_WORKER = "runpy.run_module('probes.engine.worker', run_name='__main__')"
 
 
 def held_back(gate: Path, then: str = RUN_WORKER) -> list[str]:
     """A worker command that starts (runs ``then``) only once the test creates ``gate``."""
-    return [sys.executable, "-c", f"import os, runpy, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.01)\n{then}"]
+    return [
+        sys.executable,
+        "-c",
+        f"import os, runpy, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.01)\n{then}",
+    ]
 
 
 async def collect(pair: WorkerPair, request: ProfileRequest) -> list:
@@ -60,13 +64,19 @@ async def test_eager_and_compiled_are_measured_by_their_own_workers_and_come_bac
     try:
         await asyncio.wait_for(pair.start(), WAIT_S)  # the first one ready is the eager worker
         eager_side, compile_side = served_modes(pair.primary), served_modes(pair.compiler)
-        events = await collect(pair, ProfileRequest("p1", "(a + b).relu()", sizes=[1000, 4000], modes=["eager", "compiled"], device="cpu"))
+        events = await collect(
+            pair, ProfileRequest("p1", "(a + b).relu()", sizes=[1000, 4000], modes=["eager", "compiled"], device="cpu")
+        )
         assert pair.compiles_apart()
         assert eager_side == [["eager"]] and compile_side == [["compiled"]]
         assert pair.primary.pid != pair.compiler.pid
         results = sorted((e.measurement.mode, e.measurement.size) for e in events if isinstance(e, MeasurementResult))
         assert results == [("compiled", 1000), ("compiled", 4000), ("eager", 1000), ("eager", 4000)]
-        assert all(e.measurement.ran_compiled for e in events if isinstance(e, MeasurementResult) and e.measurement.mode == "compiled")
+        assert all(
+            e.measurement.ran_compiled
+            for e in events
+            if isinstance(e, MeasurementResult) and e.measurement.mode == "compiled"
+        )
         dones = [e for e in events if isinstance(e, RequestDone)]
         assert dones == [RequestDone("p1")] and events[-1] == dones[0]
         steps = [(e.step, e.total) for e in events if isinstance(e, Progress) and e.step]
@@ -84,7 +94,9 @@ async def test_a_compile_worker_that_cannot_start_leaves_the_compiles_to_the_eag
     eager_side = served_modes(pair.primary)
     try:
         await asyncio.wait_for(pair.start(), WAIT_S)
-        events = await collect(pair, ProfileRequest("p2", "a * 2", sizes=[1000], modes=["eager", "compiled"], device="cpu"))
+        events = await collect(
+            pair, ProfileRequest("p2", "a * 2", sizes=[1000], modes=["eager", "compiled"], device="cpu")
+        )
         assert not pair.compiles_apart()
         assert eager_side == [["eager", "compiled"]]
         assert sorted(e.measurement.mode for e in events if isinstance(e, MeasurementResult)) == ["compiled", "eager"]
@@ -98,8 +110,11 @@ async def test_the_worker_ready_first_measures_the_eager_rows(tmp_path: Path) ->
     first eager rows come from that one, not after the other's start."""
     states: list[tuple[str, str]] = []
     compiler_states: list[str] = []
-    pair = WorkerPair(compile_worker=True, on_state=lambda state, detail: states.append((state, detail)),
-                      on_compiler_state=lambda state, detail: compiler_states.append(state))  # fmt: skip
+    pair = WorkerPair(
+        compile_worker=True,
+        on_state=lambda state, detail: states.append((state, detail)),
+        on_compiler_state=lambda state, detail: compiler_states.append(state),
+    )
     slow, fast = pair.primary, pair.compiler
     assert fast is not None
     gate = tmp_path / "go"  # the held-back worker starts once the test lets it
@@ -108,10 +123,14 @@ async def test_the_worker_ready_first_measures_the_eager_rows(tmp_path: Path) ->
         ready = await asyncio.wait_for(pair.start(), WAIT_S)
         assert pair.primary is fast and pair.compiler is slow and slow.state == "starting"
         assert ready is fast.ready and pair.ready is fast.ready
-        assert states[-1] == ("ready", "") and compiler_states[-1] == "starting"  # each role's callback told its worker's state
+        assert (
+            states[-1] == ("ready", "") and compiler_states[-1] == "starting"
+        )  # each role's callback told its worker's state
         gate.touch()
         eager_side, compile_side = served_modes(fast), served_modes(slow)
-        events = await collect(pair, ProfileRequest("p6", "a - 1", sizes=[1000], modes=["eager", "compiled"], device="cpu"))
+        events = await collect(
+            pair, ProfileRequest("p6", "a - 1", sizes=[1000], modes=["eager", "compiled"], device="cpu")
+        )
         assert eager_side == [["eager"]] and compile_side == [["compiled"]]  # the compile waited for its worker's start
         assert sorted(e.measurement.mode for e in events if isinstance(e, MeasurementResult)) == ["compiled", "eager"]
         assert compiler_states[-1] == "ready" and states[-1][0] == "ready"
@@ -134,8 +153,12 @@ async def compile_worker_held(gate: Path, then: str = RUN_WORKER) -> AsyncIterat
         await pair.close()
 
 
-async def request_opening_gate(pair: WorkerPair, request: ProfileRequest, gate: Path,
-                               at_first_rows: Callable[[MeasurementResult], Awaitable[None]] | None = None) -> list:  # fmt: skip
+async def request_opening_gate(
+    pair: WorkerPair,
+    request: ProfileRequest,
+    gate: Path,
+    at_first_rows: Callable[[MeasurementResult], Awaitable[None]] | None = None,
+) -> list:
     """The request's events; at its first rows, ``at_first_rows`` runs and then ``gate`` opens."""
     events: list = []
 
@@ -182,19 +205,27 @@ async def test_a_request_cancelled_while_the_compile_worker_starts_never_reaches
         events = await request_opening_gate(pair, request, gate, cancel)
         assert [e for e in events if isinstance(e, RequestDone)] == [RequestDone("p8", cancelled=True)] == events[-1:]
         assert compile_side == []
-        again = await collect(pair, ProfileRequest("p9", "a + 4", sizes=[1000], modes=["eager", "compiled"], device="cpu"))
+        again = await collect(
+            pair, ProfileRequest("p9", "a + 4", sizes=[1000], modes=["eager", "compiled"], device="cpu")
+        )
         assert compile_side == [["compiled"]]
         assert sorted(e.measurement.mode for e in again if isinstance(e, MeasurementResult)) == ["compiled", "eager"]
 
 
-async def test_a_compile_worker_that_fails_while_a_request_waits_leaves_its_compile_to_the_eager_worker(tmp_path: Path) -> None:
+async def test_a_compile_worker_that_fails_while_a_request_waits_leaves_its_compile_to_the_eager_worker(
+    tmp_path: Path,
+) -> None:
     gate = tmp_path / "go"
     async with compile_worker_held(gate, then="sys.exit(3)") as (pair, _):
         eager_side = served_modes(pair.primary)
         request = ProfileRequest("p10", "a * 5", sizes=[1000], modes=["eager", "compiled"], device="cpu")
         events = await request_opening_gate(pair, request, gate)
         assert eager_side == [["eager"], ["compiled"]] and not pair.compiles_apart()
-        whole = [e.measurement.mode for e in events if isinstance(e, MeasurementResult) and e.measurement.wall_time_us is not None]
+        whole = [
+            e.measurement.mode
+            for e in events
+            if isinstance(e, MeasurementResult) and e.measurement.wall_time_us is not None
+        ]
         assert sorted(whole) == ["compiled", "eager"]
         assert [e for e in events if isinstance(e, RequestDone)] == [RequestDone("p10")] == events[-1:]
 
@@ -207,7 +238,9 @@ async def test_a_cancelled_request_is_stopped_in_both_workers_and_ends_once() ->
         sizes = [1000 * k for k in range(1, 40)]
 
         async def gather() -> None:
-            async for event in pair.request(ProfileRequest("p3", "(a - b).sigmoid()", sizes=sizes, modes=["eager", "compiled"], device="cpu")):
+            async for event in pair.request(
+                ProfileRequest("p3", "(a - b).sigmoid()", sizes=sizes, modes=["eager", "compiled"], device="cpu")
+            ):
                 events.append(event)
                 if isinstance(event, MeasurementResult) and not any(isinstance(e, RequestDone) for e in events):
                     await pair.cancel("p3")
@@ -217,7 +250,9 @@ async def test_a_cancelled_request_is_stopped_in_both_workers_and_ends_once() ->
         assert dones == [RequestDone("p3", cancelled=True)] and events[-1] == dones[0]
         assert len([e for e in events if isinstance(e, MeasurementResult)]) < 2 * len(sizes)
         # Both workers are free again: the next request is answered in full.
-        again = await collect(pair, ProfileRequest("p4", "a + 1", sizes=[1000], modes=["eager", "compiled"], device="cpu"))
+        again = await collect(
+            pair, ProfileRequest("p4", "a + 1", sizes=[1000], modes=["eager", "compiled"], device="cpu")
+        )
         assert sorted(e.measurement.mode for e in again if isinstance(e, MeasurementResult)) == ["compiled", "eager"]
     finally:
         await pair.close()
@@ -246,9 +281,11 @@ def test_a_compile_worker_is_wanted_for_the_local_worker_where_a_gpu_driver_is(m
     monkeypatch.delenv(COMPILE_WORKER_ENV, raising=False)
     has_driver = any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/kfd"))
     assert compile_worker_wanted(None) == has_driver
-    assert not compile_worker_wanted("ssh gpu-box python -m probes.worker")  # the user's own command: asked for only
+    assert not compile_worker_wanted(
+        "ssh gpu-box python -m probes.engine.worker"
+    )  # the user's own command: asked for only
     monkeypatch.setenv(COMPILE_WORKER_ENV, "1")
-    assert compile_worker_wanted("ssh gpu-box python -m probes.worker")
+    assert compile_worker_wanted("ssh gpu-box python -m probes.engine.worker")
     monkeypatch.setenv(COMPILE_WORKER_ENV, "0")
     assert not compile_worker_wanted(None)
 

@@ -10,8 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from probes.protocol import MeasurementResult, ProfileRequest  # noqa: E402
-from probes.worker_pair import WorkerPair  # noqa: E402
+from probes.link.protocol import MeasurementResult, ProfileRequest  # noqa: E402
+from probes.link.worker_pair import WorkerPair  # noqa: E402
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 

@@ -1,11 +1,11 @@
 """``kernel-tui``: the app, or ``kernel-tui profile ...`` (headless, no textual imported).
 
-    kernel-tui [CHAIN] [--device cpu|cuda:N] [--sizes 1e2,1e4,...] [--dtype fp32|bf16|fp16]
-               [--modes both|eager|compiled] [--n SIZE] [--reps N]
-               [--worker-cmd CMD] [--workspace FILE] [--replay REPORT.json ...]
-    kernel-tui profile CHAIN [...]      # tables or JSON, no TUI (see kernel-tui profile --help)
-    kernel-tui demo [--device cpu|cuda:N] [--dtype ...] [--reps N] [--worker-cmd CMD] [--replay REPORT.json ...]
-                                        # a guided walk through the story: space/right next, left back, q quit
+kernel-tui [CHAIN] [--device cpu|cuda:N] [--sizes 1e2,1e4,...] [--dtype fp32|bf16|fp16]
+           [--modes both|eager|compiled] [--n SIZE] [--reps N]
+           [--worker-cmd CMD] [--workspace FILE] [--replay REPORT.json ...]
+kernel-tui profile CHAIN [...]      # tables or JSON, no TUI (see kernel-tui profile --help)
+kernel-tui demo [--device cpu|cuda:N] [--dtype ...] [--reps N] [--worker-cmd CMD] [--replay REPORT.json ...]
+                                    # a guided walk through the story: space/right next, left back, q quit
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from probes.worker_process import EarlyWorker
+    from probes.link.worker_process import EarlyWorker
 
 FRAME_RATE = "240"
 """Textual's cap on frames per second (``TEXTUAL_FPS``, 60 by default). A change reaches the screen
@@ -32,7 +32,7 @@ user's own ``TEXTUAL_FPS`` wins."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from probes.dtype_names import DTYPES  # noqa: PLC0415 (keep `profile` free of app imports)
+    from probes.chain.dtype_names import DTYPES  # noqa: PLC0415 (keep `profile` free of app imports)
 
     parser = argparse.ArgumentParser(
         prog="kernel-tui",
@@ -46,10 +46,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--modes", choices=("both", "eager", "compiled", "static+dynamic"), help="what to measure")
     parser.add_argument("--n", dest="focus_size", help="the size profiled on every edit (default 1e6)")
     parser.add_argument("--reps", type=int, help="timing reps (default: sized to the kernel time)")
-    parser.add_argument("--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -m probes.worker'")
+    parser.add_argument(
+        "--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -m probes.engine.worker'"
+    )
     parser.add_argument("--workspace", type=Path, help="the workspace file to open (default: the autosaved one)")
-    parser.add_argument("--replay", type=Path, nargs="+", metavar="REPORT",
-                        help="answer from recorded reports (kernel-tui profile --json) instead of measuring")
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        nargs="+",
+        metavar="REPORT",
+        help="answer from recorded reports (kernel-tui profile --json) instead of measuring",
+    )
     parser.add_argument("--export-dir", type=Path, help="where exports go (default: the current directory)")
     return parser
 
@@ -63,7 +70,7 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
     command = _worker_command(parser, args)
     early, early_compiler = _start_workers(command)
     with _killed_unless_built(early, early_compiler):
-        from probes.summary import parse_size, parse_sizes  # noqa: PLC0415
+        from probes.link.summary import parse_size, parse_sizes  # noqa: PLC0415
 
         try:
             sizes = parse_sizes(args.sizes) if args.sizes else None
@@ -95,7 +102,7 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
 
 
 def build_demo_parser() -> argparse.ArgumentParser:
-    from probes.dtype_names import DTYPES  # noqa: PLC0415
+    from probes.chain.dtype_names import DTYPES  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(
         prog="kernel-tui demo",
@@ -105,9 +112,16 @@ def build_demo_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: the worker's, CUDA when present)")
     parser.add_argument("--dtype", choices=DTYPES, default="fp32", help="dtype of the inputs (default fp32)")
     parser.add_argument("--reps", type=int, help="timing reps (default: sized to the kernel time)")
-    parser.add_argument("--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -m probes.worker'")
-    parser.add_argument("--replay", type=Path, nargs="+", metavar="REPORT",
-                        help="answer from recorded reports (kernel-tui profile --json) instead of measuring")
+    parser.add_argument(
+        "--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -m probes.engine.worker'"
+    )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        nargs="+",
+        metavar="REPORT",
+        help="answer from recorded reports (kernel-tui profile --json) instead of measuring",
+    )
     return parser
 
 
@@ -117,7 +131,7 @@ def _worker_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         missing = [str(p) for p in args.replay if not p.is_file()]
         if missing:
             parser.error(f"--replay: no such file: {', '.join(missing)}")
-        command = [sys.executable, "-m", "probes.replay", *map(str, args.replay)]
+        command = [sys.executable, "-m", "probes.link.replay", *map(str, args.replay)]
     elif isinstance(command, str):
         try:
             if not shlex.split(command):
@@ -132,7 +146,7 @@ def _start_workers(command: list[str] | str | None):  # noqa: ANN202 (EarlyWorke
     imported: torch imports while the app starts. None for one that cannot be started: the app
     tries again and says why on screen. Whatever the app imports before this delays the first
     rows as much: the arguments checked here need no more than the worker's command."""
-    from probes.worker_process import EarlyWorker, compile_worker_wanted  # noqa: PLC0415
+    from probes.link.worker_process import EarlyWorker, compile_worker_wanted  # noqa: PLC0415
 
     started = []
     for wanted in (True, compile_worker_wanted(command)):
@@ -166,8 +180,14 @@ def build_demo(argv: list[str]):  # noqa: ANN201 (DemoApp, imported lazily)
 
     from tui.demo import DemoApp  # noqa: PLC0415
 
-    return DemoApp(worker_command=command, early_worker=early, early_compiler=early_compiler, device=args.device,
-                   dtype=args.dtype, reps=args.reps)  # fmt: skip
+    return DemoApp(
+        worker_command=command,
+        early_worker=early,
+        early_compiler=early_compiler,
+        device=args.device,
+        dtype=args.dtype,
+        reps=args.reps,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

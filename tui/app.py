@@ -21,6 +21,9 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, TextArea
 
+from probes.link.protocol import Measurement, ProfileRequest, Progress
+from probes.link.safe_text import inert
+from probes.link.worker_process import EarlyWorker
 from tui import commands
 from tui.actions.baseline import BaselineActions
 from tui.actions.chains import ChainActions
@@ -31,9 +34,6 @@ from tui.actions.lifecycle import LifecycleActions
 from tui.actions.roofline import RooflineActions
 from tui.actions.settings import SettingsActions
 from tui.bridge import CompileWorkerStateChanged, WorkerBridge, WorkerEvent, WorkerStateChanged
-from probes.protocol import Measurement, ProfileRequest, Progress
-from probes.safe_text import inert
-from probes.worker_process import EarlyWorker
 from tui.debug_log import log_error
 from tui.runs import normalize
 from tui.session import Cancel, Effect, LiveSession, Notice, Send, Timing, WakeAt
@@ -49,8 +49,17 @@ from tui.workspace_file import open_workspace
 UNCONFIRMED = "this chain comes from the workspace file and has not run here yet: ctrl+r runs it"
 
 
-class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActions, ExportActions, GradActions,
-                   BaselineActions, RooflineActions, App[int]):  # fmt: skip
+class KernelTuiApp(
+    LifecycleActions,
+    SettingsActions,
+    ChainActions,
+    CompareActions,
+    ExportActions,
+    GradActions,
+    BaselineActions,
+    RooflineActions,
+    App[int],
+):
     """The live kernel profiler."""
 
     CSS_PATH = "app.tcss"
@@ -58,13 +67,27 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = commands.bindings("anywhere") + commands.bindings("outside the editor")
 
-    def __init__(self, *, chain: str | None = None, worker_command: list[str] | str | None = None,
-                 early_worker: EarlyWorker | None = None, early_compiler: EarlyWorker | None = None,
-                 compile_worker: bool | None = None,
-                 workspace_path: Path | None = None, device: str | None = None, sizes: list[int] | None = None,
-                 dtype: str | None = None, modes: str | None = None, focus_size: int | None = None,
-                 reps: int | None = None, export_dir: Path | None = None, frozen: bool = False,
-                 highlight: bool | None = None, timing: Timing | None = None, autosave: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        chain: str | None = None,
+        worker_command: list[str] | str | None = None,
+        early_worker: EarlyWorker | None = None,
+        early_compiler: EarlyWorker | None = None,
+        compile_worker: bool | None = None,
+        workspace_path: Path | None = None,
+        device: str | None = None,
+        sizes: list[int] | None = None,
+        dtype: str | None = None,
+        modes: str | None = None,
+        focus_size: int | None = None,
+        reps: int | None = None,
+        export_dir: Path | None = None,
+        frozen: bool = False,
+        highlight: bool | None = None,
+        timing: Timing | None = None,
+        autosave: bool = True,
+    ) -> None:
         super().__init__()
         self.store = open_workspace(workspace_path)  # WorkspaceRefused: the caller says why and exits
         self.workspace = self.store.workspace
@@ -73,8 +96,14 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         if chain is not None:
             self.workspace.select_text(chain)
             self.trust.add(chain)  # given on the command line: confirmed
-        for name, value in (("device", device), ("sizes", sizes), ("dtype", dtype), ("modes", modes),
-                            ("focus_size", focus_size), ("reps", reps)):  # fmt: skip
+        for name, value in (
+            ("device", device),
+            ("sizes", sizes),
+            ("dtype", dtype),
+            ("modes", modes),
+            ("focus_size", focus_size),
+            ("reps", reps),
+        ):
             if value is not None:
                 setattr(s, name, list(value) if name == "sizes" else value)
         self.export_dir = export_dir or Path.cwd()
@@ -85,8 +114,9 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         self.session = LiveSession(s, inert(self.workspace.chain.text), timing=timing)
         if not self.trust.knows(self.workspace.chain.text):
             self.session.hold(UNCONFIRMED)
-        self.bridge = WorkerBridge(self, worker_command, early=early_worker, early_compiler=early_compiler,
-                                   compile_worker=compile_worker)  # fmt: skip
+        self.bridge = WorkerBridge(
+            self, worker_command, early=early_worker, early_compiler=early_compiler, compile_worker=compile_worker
+        )
         self.messages: list[tuple[str, str]] = []
         """Every status-bar message (the newest last), for the record and for tests."""
         self.message_of_text = False
@@ -231,7 +261,9 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         self.session.compile_worker_starting = event.state == "starting"
         detail = event.detail.replace("the worker ", "the compile worker ", 1)
         if event.state == "failed":
-            self.message(f"the compile worker did not start: {event.detail}; compiles run in the eager worker", "yellow")
+            self.message(
+                f"the compile worker did not start: {event.detail}; compiles run in the eager worker", "yellow"
+            )
         elif event.state == "lost":
             self.message(f"{detail}; replaced by a new one", "yellow")
         elif event.state == "stopped" and event.detail:
@@ -256,8 +288,9 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
             self._render_panes()
         except Exception as exc:  # noqa: BLE001 (logged and shown, never silent)
             where = log_error(self, "internal error drawing the panes", exc)
-            self.message(f"internal error drawing the panes: {exc!r}" + (f" (details in {where})" if where else ""),
-                         "bold red")  # fmt: skip
+            self.message(
+                f"internal error drawing the panes: {exc!r}" + (f" (details in {where})" if where else ""), "bold red"
+            )
 
     def _render_panes(self) -> None:
         now = time.monotonic()
@@ -268,9 +301,12 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         self.query_one(OpChainPane).state = focus
         in_editor = isinstance(self.focused, TextArea)
         self.query_one(SweepPane).state = SweepPaneState(
-            self.session.sweep_view(), self.workspace.settings.chart, self.peak_gbps(),
-            "escape, then s to sweep" if in_editor else "press s to sweep", self.sweep_deltas(),
-        )  # fmt: skip
+            self.session.sweep_view(),
+            self.workspace.settings.chart,
+            self.peak_gbps(),
+            "escape, then s to sweep" if in_editor else "press s to sweep",
+            self.sweep_deltas(),
+        )
         self.follow_roofline()
         error = self.session.parse_error
         text = self.session.text
@@ -297,8 +333,9 @@ class KernelTuiApp(LifecycleActions, SettingsActions, ChainActions, CompareActio
         elif self.frozen:
             bar.set(activity=activity.text, elapsed="")
         else:
-            bar.set(activity=activity.text, elapsed=f"{time.monotonic() - activity.started:.1f}s",
-                    spin=bar.info.spin + spin)  # fmt: skip
+            bar.set(
+                activity=activity.text, elapsed=f"{time.monotonic() - activity.started:.1f}s", spin=bar.info.spin + spin
+            )
 
     def message(self, text: str, style: str = "", *, of_text: bool = False) -> None:
         """Say ``text`` in the status bar (and keep it in the log); ``of_text``: it is about the

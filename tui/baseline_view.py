@@ -3,7 +3,7 @@
 The pin is what was on screen for the chain when the user pinned it (the focus size in every
 mode shown, and the chain's sweep), kept in the workspace as protocol JSON (without the generated
 source, which no delta needs). Later results of the same chain are set against it with
-``probes.baseline.compare`` (the same noise-aware deltas as ``kernel-tui profile --baseline``): a
+``probes.link.baseline.compare`` (the same noise-aware deltas as ``kernel-tui profile --baseline``): a
 time delta inside the noise of the two measurements is "no change", counts and bytes are exact.
 Only results measured alike are compared: same device, dtype and grad setting.
 """
@@ -15,9 +15,9 @@ from typing import Any
 
 from rich.text import Text
 
-from probes.baseline import Delta, compare
-from probes.protocol import MODES, Measurement, ProtocolError, from_dict, to_dict
-from probes.summary import format_size
+from probes.link.baseline import Delta, compare
+from probes.link.protocol import MODES, Measurement, ProtocolError, from_dict, to_dict
+from probes.link.summary import format_size
 
 VERDICT_STYLES = {"worse": "bold red", "better": "green", "same": "dim"}
 VERDICT_WORDS = {"worse": "worse", "better": "better", "same": "no change"}
@@ -64,7 +64,9 @@ def _delta_words(d: Delta) -> Text:
         return Text("bytes " + f"{d.change:+.0%}", style=style)
     name = d.metric.removesuffix("_time")
     if d.verdict == "same":
-        return Text(f"{name} no change" + (f" ({d.change:+.0%}, within ±{d.noise:.0%})" if d.change else ""), style=style)
+        return Text(
+            f"{name} no change" + (f" ({d.change:+.0%}, within ±{d.noise:.0%})" if d.change else ""), style=style
+        )
     return Text(f"{name} {d.change:+.0%} {VERDICT_WORDS[d.verdict]}", style=style)
 
 
@@ -77,12 +79,16 @@ def baseline_line(pinned: list[Measurement], current: list[Measurement]) -> Text
         have = sorted({(m.mode, m.size) for m in pinned}, key=lambda k: (k[1], k[0]))
         what = ", ".join(f"{mode} N={format_size(size)}" for mode, size in have[:4])
         line.append(f": nothing measured alike here (the pin has {what or 'nothing'}", style="dim")
-        line.append(f", {pinned[0].dtype}, {'fwd+bwd' if pinned[0].grad else 'forward'})" if pinned else ")", style="dim")
+        line.append(
+            f", {pinned[0].dtype}, {'fwd+bwd' if pinned[0].grad else 'forward'})" if pinned else ")", style="dim"
+        )
         return line
     by_mode: dict[str, list[Delta]] = {}
     for d in deltas:
         by_mode.setdefault(d.mode, []).append(d)
-    for mode, found in sorted(by_mode.items(), key=lambda item: MODES.index(item[0]) if item[0] in MODES else len(MODES)):
+    for mode, found in sorted(
+        by_mode.items(), key=lambda item: MODES.index(item[0]) if item[0] in MODES else len(MODES)
+    ):
         shown = [d for d in found if d.metric.endswith("_time") or d.verdict != "same"]
         if any(d.metric == "transfers" for d in shown):
             shown = [d for d in shown if d.metric != "bytes"]  # the same change, said once

@@ -5,7 +5,7 @@ The main app, the demo and the compare screen all send requests through a ``Work
 event of a request arrives as a ``WorkerEvent`` message (Progress, MeasurementResult, RequestFailed,
 RequestDone: the last one always comes, in plain words, even when the worker is lost), and every
 change of the worker's state as a ``WorkerStateChanged``. Where a GPU measures, compiles run in a
-second worker (``probes.worker_pair``); its troubles arrive as ``CompileWorkerStateChanged``.
+second worker (``probes.link.worker_pair``); its troubles arrive as ``CompileWorkerStateChanged``.
 Quitting kills the workers at once (``kill``) and waits for them to be gone at most ``close_wait_s``
 after the kill (``close``).
 """
@@ -19,10 +19,8 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from probes.client import WorkerState
-from probes.worker_pair import WorkerPair
-from probes.worker_process import EarlyWorker, compile_worker_wanted
-from probes.protocol import (
+from probes.link.client import WorkerState
+from probes.link.protocol import (
     ChainErrorInfo,
     Event,
     ProfileRequest,
@@ -31,6 +29,8 @@ from probes.protocol import (
     WarmupRequest,
     WorkerReady,
 )
+from probes.link.worker_pair import WorkerPair
+from probes.link.worker_process import EarlyWorker, compile_worker_wanted
 from tui.debug_log import log_error
 
 if TYPE_CHECKING:
@@ -77,17 +77,28 @@ class WorkerEvent(Message):
 class WorkerBridge:
     """Owns a ``WorkerPair``; runs its requests as Textual workers of ``host``."""
 
-    def __init__(self, host: App, command: list[str] | str | None = None, *, early: EarlyWorker | None = None,
-                 early_compiler: EarlyWorker | None = None, compile_worker: bool | None = None,
-                 close_wait_s: float = CLOSE_WAIT_S, warmup_silence_s: float = WARMUP_SILENCE_S) -> None:  # fmt: skip
+    def __init__(
+        self,
+        host: App,
+        command: list[str] | str | None = None,
+        *,
+        early: EarlyWorker | None = None,
+        early_compiler: EarlyWorker | None = None,
+        compile_worker: bool | None = None,
+        close_wait_s: float = CLOSE_WAIT_S,
+        warmup_silence_s: float = WARMUP_SILENCE_S,
+    ) -> None:
         """``early``, ``early_compiler``: the workers, already started with ``command`` as the
         program launched. ``compile_worker``: None decides by ``compile_worker_wanted``."""
         self.host = host
         self.workers = WorkerPair(
-            command, compile_worker=compile_worker_wanted(command) if compile_worker is None else compile_worker,
-            on_state=self._state_changed, on_compiler_state=self._compiler_state_changed,
-            early=early, early_compiler=early_compiler,
-        )  # fmt: skip
+            command,
+            compile_worker=compile_worker_wanted(command) if compile_worker is None else compile_worker,
+            on_state=self._state_changed,
+            on_compiler_state=self._compiler_state_changed,
+            early=early,
+            early_compiler=early_compiler,
+        )
         self.close_wait_s = close_wait_s
         self.warmup_silence_s = warmup_silence_s
         self.closing = False
@@ -139,7 +150,9 @@ class WorkerBridge:
                     try:
                         # asyncio.timeout, not wait_for: wait_for reads the next event in a task of
                         # its own, and drops an event that task got as the stream was stopped.
-                        async with asyncio.timeout(self.warmup_silence_s if first and request.id in self._warmups else None):
+                        async with asyncio.timeout(
+                            self.warmup_silence_s if first and request.id in self._warmups else None
+                        ):
                             event = await anext(events)
                     except StopAsyncIteration:
                         return
@@ -152,7 +165,9 @@ class WorkerBridge:
             raise
         except Exception as exc:  # noqa: BLE001 (the request ends in plain words, never a traceback)
             log_error(self.host, f"request {request.id} lost the worker", exc)
-            self._post(target, WorkerEvent(RequestFailed(request.id, ChainErrorInfo("worker", f"lost the worker: {exc}"))))
+            self._post(
+                target, WorkerEvent(RequestFailed(request.id, ChainErrorInfo("worker", f"lost the worker: {exc}")))
+            )
             self._post(target, WorkerEvent(RequestDone(request.id)))
         finally:
             self._streams.pop(request.id, None)

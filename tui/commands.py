@@ -49,66 +49,213 @@ DISPLAY_KEYS = {"question_mark": "?", "delete": "del", "space": "space"}
 COMMANDS: tuple[Command, ...] = (
     # anywhere
     Command("help", "f1", "Help", "Help", "every key, and where it works", "anywhere"),
-    Command("quit", "ctrl+q", "Quit", "Quit", "save the workspace, stop the worker, quit", "anywhere",
-            footer=False, priority=True),
-    Command("interrupt", "ctrl+c", "Stop/quit", "Stop, or quit when idle",
-            "stop the running request; quit when nothing runs", "anywhere", footer=False, palette=False, priority=True),
+    Command(
+        "quit",
+        "ctrl+q",
+        "Quit",
+        "Quit",
+        "save the workspace, stop the worker, quit",
+        "anywhere",
+        footer=False,
+        priority=True,
+    ),
+    Command(
+        "interrupt",
+        "ctrl+c",
+        "Stop/quit",
+        "Stop, or quit when idle",
+        "stop the running request; quit when nothing runs",
+        "anywhere",
+        footer=False,
+        palette=False,
+        priority=True,
+    ),
     Command("run_now", "ctrl+r", "Run now", "Run now", "measure the chain at N now, in every mode", "anywhere"),
     # outside the editor: single letters (typed as text while the editor has focus)
     Command("edit", "e,i", "Edit", "Edit", "back to the editor", "outside the editor", footer=False),
     Command("sweep", "s", "Sweep", "Run the sweep", "measure every size in the selected modes", "outside the editor"),
     Command("stop", "x", "Stop", "Stop", "cancel the running request", "outside the editor"),
-    Command("cycle_modes", "m", "Mode", "Mode: cycle", "both / eager / compiled / static vs dynamic", "outside the editor"),
-    Command("cycle_compile_mode", "c", "Compile", "Compile mode: cycle",
-            "default, max-autotune, reduce-overhead, dynamic", "outside the editor", footer=False),
+    Command(
+        "cycle_modes", "m", "Mode", "Mode: cycle", "both / eager / compiled / static vs dynamic", "outside the editor"
+    ),
+    Command(
+        "cycle_compile_mode",
+        "c",
+        "Compile",
+        "Compile mode: cycle",
+        "default, max-autotune, reduce-overhead, dynamic",
+        "outside the editor",
+        footer=False,
+    ),
     Command("cycle_dtype", "t", "Dtype", "Dtype: cycle", "fp32 / bf16 / fp16", "outside the editor", footer=False),
-    Command("cycle_device", "d", "Device", "Device: cycle", "each cuda:N, then cpu", "outside the editor", footer=False),
-    Command("set_focus_size", "n", "N", "Size N…", "the size measured on every edit", "outside the editor", footer=False),
+    Command(
+        "cycle_device", "d", "Device", "Device: cycle", "each cuda:N, then cpu", "outside the editor", footer=False
+    ),
+    Command(
+        "set_focus_size", "n", "N", "Size N…", "the size measured on every edit", "outside the editor", footer=False
+    ),
     Command("set_sizes", "z", "Sizes", "Sweep sizes…", "the sizes of the sweep", "outside the editor", footer=False),
-    Command("set_reps", "r", "Reps", "Reps…", "timing reps per measurement (or auto)", "outside the editor", footer=False),
-    Command("compare", "o", "Compare", "Compare",
-            "side by side: this chain vs the marked one, else eager vs compiled", "outside the editor"),
-    Command("cycle_chart", "g", "Chart", "Chart: cycle", "wall time / device time / GB/s", "outside the editor",
-            footer=False),
-    Command("cycle_view", "v", "View", "View: cycle", "kernels / op chain / sweep (narrow screens)",
-            "outside the editor"),  # in the footer only where it works: on a compact screen
-    Command("toggle_chains", "l", "Chains", "Chains pane: show/hide", "the workspace's chains", "outside the editor",
-            footer=False),
-    Command("export_json", "J", "JSON", "Export: JSON", "the results as a replayable report", "outside the editor",
-            footer=False),
+    Command(
+        "set_reps", "r", "Reps", "Reps…", "timing reps per measurement (or auto)", "outside the editor", footer=False
+    ),
+    Command(
+        "compare",
+        "o",
+        "Compare",
+        "Compare",
+        "side by side: this chain vs the marked one, else eager vs compiled",
+        "outside the editor",
+    ),
+    Command(
+        "cycle_chart",
+        "g",
+        "Chart",
+        "Chart: cycle",
+        "wall time / device time / GB/s",
+        "outside the editor",
+        footer=False,
+    ),
+    Command(
+        "cycle_view", "v", "View", "View: cycle", "kernels / op chain / sweep (narrow screens)", "outside the editor"
+    ),  # in the footer only where it works: on a compact screen
+    Command(
+        "toggle_chains",
+        "l",
+        "Chains",
+        "Chains pane: show/hide",
+        "the workspace's chains",
+        "outside the editor",
+        footer=False,
+    ),
+    Command(
+        "export_json",
+        "J",
+        "JSON",
+        "Export: JSON",
+        "the results as a replayable report",
+        "outside the editor",
+        footer=False,
+    ),
     Command("export_csv", "C", "CSV", "Export: CSV", "one row per kernel", "outside the editor", footer=False),
-    Command("export_trace", "T", "Trace", "Export: Chrome/Perfetto trace", "the measured calls as a trace",
-            "outside the editor", footer=False),
-    Command("export_svg", "S", "Screenshot", "Export: SVG screenshot", "this screen as SVG", "outside the editor",
-            footer=False),
-    Command("toggle_grad", "b", "Grad", "Grad: forward + backward on/off",
-            "measure the backward pass too (the result's .sum().backward())", "outside the editor", footer=False),
-    Command("roofline", "f", "Roofline", "Roofline", "every kernel against the bandwidth and compute roofs",
-            "outside the editor", footer=False),
-    Command("pin", "p", "Pin", "Baseline: pin this result",
-            "later results of this chain show their deltas against it", "outside the editor", footer=False),
-    Command("unpin", "u", "Unpin", "Baseline: unpin", "forget this chain's pinned result", "outside the editor",
-            footer=False),
-    Command("compare_pin", "w", "vs pin", "Compare: now vs the pin", "this chain's result beside its pinned one",
-            "outside the editor", footer=False),
-    Command("help_key", "question_mark", "Help", "Help", "every key, and where it works", "outside the editor",
-            footer=False, palette=False),
-    Command("quit_key", "q", "Quit", "Quit", "save the workspace, stop the worker, quit", "outside the editor",
-            palette=False),
+    Command(
+        "export_trace",
+        "T",
+        "Trace",
+        "Export: Chrome/Perfetto trace",
+        "the measured calls as a trace",
+        "outside the editor",
+        footer=False,
+    ),
+    Command(
+        "export_svg",
+        "S",
+        "Screenshot",
+        "Export: SVG screenshot",
+        "this screen as SVG",
+        "outside the editor",
+        footer=False,
+    ),
+    Command(
+        "toggle_grad",
+        "b",
+        "Grad",
+        "Grad: forward + backward on/off",
+        "measure the backward pass too (the result's .sum().backward())",
+        "outside the editor",
+        footer=False,
+    ),
+    Command(
+        "roofline",
+        "f",
+        "Roofline",
+        "Roofline",
+        "every kernel against the bandwidth and compute roofs",
+        "outside the editor",
+        footer=False,
+    ),
+    Command(
+        "pin",
+        "p",
+        "Pin",
+        "Baseline: pin this result",
+        "later results of this chain show their deltas against it",
+        "outside the editor",
+        footer=False,
+    ),
+    Command(
+        "unpin",
+        "u",
+        "Unpin",
+        "Baseline: unpin",
+        "forget this chain's pinned result",
+        "outside the editor",
+        footer=False,
+    ),
+    Command(
+        "compare_pin",
+        "w",
+        "vs pin",
+        "Compare: now vs the pin",
+        "this chain's result beside its pinned one",
+        "outside the editor",
+        footer=False,
+    ),
+    Command(
+        "help_key",
+        "question_mark",
+        "Help",
+        "Help",
+        "every key, and where it works",
+        "outside the editor",
+        footer=False,
+        palette=False,
+    ),
+    Command(
+        "quit_key",
+        "q",
+        "Quit",
+        "Quit",
+        "save the workspace, stop the worker, quit",
+        "outside the editor",
+        palette=False,
+    ),
     # the editor
-    Command("leave_editor", "escape", "Results", "Results", "leave the editor: the single-letter keys work",
-            "editor", palette=False),
+    Command(
+        "leave_editor",
+        "escape",
+        "Results",
+        "Results",
+        "leave the editor: the single-letter keys work",
+        "editor",
+        palette=False,
+    ),
     # the chains pane: keys that no global command uses
     Command("new_chain", "a", "Add", "Chain: new", "add an empty chain", "chains pane"),
     Command("rename_chain", "f2", "Rename", "Chain: rename", "rename the current chain", "chains pane"),
     Command("duplicate_chain", "y", "Duplicate", "Chain: duplicate", "copy the current chain", "chains pane"),
-    Command("delete_chain", "delete", "Delete", "Chain: delete", "delete the current chain (asks first)",
-            "chains pane"),
-    Command("mark_compare", "space", "Mark", "Compare: mark the highlighted chain",
-            "the chain that o compares the current one with", "chains pane"),
+    Command(
+        "delete_chain", "delete", "Delete", "Chain: delete", "delete the current chain (asks first)", "chains pane"
+    ),
+    Command(
+        "mark_compare",
+        "space",
+        "Mark",
+        "Compare: mark the highlighted chain",
+        "the chain that o compares the current one with",
+        "chains pane",
+    ),
     # the kernel tables
-    Command("kernel_details", "enter", "Details", "Kernel details", "full name and generated source",
-            "kernel table", footer=False, palette=False, binding_action="select_cursor"),
+    Command(
+        "kernel_details",
+        "enter",
+        "Details",
+        "Kernel details",
+        "full name and generated source",
+        "kernel table",
+        footer=False,
+        palette=False,
+        binding_action="select_cursor",
+    ),
 )
 
 
@@ -120,8 +267,9 @@ def bindings(where: Where) -> list[Binding]:
     """The Textual bindings of the commands that work ``where``."""
     prefix = "app." if where in ("editor", "chains pane") else ""
     return [
-        Binding(c.keys, c.binding_action or prefix + c.action, c.label, show=c.footer, priority=c.priority,
-                tooltip=c.help)  # fmt: skip
+        Binding(
+            c.keys, c.binding_action or prefix + c.action, c.label, show=c.footer, priority=c.priority, tooltip=c.help
+        )
         for c in commands(where)
         if c.keys
     ]

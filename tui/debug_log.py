@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from probes.state_files import user_state_dir
+from probes.link.state_files import user_state_dir
 
 if TYPE_CHECKING:
     from textual.message_pump import MessagePump
@@ -31,7 +31,9 @@ def log_error(node: MessagePump | None, what: str, exc: BaseException | None = N
     try:
         path = debug_path()
         mode = "w" if path.exists() and path.stat().st_size > MAX_BYTES else "a"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if mode == "a" else os.O_TRUNC), 0o600)
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if mode == "a" else os.O_TRUNC), 0o600
+        )
         with os.fdopen(fd, mode, encoding="utf-8") as handle:
             stamp = datetime.datetime.now().isoformat(timespec="seconds")
             handle.write(f"{stamp} {what}\n{detail}")

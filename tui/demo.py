@@ -19,9 +19,9 @@ from textual.containers import Vertical
 from textual.driver import Driver
 from textual.widgets import Footer, Static
 
-from probes.protocol import Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
-from probes.summary import format_size
-from probes.worker_process import EarlyWorker
+from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
+from probes.link.summary import format_size
+from probes.link.worker_process import EarlyWorker
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
 from tui.driver import quick_exit_driver
@@ -69,9 +69,17 @@ class DemoApp(App[int]):
         Binding("ctrl+q,ctrl+c", "quit_demo", "Quit", show=False, priority=True),
     ]
 
-    def __init__(self, *, worker_command: list[str] | str | None = None, early_worker: EarlyWorker | None = None,
-                 early_compiler: EarlyWorker | None = None, device: str | None = None, dtype: str = "fp32",
-                 reps: int | None = None, frozen: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        worker_command: list[str] | str | None = None,
+        early_worker: EarlyWorker | None = None,
+        early_compiler: EarlyWorker | None = None,
+        device: str | None = None,
+        dtype: str = "fp32",
+        reps: int | None = None,
+        frozen: bool = False,
+    ) -> None:
         super().__init__()
         self.bridge = WorkerBridge(self, worker_command, early=early_worker, early_compiler=early_compiler)
         self.device = device
@@ -108,7 +116,9 @@ class DemoApp(App[int]):
 
     @on(WorkerStateChanged)
     def _worker_state(self, event: WorkerStateChanged) -> None:
-        self.worker_note = f"worker {event.state}" + (f": {event.detail}" if event.detail and event.state != "busy" else "")
+        self.worker_note = f"worker {event.state}" + (
+            f": {event.detail}" if event.detail and event.state != "busy" else ""
+        )
         ready = event.ready
         if event.state == "ready" and ready is not None:
             names = [d.name for d in ready.devices]
@@ -116,8 +126,11 @@ class DemoApp(App[int]):
                 self.device = next((n for n in names if n.startswith("cuda")), None)
             if self.device not in names:
                 if self.device is not None:
-                    self.notify(f"device {self.device} is not available here; using {ready.default_device}",
-                                severity="warning", markup=False)  # fmt: skip
+                    self.notify(
+                        f"device {self.device} is not available here; using {ready.default_device}",
+                        severity="warning",
+                        markup=False,
+                    )
                 self.device = ready.default_device
             label = next((d.label for d in ready.devices if d.name == self.device), self.device)
             self.device_label = f"{label} · torch {ready.torch_version}"
@@ -174,8 +187,15 @@ class DemoApp(App[int]):
             return
         step = self.step
         self._ids += 1
-        request = ProfileRequest(id=f"d{self._ids}", chain=step.chain, sizes=list(self.sizes(step)),
-                                 modes=list(step.modes), device=self.device, dtype=self.dtype, reps=self.reps)  # fmt: skip
+        request = ProfileRequest(
+            id=f"d{self._ids}",
+            chain=step.chain,
+            sizes=list(self.sizes(step)),
+            modes=list(step.modes),
+            device=self.device,
+            dtype=self.dtype,
+            reps=self.reps,
+        )
         run = Run(request, "other", normalize(step.chain), Target(self.device, self.dtype, self.reps), time.monotonic())
         self.results[self.index] = SweepResults(run)
         self.bridge.send(request)

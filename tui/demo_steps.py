@@ -10,8 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from probes.protocol import Measurement
-from probes.summary import comparisons, format_size, format_time_us, format_transfers, ratio, sweep_verdict, transfers
+from probes.link.protocol import Measurement
+from probes.link.summary import (
+    comparisons,
+    format_size,
+    format_time_us,
+    format_transfers,
+    ratio,
+    sweep_verdict,
+    transfers,
+)
 from tui.widgets.spread import ratio_text
 
 Lookup = Callable[[str, int, str], "Measurement | None"]
@@ -48,8 +56,10 @@ def cap_small(get: Lookup) -> str:
     m = get(ADD, 8, "eager")
     if m is None:
         return ""
-    return (f"c = a + b at N=8: {_kernels(m)}, {_names(m)}; it moves {_arrays(m)} in "
-            f"{format_time_us(m.device_time_us)} of device time, {format_time_us(m.wall_time_us)} wall.")  # fmt: skip
+    return (
+        f"c = a + b at N=8: {_kernels(m)}, {_names(m)}; it moves {_arrays(m)} in "
+        f"{format_time_us(m.device_time_us)} of device time, {format_time_us(m.wall_time_us)} wall."
+    )
 
 
 def cap_large(get: Lookup) -> str:
@@ -58,16 +68,20 @@ def cap_large(get: Lookup) -> str:
         return ""
     small = get(ADD, 8, "eager")
     before = f" (vs {format_time_us(small.device_time_us)} at N=8)" if small else ""
-    return (f"c = a + b at N=1e6: the same {_kernels(m)}, {_names(m)}, just more threads: "
-            f"{format_transfers(m)}, device {format_time_us(m.device_time_us)}{before}.")  # fmt: skip
+    return (
+        f"c = a + b at N=1e6: the same {_kernels(m)}, {_names(m)}, just more threads: "
+        f"{format_transfers(m)}, device {format_time_us(m.device_time_us)}{before}."
+    )
 
 
 def cap_eager(get: Lookup) -> str:
     m = get(SEED, 1_000_000, "eager")
     if m is None:
         return ""
-    return (f"(a + b).relu() eager at 1e6: {_kernels(m)}, {_names(m)}: the intermediate tmp = a + b is "
-            f"written out and read back: {_arrays(m)}, device {format_time_us(m.device_time_us)}.")  # fmt: skip
+    return (
+        f"(a + b).relu() eager at 1e6: {_kernels(m)}, {_names(m)}: the intermediate tmp = a + b is "
+        f"written out and read back: {_arrays(m)}, device {format_time_us(m.device_time_us)}."
+    )
 
 
 def cap_compiled(get: Lookup) -> str:
@@ -83,8 +97,10 @@ def cap_compiled(get: Lookup) -> str:
         text += f"; {format_transfers(e)} -> {format_transfers(c)}"
         found = ratio(e, c, "device")
         if found is not None:
-            text += (f", device {format_time_us(e.device_time_us)} -> {format_time_us(c.device_time_us)} "
-                     f"({ratio_text(found).plain})")  # fmt: skip
+            text += (
+                f", device {format_time_us(e.device_time_us)} -> {format_time_us(c.device_time_us)} "
+                f"({ratio_text(found).plain})"
+            )
     return text + "."
 
 
@@ -94,8 +110,10 @@ def cap_sweep(get: Lookup, sizes: tuple[int, ...]) -> str:
     if not pairs:
         return ""
     small, large = pairs[0], pairs[-1]
-    text = (f"N={format_size(small.size)}: eager {format_time_us(small.eager.wall_time_us)} vs compiled "
-            f"{format_time_us(small.compiled.wall_time_us)} wall: overhead drowns the difference. ")  # fmt: skip
+    text = (
+        f"N={format_size(small.size)}: eager {format_time_us(small.eager.wall_time_us)} vs compiled "
+        f"{format_time_us(small.compiled.wall_time_us)} wall: overhead drowns the difference. "
+    )
     wall = large.wall_ratio
     if wall is not None:
         said = {"faster": "faster", "slower": "(not faster)", "unclear": ""}[wall.verdict]

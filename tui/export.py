@@ -1,7 +1,7 @@
 """Exports of the current results: JSON, CSV and a Chrome/Perfetto trace. No torch, no textual.
 
 - JSON is a ``ProfileReport`` (the format ``kernel-tui profile --json`` prints and
-  ``python -m probes.replay`` serves), so an export can be replayed.
+  ``python -m probes.link.replay`` serves), so an export can be replayed.
 - CSV has one row per kernel (and memcpy/memset) row of every measurement, with the
   measurement's mode, size and totals repeated on each row.
 - The Chrome trace (open it in https://ui.perfetto.dev or chrome://tracing) is *rebuilt* from
@@ -23,15 +23,33 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from probes.protocol import Measurement, ProfileReport, RequestFailed
-from probes.state_files import write_private_file
-from probes.summary import format_size, format_time_us, mode_label
+from probes.link.protocol import Measurement, ProfileReport, RequestFailed
+from probes.link.state_files import write_private_file
+from probes.link.summary import format_size, format_time_us, mode_label
 
 CSV_COLUMNS = (
-    "chain", "mode", "ran_compiled", "size", "device", "dtype", "kernel", "short_name", "kind",
-    "launches_per_call", "device_time_us", "time_per_call_us", "share", "bytes", "gbps", "pct_of_peak",
-    "ops", "kernels_per_call", "call_device_time_us", "call_wall_time_us", "compile_time_s",
-)  # fmt: skip
+    "chain",
+    "mode",
+    "ran_compiled",
+    "size",
+    "device",
+    "dtype",
+    "kernel",
+    "short_name",
+    "kind",
+    "launches_per_call",
+    "device_time_us",
+    "time_per_call_us",
+    "share",
+    "bytes",
+    "gbps",
+    "pct_of_peak",
+    "ops",
+    "kernels_per_call",
+    "call_device_time_us",
+    "call_wall_time_us",
+    "compile_time_s",
+)
 
 
 def report(
@@ -48,7 +66,7 @@ def report(
         device=device,
         device_label=device_label,
         torch=torch_version,
-        date=date or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        date=date or datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         results=list(results),
         failures=list(failures),
         host="",
@@ -69,17 +87,55 @@ def to_csv(results: Iterable[Measurement]) -> str:
         for row in rows:
             writer.writerow(
                 [
-                    m.chain, m.mode, m.ran_compiled, m.size, m.device, m.dtype, row.name, row.short_name,
-                    row.kind, row.launches_per_call, row.device_time_us, row.time_per_call_us, row.share,
-                    row.bytes, row.gbps, row.pct_of_peak, " ".join(row.ops), m.kernels_per_call,
-                    m.device_time_us, m.wall_time_us, m.compile_time_s,
+                    m.chain,
+                    m.mode,
+                    m.ran_compiled,
+                    m.size,
+                    m.device,
+                    m.dtype,
+                    row.name,
+                    row.short_name,
+                    row.kind,
+                    row.launches_per_call,
+                    row.device_time_us,
+                    row.time_per_call_us,
+                    row.share,
+                    row.bytes,
+                    row.gbps,
+                    row.pct_of_peak,
+                    " ".join(row.ops),
+                    m.kernels_per_call,
+                    m.device_time_us,
+                    m.wall_time_us,
+                    m.compile_time_s,
                 ]
-            )  # fmt: skip
+            )
         if not rows:
             writer.writerow(
-                [m.chain, m.mode, m.ran_compiled, m.size, m.device, m.dtype, "", "", "", 0, "", "", "", "", "",
-                 "", "", m.kernels_per_call, m.device_time_us, m.wall_time_us, m.compile_time_s]
-            )  # fmt: skip
+                [
+                    m.chain,
+                    m.mode,
+                    m.ran_compiled,
+                    m.size,
+                    m.device,
+                    m.dtype,
+                    "",
+                    "",
+                    "",
+                    0,
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    m.kernels_per_call,
+                    m.device_time_us,
+                    m.wall_time_us,
+                    m.compile_time_s,
+                ]
+            )
     return out.getvalue()
 
 
@@ -88,8 +144,15 @@ def chrome_trace(results: Iterable[Measurement]) -> dict:
     events: list[dict] = []
     for pid, m in enumerate(results, start=1):
         name = f"{mode_label(m)} N={format_size(m.size)}"
-        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-                       "args": {"name": f"{name} (wall {format_time_us(m.wall_time_us)} per call)"}})
+        events.append(
+            {
+                "ph": "M",
+                "name": "process_name",
+                "pid": pid,
+                "tid": 0,
+                "args": {"name": f"{name} (wall {format_time_us(m.wall_time_us)} per call)"},
+            }
+        )
         events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
         events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": 1, "args": {"name": "kernels"}})
         if m.transfers:
@@ -101,14 +164,23 @@ def chrome_trace(results: Iterable[Measurement]) -> dict:
                 for i in range(launches):
                     events.append(
                         {
-                            "ph": "X", "name": row.short_name or row.name[:60], "cat": row.kind, "pid": pid, "tid": tid,
-                            "ts": round(ts, 3), "dur": round(max(row.device_time_us, 0.001), 3),
+                            "ph": "X",
+                            "name": row.short_name or row.name[:60],
+                            "cat": row.kind,
+                            "pid": pid,
+                            "tid": tid,
+                            "ts": round(ts, 3),
+                            "dur": round(max(row.device_time_us, 0.001), 3),
                             "args": {
-                                "full name": row.name, "launch": i + 1, "ops": row.ops,
-                                "bytes per call": row.bytes, "GB/s": row.gbps, "% of peak": row.pct_of_peak,
+                                "full name": row.name,
+                                "launch": i + 1,
+                                "ops": row.ops,
+                                "bytes per call": row.bytes,
+                                "GB/s": row.gbps,
+                                "% of peak": row.pct_of_peak,
                             },
                         }
-                    )  # fmt: skip
+                    )
                     ts += max(row.device_time_us, 0.001)
     return {
         "traceEvents": events,

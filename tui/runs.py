@@ -10,7 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from probes.protocol import MODES, Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
+from probes.link.protocol import (
+    MODES,
+    Measurement,
+    MeasurementResult,
+    ProfileRequest,
+    Progress,
+    RequestDone,
+    RequestFailed,
+)
 
 CACHE_SIZE = 256
 

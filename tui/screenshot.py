@@ -16,7 +16,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from probes.state_files import write_private_file
+from probes.link.state_files import write_private_file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,11 +29,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="the SVG file to write")
     parser.add_argument("--size", default="160x50", help="terminal size WxH (default 160x50)")
     parser.add_argument("--sweep", action="store_true", help="run the sweep and wait for it")
-    parser.add_argument("--rerun", action="store_true",
-                        help="profile once more (ctrl+r) before the picture: a warm worker's numbers")
+    parser.add_argument(
+        "--rerun", action="store_true", help="profile once more (ctrl+r) before the picture: a warm worker's numbers"
+    )
     parser.add_argument("--keys", default="", help="comma-separated keys to press before the picture (e.g. v,v)")
-    parser.add_argument("--demo-step", type=int, default=1,
-                        help="with '-- demo ...': walk to this step (1-based), each one measured, then take the picture")
+    parser.add_argument(
+        "--demo-step",
+        type=int,
+        default=1,
+        help="with '-- demo ...': walk to this step (1-based), each one measured, then take the picture",
+    )
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for results")
     args = parser.parse_args(argv)
     width, height = (int(x) for x in args.size.lower().split("x"))

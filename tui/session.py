@@ -23,8 +23,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from probes.expr import ChainError, parse_chain
-from probes.protocol import (
+from probes.chain.expr import ChainError, parse_chain
+from probes.link.protocol import (
     ChainErrorInfo,
     Measurement,
     MeasurementResult,
@@ -35,9 +35,9 @@ from probes.protocol import (
     WarmupRequest,
     WorkerReady,
 )
-from probes.summary import format_size
-from tui.runs import MeasureKey, Run, RunBook, RunKind, SweepResults, Target, normalize
+from probes.link.summary import format_size
 from tui import views
+from tui.runs import MeasureKey, Run, RunBook, RunKind, SweepResults, Target, normalize
 from tui.views import FocusView, SweepView, WorkerActivity
 from tui.workspace import Settings
 
@@ -57,7 +57,7 @@ class Timing:
     however short, landed behind the frame that draws the key: compiles started 35-55 ms after the
     last key on the H200, and a burst's keys, which arrive together, cancel each other's requests
     before they are sent). One the next key makes outdated is stopped within ~10-25 ms, even inside
-    the compiler it started (``probes.worker.STOP_SIGNAL``), so it holds up no eager rows. Once
+    the compiler it started (``probes.engine.worker.STOP_SIGNAL``), so it holds up no eager rows. Once
     typing has wasted a compile, the next waits this long, doubled each time (``compile_backoff``)."""
     compile_delay_max_s: float = 2.0
     """The wait doubles (up to this) each time typing resumes while a compile of an older text runs:
@@ -316,12 +316,21 @@ class LiveSession:
     def _request(self, sizes: list[int], modes: list[str], *, early_rows: bool = False) -> ProfileRequest:
         s = self.settings
         return ProfileRequest(
-            id=self.new_id(), chain=self.text, sizes=sizes, modes=modes, device=s.device, dtype=s.dtype, reps=s.reps,
-            grad=s.grad, early_rows=early_rows,
+            id=self.new_id(),
+            chain=self.text,
+            sizes=sizes,
+            modes=modes,
+            device=s.device,
+            dtype=s.dtype,
+            reps=s.reps,
+            grad=s.grad,
+            early_rows=early_rows,
         )
 
     def _track(self, request: ProfileRequest, kind: RunKind, now: float) -> Run:
-        return self.book.track(request, kind, Target(request.device or self.device, request.dtype, request.reps, request.grad), now)
+        return self.book.track(
+            request, kind, Target(request.device or self.device, request.dtype, request.reps, request.grad), now
+        )
 
     def _cancel(self, which) -> list[Effect]:  # noqa: ANN001 (Callable[[Run], bool])
         return [Cancel(rid) for rid in self.book.cancel(which)]
@@ -345,9 +354,10 @@ class LiveSession:
         if any(run.kind == "sweep" and not run.cancelled for run in book.runs.values()):
             return []  # the sweep is measuring; what it does not cover runs when it is done
         missing = [
-            mode for mode, key in self.focus_keys().items()
+            mode
+            for mode, key in self.focus_keys().items()
             if key not in book.cache and key not in book.pending and key not in book.failed
-        ]  # fmt: skip
+        ]
         if not missing:
             return self._maybe_warm_up()
         due = {mode: self.eager_due if mode == "eager" else max(self.eager_due, self.compiled_due) for mode in missing}
@@ -396,10 +406,12 @@ class LiveSession:
         the rows of a compile that has delivered them were not wasted)."""
         book = self.book
         return any(
-            run.kind == "focus" and not run.cancelled and run.chain != self.chain
+            run.kind == "focus"
+            and not run.cancelled
+            and run.chain != self.chain
             and any(key[3] != "eager" and key not in book.cache and key not in book.failed for key in run.keys())
             for run in book.runs.values()
-        )  # fmt: skip
+        )
 
     def _is_current(self, run: Run) -> bool:
         return run.kind != "other" and not run.cancelled and run.chain == self.chain and run.target == self.target()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from probes.protocol import Measurement, Progress, RequestFailed
+from probes.link.protocol import Measurement, Progress, RequestFailed
 from tui.runs import MeasureKey, SweepResults
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from probes.expr import ChainError, op_words
-from probes.dtype_names import DTYPES
-from probes.protocol import COMPILED_MODES, DEFAULT_SIZES
-from probes.state_files import user_state_dir, write_private_file
+from probes.chain.dtype_names import DTYPES
+from probes.chain.expr import ChainError, op_words
+from probes.link.protocol import COMPILED_MODES, DEFAULT_SIZES
+from probes.link.state_files import user_state_dir, write_private_file
 
 VERSION = 1
 WORKSPACE_FILE = "workspace.json"
@@ -123,8 +123,10 @@ class Settings:
         if self.dtype not in DTYPES:
             fixed.append(f"dtype {self.dtype!r}")
             self.dtype = "fp32"
-        if not isinstance(self.sizes, list) or not self.sizes or not all(
-            isinstance(s, int) and s > 0 for s in self.sizes
+        if (
+            not isinstance(self.sizes, list)
+            or not self.sizes
+            or not all(isinstance(s, int) and s > 0 for s in self.sizes)
         ):
             fixed.append("sizes")
             self.sizes = list(DEFAULT_SIZES)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from probes.safe_text import inert_line
+from probes.link.safe_text import inert_line
 from tui import workspace as ws
 
 
@@ -76,7 +76,9 @@ def _where(path: Path) -> str:
 
 def _check_saveable(path: Path) -> None:
     if path.is_dir():
-        raise WorkspaceRefused(f"the workspace {_where(path)} is a folder: give a file, e.g. {_where(path / 'workspace.json')}")
+        raise WorkspaceRefused(
+            f"the workspace {_where(path)} is a folder: give a file, e.g. {_where(path / 'workspace.json')}"
+        )
     folder = path.parent
     if not folder.is_dir():
         raise WorkspaceRefused(f"the folder of the workspace {_where(path)} does not exist")
@@ -117,14 +119,18 @@ def open_workspace(path: Path | None = None) -> WorkspaceFile:
     except FileNotFoundError:
         text = None
     except (OSError, UnicodeDecodeError) as exc:
-        raise WorkspaceRefused(f"the workspace {_where(path)} cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
+        raise WorkspaceRefused(
+            f"the workspace {_where(path)} cannot be read: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
     opened = WorkspaceFile(ws.Workspace.default(), path)
     if text is not None:
         try:
             opened.workspace, problems = ws.Workspace.from_data(json.loads(text))
         except (ValueError, TypeError, RecursionError) as exc:
             if not own:
-                raise WorkspaceRefused(f"{_where(path)} is not a kernel-tui workspace ({inert_line(str(exc))[:80]})") from None
+                raise WorkspaceRefused(
+                    f"{_where(path)} is not a kernel-tui workspace ({inert_line(str(exc))[:80]})"
+                ) from None
             problems = ["it was not a workspace"]
             opened.workspace = ws.Workspace.default()
         if problems:
@@ -148,10 +154,14 @@ def _keep(opened: WorkspaceFile, own: bool, why: str) -> None:
         except OSError as exc:
             opened.read_only = f"{why}, and no copy could be kept ({exc.strerror})"
         else:
-            opened.notices.append(f"the workspace {_where(path)} had to be changed ({inert_line(why)}): "
-                                  f"the original is kept as {_where(backup)}")  # fmt: skip
+            opened.notices.append(
+                f"the workspace {_where(path)} had to be changed ({inert_line(why)}): "
+                f"the original is kept as {_where(backup)}"
+            )
             return
     else:
         opened.read_only = why
-    opened.notices.append(f"the workspace {_where(path)} is opened read-only ({inert_line(why)}): "
-                          "edits here are not saved; quitting offers to save a copy")  # fmt: skip
+    opened.notices.append(
+        f"the workspace {_where(path)} is opened read-only ({inert_line(why)}): "
+        "edits here are not saved; quitting offers to save a copy"
+    )

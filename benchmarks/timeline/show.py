@@ -16,8 +16,20 @@ import statistics
 import sys
 
 PHASES = ("edited", "sent", "worker start", "worker result", "app got it", "drawn", "seen")
-COMPILED_PHASES = ("sent", "worker start", "compiling", "first call", "compiled", "profiled", "rows out",
-                   "app got them", "drawn", "seen", "whole out", "gc ms")  # fmt: skip
+COMPILED_PHASES = (
+    "sent",
+    "worker start",
+    "compiling",
+    "first call",
+    "compiled",
+    "profiled",
+    "rows out",
+    "app got them",
+    "drawn",
+    "seen",
+    "whole out",
+    "gc ms",
+)
 """A new chain's compiled rows: the request out, the compile worker's start on it, its compile's
 start, the compile and first call's end (its own clock: ``compile_time_s``), the compile's end
 (warm-up calls and the generated code read), the profiled reps, bytes and FLOPs done, the early
@@ -87,7 +99,19 @@ def compiled_phases(events: Events, key: float) -> dict[str, float] | None:
     first_call = compile_began + next(float(d) for t, _, e, d in events if e == "compile<" and t == compiled) / 1000
     whole = first("emit", "MeasurementResult compiled ", got)
     whole_out = whole if whole is not None else float("nan")
-    ends = (sent, start, compiling, first_call, compiled, profiled, out, got, drawn_by(events, got, seen), seen, whole_out)
+    ends = (
+        sent,
+        start,
+        compiling,
+        first_call,
+        compiled,
+        profiled,
+        out,
+        got,
+        drawn_by(events, got, seen),
+        seen,
+        whole_out,
+    )
     found = {name: 1000 * (end - key) for name, end in zip(COMPILED_PHASES, ends)}
     found["gc ms"] = sum(float(d.split()[1]) for t, _, e, d in events if e == "gc" and key <= t <= seen)
     return found
@@ -97,7 +121,9 @@ def main(argv: list[str]) -> int:
     events = read(argv[0])
     verbose = "-v" in argv
     compiled = "--compiled" in argv
-    names, measure, seen_what = (COMPILED_PHASES, compiled_phases, "compiled rows") if compiled else (PHASES, phases, "")
+    names, measure, seen_what = (
+        (COMPILED_PHASES, compiled_phases, "compiled rows") if compiled else (PHASES, phases, "")
+    )
     keys = [float(d) for _, _, e, d in events if e == "lastkey"]
     table: list[dict[str, float]] = []
     print("ms after the last key: " + " | ".join(names))

@@ -4,7 +4,7 @@
 
 Reads the file that ``sitecustomize.py`` (in this folder) writes during a ``tui_latency.py --only
 frame`` run: the app is the process started as ``python -m tui CHAIN``, its workers those started
-as ``python -m probes.worker`` (both read ``-m`` as their first argument at start-up; the
+as ``python -m probes.engine.worker`` (both read ``-m`` as their first argument at start-up; the
 worker's bytecode filler runs ``-m`` on a path).
 """
 
@@ -19,8 +19,11 @@ START_EVENTS = ("start", "torch imported", "ready sent", "ready read", "send", "
 
 def main(argv: list[str]) -> int:
     events = read(argv[0])
-    launches = [(t, detail) for t, _, event, detail in events
-                if event == "start" and detail.startswith("-m ") and not detail.endswith(".py")]  # not the bytecode filler
+    launches = [
+        (t, detail)
+        for t, _, event, detail in events
+        if event == "start" and detail.startswith("-m ") and not detail.endswith(".py")
+    ]  # not the bytecode filler
     for number, (begin, command) in enumerate(launches):
         end = next((t for t, _, event, detail in events if event == "seen" and t > begin and "eager" in detail), None)
         if end is None:

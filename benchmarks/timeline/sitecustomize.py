@@ -64,8 +64,13 @@ def patch_app(module):
 
 
 def patch_bridge(module):
-    wrap(module.WorkerBridge, "send", lambda self, request, *a, **k: mark(
-        "send", f"{type(request).__name__} {getattr(request, 'modes', '')} {getattr(request, 'chain', '')}"))
+    wrap(
+        module.WorkerBridge,
+        "send",
+        lambda self, request, *a, **k: mark(
+            "send", f"{type(request).__name__} {getattr(request, 'modes', '')} {getattr(request, 'chain', '')}"
+        ),
+    )
     post = module.WorkerBridge._post
 
     def _post(target, message):
@@ -104,8 +109,12 @@ def patch_sweep(module):
 
 
 def patch_compiling(module):
-    wrap(module, "_compile", lambda *a, **k: mark("compile>"),
-         lambda compiled, *a, **k: mark("compile<", f"{1000 * compiled.info.compile_time_s:.1f}"))
+    wrap(
+        module,
+        "_compile",
+        lambda *a, **k: mark("compile>"),
+        lambda compiled, *a, **k: mark("compile<", f"{1000 * compiled.info.compile_time_s:.1f}"),
+    )
 
 
 def patch_measure(module):
@@ -135,9 +144,17 @@ def patch_autograd_profiler(module):
 
     def stats(result, self, *args, **kwargs):
         st = self._stats
-        mark("profiler", " ".join(f"{name} {getattr(st, field, 0) / 1000:.1f}" for name, field in (
-            ("prepare", "profiler_prepare_call_duration_us"), ("enable", "profiler_enable_call_duration_us"),
-            ("disable", "profiler_disable_call_duration_us"))))
+        mark(
+            "profiler",
+            " ".join(
+                f"{name} {getattr(st, field, 0) / 1000:.1f}"
+                for name, field in (
+                    ("prepare", "profiler_prepare_call_duration_us"),
+                    ("enable", "profiler_enable_call_duration_us"),
+                    ("disable", "profiler_disable_call_duration_us"),
+                )
+            ),
+        )
 
     wrap(module.profile, "__exit__", None, stats)
 
@@ -180,17 +197,17 @@ def patch_protocol(module):
 
 PATCHES = {
     "torch": lambda module: mark("torch imported"),
-    "probes.protocol": patch_protocol,
+    "probes.link.protocol": patch_protocol,
     "tui.session": patch_session,
     "tui.app": patch_app,
     "tui.bridge": patch_bridge,
     "textual.screen": patch_screen,
     "textual.app": patch_textual_app,
-    "probes.sweep": patch_sweep,
-    "probes.compiling": patch_compiling,
-    "probes.measure": patch_measure,
+    "probes.engine.sweep": patch_sweep,
+    "probes.engine.compiling": patch_compiling,
+    "probes.engine.measure": patch_measure,
     "torch.autograd.profiler": patch_autograd_profiler,  # the worker's runs (the worker itself runs as __main__)
-    "probes.profile_events": patch_profile_events,
+    "probes.engine.profile_events": patch_profile_events,
     "terminal": patch_terminal,  # tests/e2e/terminal.py, the benchmark's tmux driver
 }
 

@@ -42,7 +42,7 @@ def replay_args(*extra: str) -> list[str]:
 
 def delayed_replay_args(delay_s: float, *extra: str) -> list[str]:
     """The replay worker taking ``delay_s`` per result: a sweep runs long enough to be stopped."""
-    command = f"{sys.executable} -m probes.replay {RECORDING} --delay {delay_s}"
+    command = f"{sys.executable} -m probes.link.replay {RECORDING} --delay {delay_s}"
     return ["--worker-cmd", command, *extra]
 
 
@@ -54,11 +54,15 @@ def cpu_args(*extra: str) -> list[str]:
 class AppTerminal(Terminal):
     """``python -m tui ARGS`` in a ``width`` x ``height`` pane, with state and caches under ``home``."""
 
-    def __init__(self, home: Path, args: list[str], *, width: int = 120, height: int = 40,
-                 env: dict[str, str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, home: Path, args: list[str], *, width: int = 120, height: int = 40, env: dict[str, str] | None = None
+    ) -> None:
         self.home = home
-        environment = {"KERNEL_TUI_STATE_DIR": str(self.state_dir), "KERNEL_TUI_CACHE_DIR": str(home / "cache"),
-                       **(env or {})}  # fmt: skip
+        environment = {
+            "KERNEL_TUI_STATE_DIR": str(self.state_dir),
+            "KERNEL_TUI_CACHE_DIR": str(home / "cache"),
+            **(env or {}),
+        }
         self._seen: set[int] = set()
         home.mkdir(parents=True, exist_ok=True)
         super().__init__([sys.executable, "-m", "tui", *args], width=width, height=height, env=environment, cwd=ROOT)
@@ -80,7 +84,9 @@ class AppTerminal(Terminal):
         deadline = time.monotonic() + timeout
         while (found := self.focused_pane()) != title:
             if time.monotonic() > deadline:
-                raise AssertionError(f"the {title} pane is not focused (the {found} pane is); the screen:\n{self.screen()}")
+                raise AssertionError(
+                    f"the {title} pane is not focused (the {found} pane is); the screen:\n{self.screen()}"
+                )
             time.sleep(0.02)
 
     def tab_to(self, title: str) -> None:
@@ -110,8 +116,11 @@ class AppTerminal(Terminal):
 
     def app_pids(self) -> list[int]:
         """The app's own process (not the shell around it, nor its worker)."""
-        return [pid for pid in [self.pid, *self.descendants()] if _command_line(pid).startswith(
-            f"{sys.executable}\0-m\0tui\0".encode())]  # fmt: skip
+        return [
+            pid
+            for pid in [self.pid, *self.descendants()]
+            if _command_line(pid).startswith(f"{sys.executable}\0-m\0tui\0".encode())
+        ]
 
     def remember_processes(self) -> list[int]:
         """The program's processes now (its worker among them), kept to be checked at close."""

@@ -58,14 +58,37 @@ class Terminal:
         environment = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
         environment.update({"TERM": "xterm-256color", "COLORTERM": "truecolor", **(env or {})})
         self._tmux(
-            "new-session", "-d", "-s", self.target, "-x", str(width), "-y", str(height),
-            "-c", str(cwd or os.getcwd()),
+            "new-session",
+            "-d",
+            "-s",
+            self.target,
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            "-c",
+            str(cwd or os.getcwd()),
             # the pane keeps its exit status; the window keeps the size asked for
-            ";", "set-option", "-t", self.target, "remain-on-exit", "on",
-            ";", "set-option", "-t", self.target, "window-size", "manual",
-            ";", "respawn-pane", "-k", "-t", self.target, shlex.join([*record, *command]),
+            ";",
+            "set-option",
+            "-t",
+            self.target,
+            "remain-on-exit",
+            "on",
+            ";",
+            "set-option",
+            "-t",
+            self.target,
+            "window-size",
+            "manual",
+            ";",
+            "respawn-pane",
+            "-k",
+            "-t",
+            self.target,
+            shlex.join([*record, *command]),
             env=environment,
-        )  # fmt: skip
+        )
         self.started_at = time.monotonic()
 
     # -- tmux ----------------------------------------------------------------------------------
@@ -73,8 +96,11 @@ class Terminal:
     def _tmux(self, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> str:
         done = subprocess.run(
             ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-            capture_output=True, text=True, timeout=30, env=env,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+        )
         if check and done.returncode != 0:
             raise RuntimeError(f"tmux {' '.join(args[:3])}: {done.stderr.strip()}")
         return done.stdout
@@ -167,7 +193,9 @@ class Terminal:
     def descendants(self) -> list[int]:
         """Pids of every process below the program (its worker among them)."""
         children: dict[int, list[int]] = {}
-        for line in subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout.splitlines():
+        for line in subprocess.run(
+            ["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True
+        ).stdout.splitlines():
             pid, ppid = (int(x) for x in line.split())
             children.setdefault(ppid, []).append(pid)
         found, stack = [], [self.pid]

@@ -15,18 +15,30 @@ CPU_PROFILE = ["profile", "a + b", "--sizes", "1e3", "--device", "cpu"]
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "KERNEL_TUI_STATE_DIR": str(tmp_path / "state"), "KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")}
+    return {
+        **os.environ,
+        "KERNEL_TUI_STATE_DIR": str(tmp_path / "state"),
+        "KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache"),
+    }
 
 
 def kernel_tui(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tui", *args], cwd=ROOT, env=environment(tmp_path),
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "tui", *args],
+        cwd=ROOT,
+        env=environment(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_profile_into_head_prints_its_first_line_and_no_traceback(tmp_path: Path) -> None:
     command = f"{sys.executable} -m tui profile --from {RECORDING} | head -1"
-    done = subprocess.run(["sh", "-c", command], cwd=ROOT, env=environment(tmp_path), capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        ["sh", "-c", command], cwd=ROOT, env=environment(tmp_path), capture_output=True, text=True, timeout=120
+    )
     assert done.stdout.count("\n") == 1 and done.stdout.strip()
     assert done.stderr == ""
 
@@ -34,8 +46,14 @@ def test_profile_into_head_prints_its_first_line_and_no_traceback(tmp_path: Path
 def test_a_pipe_closed_before_the_first_line_is_no_traceback(tmp_path: Path) -> None:
     reader, writer = os.pipe()
     os.close(reader)  # the reader is gone before a line is written (``| true``, a quitted pager)
-    with subprocess.Popen([sys.executable, "-m", "tui", "profile", "--from", str(RECORDING)], cwd=ROOT,
-                          env=environment(tmp_path), stdout=writer, stderr=subprocess.PIPE, text=True) as program:  # fmt: skip
+    with subprocess.Popen(
+        [sys.executable, "-m", "tui", "profile", "--from", str(RECORDING)],
+        cwd=ROOT,
+        env=environment(tmp_path),
+        stdout=writer,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as program:
         os.close(writer)
         _, stderr = program.communicate(timeout=120)
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
@@ -49,7 +67,9 @@ def test_from_a_report_with_json_prints_the_report(tmp_path: Path) -> None:
     assert printed["device_label"] == recorded["device_label"]
 
     def runs(report: dict) -> list[tuple]:
-        return [(r["chain"], r["mode"], r["size"], r["kernels_per_call"], r["device_time_us"]) for r in report["results"]]
+        return [
+            (r["chain"], r["mode"], r["size"], r["kernels_per_call"], r["device_time_us"]) for r in report["results"]
+        ]
 
     assert runs(printed) == runs(recorded)
 
@@ -59,7 +79,9 @@ def test_from_a_file_that_is_not_a_report_is_one_line_and_exit_2(tmp_path: Path)
     report.write_text("{}")
     done = kernel_tui(tmp_path, "profile", "--from", str(report))
     assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr and "__init__" not in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr and "__init__" not in done.stderr, (
+        done.stderr
+    )
     assert str(report) in done.stderr or "report" in done.stderr
 
 

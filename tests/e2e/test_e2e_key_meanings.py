@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from app_terminal import (
-    SCREEN_S,
     REPLAY_S,
+    SCREEN_S,
     AppTerminal,
     delayed_replay_args,
     editor_lines,
@@ -56,11 +56,17 @@ def focus(app: AppTerminal, where: str) -> None:
     app.wait_for_focus("kernels")
     if where == "after a dialog":
         app.press("F1")
-        app.wait_for(lambda s: "every key" in s.lower() or "where it works" in s.lower(), timeout=SCREEN_S,
-                     what="the help screen")  # fmt: skip
+        app.wait_for(
+            lambda s: "every key" in s.lower() or "where it works" in s.lower(),
+            timeout=SCREEN_S,
+            what="the help screen",
+        )
         app.press("Escape")
-        app.wait_for(lambda s: "╭─ kernels" in s and app.focused_pane() is not None, timeout=SCREEN_S,
-                     what="the main screen again")  # fmt: skip
+        app.wait_for(
+            lambda s: "╭─ kernels" in s and app.focused_pane() is not None,
+            timeout=SCREEN_S,
+            what="the main screen again",
+        )
         return
     if where == "sweep":
         app.press("s")
@@ -80,16 +86,20 @@ def test_x_n_r_mean_stop_size_reps_in_every_focus(tmp_path: Path, where: str) ->
         app.press("s")
         app.wait_for(sweeping, timeout=SCREEN_S, what="the sweep running")
         app.press("x")  # stops the sweep: never "delete this chain?"
-        screen = app.wait_for(lambda s: "cancelled" in pane_text(s, "sweep"), timeout=SCREEN_S,
-                              what="the sweep cancelled by x")  # fmt: skip
+        screen = app.wait_for(
+            lambda s: "cancelled" in pane_text(s, "sweep"), timeout=SCREEN_S, what="the sweep cancelled by x"
+        )
         assert chain_count(screen) == chains and not asks_to_delete(screen)
 
         app.press("n")  # sets N: never a new chain
         app.wait_for(lambda s: dialog_open(s, "Size N"), timeout=SCREEN_S, what="the N dialog")
         app.press("C-u", "1e4", "Enter")
         # after a stop nothing runs by itself: the rows say they are not of this N
-        screen = app.wait_for(lambda s: "kernels · N=1e4" in s and "STALE" in s, timeout=SCREEN_S,
-                              what="N set to 1e4, the rows marked stale")  # fmt: skip
+        screen = app.wait_for(
+            lambda s: "kernels · N=1e4" in s and "STALE" in s,
+            timeout=SCREEN_S,
+            what="N set to 1e4, the rows marked stale",
+        )
         assert chain_count(screen) == chains
 
         app.press("r")  # sets the reps: never a rename
@@ -122,8 +132,11 @@ def test_the_chains_pane_keys_act_there_and_nowhere_else(tmp_path: Path) -> None
         app.press("Delete")  # delete asks first
         app.wait_for(asks_to_delete, timeout=SCREEN_S, what="the delete question")
         app.press("Escape")
-        app.wait_for(lambda s: chain_count(s) == chains + 1 and not asks_to_delete(s), timeout=SCREEN_S,
-                     what="nothing deleted when the question is dismissed")  # fmt: skip
+        app.wait_for(
+            lambda s: chain_count(s) == chains + 1 and not asks_to_delete(s),
+            timeout=SCREEN_S,
+            what="nothing deleted when the question is dismissed",
+        )
 
 
 def test_in_the_editor_the_letters_are_text(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from app_terminal import (
-    SCREEN_S,
     REPLAY_S,
+    SCREEN_S,
     STARTUP_S,
     AppTerminal,
     cpu_args,
@@ -36,8 +36,9 @@ def test_a_key_burst_with_moves_and_deletes_is_applied_in_order(tmp_path: Path) 
     with AppTerminal(tmp_path, ["", *cpu_args()]) as app:
         app.wait_for(editor_empty, timeout=SCREEN_S * 3, what="the empty editor")
         app.press("(a + b).relu()", "C-e", *["BSpace"] * 6, "sigmoid() * 2")
-        screen = app.wait_for(measured("add", "sigmoid", "mul"), timeout=STARTUP_S,
-                              what="the rows of (a + b).sigmoid() * 2")  # fmt: skip
+        screen = app.wait_for(
+            measured("add", "sigmoid", "mul"), timeout=STARTUP_S, what="the rows of (a + b).sigmoid() * 2"
+        )
         assert editor_lines(screen) == ["(a + b).sigmoid() * 2"]
 
 
@@ -45,8 +46,9 @@ def test_at_first_start_typed_text_goes_at_the_end_of_the_chain(tmp_path: Path) 
     with AppTerminal(tmp_path, replay_args()) as app:
         app.wait_for(lambda s: editor_lines(s) == ["(a + b).relu()"], timeout=REPLAY_S, what="the seed chain")
         app.type(" * 2")
-        app.wait_for(lambda s: editor_lines(s) == ["(a + b).relu() * 2"], timeout=SCREEN_S,
-                     what="the keys after the chain")  # fmt: skip
+        app.wait_for(
+            lambda s: editor_lines(s) == ["(a + b).relu() * 2"], timeout=SCREEN_S, what="the keys after the chain"
+        )
 
 
 def test_a_bracketed_paste_of_a_multi_line_chain_is_one_edit(tmp_path: Path) -> None:
@@ -66,5 +68,6 @@ def test_text_typed_right_after_e_reaches_the_editor(tmp_path: Path) -> None:
         app.press("Escape")
         app.wait_for_focus("kernels")
         app.press("e", " * 2")
-        app.wait_for(lambda s: editor_lines(s) == ["(a + b).relu() * 2"], timeout=SCREEN_S,
-                     what="the keys typed after e")  # fmt: skip
+        app.wait_for(
+            lambda s: editor_lines(s) == ["(a + b).relu() * 2"], timeout=SCREEN_S, what="the keys typed after e"
+        )

@@ -57,10 +57,12 @@ def test_quit_mid_sweep(tmp_path: Path) -> None:
     with AppTerminal(tmp_path, ["--device", "cpu", "--modes", "eager", "--n", "1e3", "--sizes", sizes]) as app:
         app.wait_for(lambda s: "profile done" in status_text(s), timeout=STARTUP_S, what="the first rows")
         app.press("Escape", "s")
-        app.wait_for(lambda s: "measuring" in pane_text(s, "sweep") and sweep_step(s) >= 2, timeout=STARTUP_S,
-                     what="the sweep past its first size")  # fmt: skip
+        app.wait_for(
+            lambda s: "measuring" in pane_text(s, "sweep") and sweep_step(s) >= 2,
+            timeout=STARTUP_S,
+            what="the sweep past its first size",
+        )
         assert quit_now(app) < QUIT_BOUND_S
-
 
 
 def test_a_closed_terminal_mid_compile_leaves_no_worker_behind(tmp_path: Path) -> None:

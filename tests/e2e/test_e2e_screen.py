@@ -25,7 +25,7 @@ from app_terminal import (
     words,
 )
 
-from probes.expr import ChainError, parse_chain
+from probes.chain.expr import ChainError, parse_chain
 
 SEED = "(a + b).relu()"
 
@@ -61,8 +61,11 @@ def test_a_dtype_change_measures_again_in_the_new_dtype(tmp_path: Path) -> None:
         assert "· fp32 ·" in kernels_title(screen)
         app.press("Escape")
         app.press("t")  # fp32 -> bf16
-        screen = app.wait_for(lambda s: "· bf16 ·" in kernels_title(s) and "STALE" not in s and done(s),
-                              timeout=STARTUP_S, what="the rows measured in bf16")  # fmt: skip
+        screen = app.wait_for(
+            lambda s: "· bf16 ·" in kernels_title(s) and "STALE" not in s and done(s),
+            timeout=STARTUP_S,
+            what="the rows measured in bf16",
+        )
         assert "bf16" in status_text(screen)
 
 
@@ -85,11 +88,17 @@ def test_the_layout_follows_a_resize_both_ways(tmp_path: Path) -> None:
         screen = app.wait_for(done, timeout=REPLAY_S, what="the first rows")
         assert panes_shown(screen) == {"chain", "kernels"}  # narrow: one results view at a time
         app.resize(220, 60)
-        app.wait_for(lambda s: panes_shown(s) == set(WIDE_PANES) and laid_out_for(s, 220), timeout=SCREEN_S,
-                     what="every pane at 220x60, without ctrl+r")  # fmt: skip
+        app.wait_for(
+            lambda s: panes_shown(s) == set(WIDE_PANES) and laid_out_for(s, 220),
+            timeout=SCREEN_S,
+            what="every pane at 220x60, without ctrl+r",
+        )
         app.resize(80, 24)
-        screen = app.wait_for(lambda s: panes_shown(s) == {"chain", "kernels"} and laid_out_for(s, 80), timeout=SCREEN_S,
-                              what="the narrow layout again")  # fmt: skip
+        screen = app.wait_for(
+            lambda s: panes_shown(s) == {"chain", "kernels"} and laid_out_for(s, 80),
+            timeout=SCREEN_S,
+            what="the narrow layout again",
+        )
         assert editor_lines(screen) == [SEED]
 
 
@@ -101,8 +110,11 @@ def test_the_layout_follows_a_resize_both_ways(tmp_path: Path) -> None:
 # message (the headline, the noise note, a chain's error) reads at 200 columns on one line that
 # ends before the pane's edge, and at 80 columns the same words, in order, wrapped at spaces.
 
-TAILS = {"vectorized_elementwise_kernel<add>": "<add>", "vectorized_elementwise_kernel<clamp_scalar>": "<clamp_scalar>",
-         "triton_poi_fused_add_relu_0": "add_relu_0"}  # fmt: skip
+TAILS = {
+    "vectorized_elementwise_kernel<add>": "<add>",
+    "vectorized_elementwise_kernel<clamp_scalar>": "<clamp_scalar>",
+    "triton_poi_fused_add_relu_0": "add_relu_0",
+}
 
 
 def recorded_kernels(size: int) -> set[str]:
@@ -151,8 +163,11 @@ def test_no_word_is_cut_at_80x24_or_at_200x60(tmp_path: Path, chain: str) -> Non
         if chain != SEED:
             app.type(chain.removeprefix(SEED))
             error = chain_error(chain)  # not an error of the chain half typed, which may show first
-            app.wait_for(lambda s: error in [found.group(0) for found in ERROR.finditer(s)], timeout=SCREEN_S,
-                         what=f"the chain's error: {error}")  # fmt: skip
+            app.wait_for(
+                lambda s: error in [found.group(0) for found in ERROR.finditer(s)],
+                timeout=SCREEN_S,
+                what=f"the chain's error: {error}",
+            )
         wide = app.screen()
         kernels = pane_text(wide, "kernels")
         names = recorded_kernels(1_000_000)
@@ -162,7 +177,7 @@ def test_no_word_is_cut_at_80x24_or_at_200x60(tmp_path: Path, chain: str) -> Non
         for line in wide.splitlines():  # on the wide screen every message ends before its pane's edge
             for message in messages:
                 if message in line:
-                    rest = line[line.index(message) + len(message):]
+                    rest = line[line.index(message) + len(message) :]
                     assert rest.startswith("  ") or rest.strip() == "", line
 
         app.resize(80, 24)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_terminal import ROOT, SCREEN_S, REPLAY_S, AppTerminal, editor_lines, replay_args, status_text, toast_text
+from app_terminal import REPLAY_S, ROOT, SCREEN_S, AppTerminal, editor_lines, replay_args, status_text, toast_text
 
 from tui import workspace as ws
 
@@ -74,9 +74,20 @@ def test_a_corrupt_autosaved_workspace_is_kept_aside_before_the_seed_replaces_it
 
 
 def refused(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KERNEL_TUI_STATE_DIR": str(tmp_path / "state"), "KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")}
-    return subprocess.run([sys.executable, "-m", "tui", *replay_args(), *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+    env = {
+        **os.environ,
+        "KERNEL_TUI_STATE_DIR": str(tmp_path / "state"),
+        "KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "tui", *replay_args(), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,8 +131,9 @@ def test_a_second_app_on_the_same_workspace_opens_it_read_only_and_names_the_fir
         first.wait_for(lambda s: "profile done" in status_text(s), timeout=REPLAY_S, what="the first app's rows")
         app_pids = first.app_pids()
         with AppTerminal(tmp_path / "second", [*replay_args(), "--workspace", str(path)]) as second:
-            screen = second.wait_for(said("read-only", "another kernel-tui"), timeout=REPLAY_S,
-                                     what="the second app's read-only notice")  # fmt: skip
+            screen = second.wait_for(
+                said("read-only", "another kernel-tui"), timeout=REPLAY_S, what="the second app's read-only notice"
+            )
             named = re.search(r"another kernel-tui \(pid (\d+)\)", told(screen))
             assert named is not None and [int(named.group(1))] == app_pids, (told(screen), app_pids)
             second.type(" * 3")

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 from textual.app import App
 
-from probes.protocol import RequestDone, WarmupRequest
+from probes.link.protocol import RequestDone, WarmupRequest
 from tui.bridge import WorkerBridge
 
 
@@ -50,4 +50,3 @@ async def test_a_warm_up_stopped_as_its_answer_arrives_releases_the_workers() ->
         await asyncio.wait_for(workers.waiting.wait(), 5)
         bridge.cancel("w1")
         await asyncio.wait_for(workers.released.wait(), 5)
-

@@ -38,7 +38,11 @@ async def test_training_step_passes_and_roofline_on_cuda(make_app) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, RooflineScreen), what="the roofline view")
         placed = [e for e in app.screen.entries if e.placed]
         assert {e.mode for e in placed} >= {"eager"} and any(e.row.pass_ == "backward" for e in placed)
-        out_of_bounds = [(e.mode, e.row.pass_, e.row.short_name, e.tflops) for e in placed if not 0 < e.tflops <= 2 * eager.compute_peak_tflops]
+        out_of_bounds = [
+            (e.mode, e.row.pass_, e.row.short_name, e.tflops)
+            for e in placed
+            if not 0 < e.tflops <= 2 * eager.compute_peak_tflops
+        ]
         assert not out_of_bounds, (out_of_bounds, eager.compute_peak_tflops)
 
 

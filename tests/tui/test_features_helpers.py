@@ -9,8 +9,8 @@ import json
 import pytest
 from tui_helpers import recorded
 
-from probes.protocol import Measurement
-from probes.summary import Ratio, ratio
+from probes.link.protocol import Measurement
+from probes.link.summary import Ratio, ratio
 from tui import workspace as ws
 from tui.baseline_view import baseline_line, delta_cell, pin_deltas, pin_record, read_pin
 from tui.widgets.headline import comparison_text, dynamic_line
@@ -111,8 +111,10 @@ def test_only_kernels_with_known_flops_and_bytes_are_placed() -> None:
     assert r.bandwidth_gbps == report.peak_gbps and r.compute[0].tflops == report.compute_peaks_tflops["fp32"]
     assert r.attainable(r.ridge / 10) == pytest.approx(r.ridge / 10 * r.bandwidth_gbps / 1000)
     assert r.attainable(r.ridge * 10) == pytest.approx(r.peak_tflops)
-    unknown = [dataclasses.replace(m, kernels=[dataclasses.replace(k, flops=None) for k in m.kernels])
-               for m in recorded("matmul_gelu").results]  # a report from before FLOPs were counted
+    unknown = [
+        dataclasses.replace(m, kernels=[dataclasses.replace(k, flops=None) for k in m.kernels])
+        for m in recorded("matmul_gelu").results
+    ]  # a report from before FLOPs were counted
     assert not any(e.placed for e in entries(unknown))  # nothing placed, nothing guessed
 
 
@@ -168,9 +170,15 @@ def test_a_new_chain_is_named_after_its_ops_until_the_user_names_it() -> None:
     w = ws.Workspace.default()
     w.add("")
     assert w.chain.name == "chain"
-    for text, name in (("(a + b", "chain"), ("(a + b)", "add_2"), ("(a + b).relu()", "add_relu_2"), ("(a * b).sum()", "mul_sum"),
-                       ("((a + b) * c - a / b).relu().sum()", "add_mul_div_sum"), ("x: [N, 64]\ntorch.softmax(x, dim=-1)", "softmax_2"),
-                       ("(a * b).sum(", "softmax_2")):  # fmt: skip
+    for text, name in (
+        ("(a + b", "chain"),
+        ("(a + b)", "add_2"),
+        ("(a + b).relu()", "add_relu_2"),
+        ("(a * b).sum()", "mul_sum"),
+        ("((a + b) * c - a / b).relu().sum()", "add_mul_div_sum"),
+        ("x: [N, 64]\ntorch.softmax(x, dim=-1)", "softmax_2"),
+        ("(a * b).sum(", "softmax_2"),
+    ):
         w.chain.text = text
         w.name_after_text()
         assert w.chain.name == name, text
@@ -186,8 +194,14 @@ def test_a_new_chain_is_named_after_its_ops_until_the_user_names_it() -> None:
     seeds.chain.text = "(a + b).tanh()"
     assert seeds.name_after_text() and seeds.chain.name == "add_tanh"
     assert seeds.chains[seeds.select_text("a - b")].name == "sub"  # from the command line
-    older = {"chains": [{"name": "chain_2", "text": "a.exp()"}, {"name": "cli", "text": "a * b"}, {"name": "mine", "text": "a - b"}],
-             "pins": {"chain_2": pin_record([measurement("modes", "eager")])}}  # fmt: skip
+    older = {
+        "chains": [
+            {"name": "chain_2", "text": "a.exp()"},
+            {"name": "cli", "text": "a * b"},
+            {"name": "mine", "text": "a - b"},
+        ],
+        "pins": {"chain_2": pin_record([measurement("modes", "eager")])},
+    }
     opened, fixed = ws.Workspace.from_data(older)
     assert not fixed and [c.name for c in opened.chains] == ["exp", "mul", "mine"] and list(opened.pins) == ["exp"]
 

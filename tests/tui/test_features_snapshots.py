@@ -44,8 +44,9 @@ def test_grad_result(snap_compare, make_app, size: tuple[int, int]) -> None:
 
 
 def test_static_vs_dynamic_sweep(snap_compare, make_app) -> None:
-    app = make_app(worker_command=replay_command("cpu_dynamic"), modes="static+dynamic",
-                   sizes=[10_000, 100_000, 1_000_000])  # fmt: skip
+    app = make_app(
+        worker_command=replay_command("cpu_dynamic"), modes="static+dynamic", sizes=[10_000, 100_000, 1_000_000]
+    )
 
     async def run_before(pilot) -> None:  # noqa: ANN001
         await wait_for(pilot, lambda: focus_done(app), what="results")

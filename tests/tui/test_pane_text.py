@@ -52,7 +52,9 @@ async def test_a_text_of_as_many_lines_is_repainted_without_a_layout() -> None:
 async def test_a_text_that_takes_more_lines_grows_its_widget() -> None:
     async with showing("one line") as (pilot, text, below):
         assert below.region.y == text.region.y + 1
-        show_text(text, Text("a result long enough to wrap onto a second line of forty cells and then onto a third one"))
+        show_text(
+            text, Text("a result long enough to wrap onto a second line of forty cells and then onto a third one")
+        )
         await pilot.pause()
         assert text.size.height == 3 and below.region.y == text.region.y + 3
         assert shown(text).endswith("third one") and shown(below) == "the line below"
@@ -87,7 +89,10 @@ async def test_a_border_mark_coming_and_going_repaints_its_row_only_and_reaches_
         await pilot.pause()
         sent: list[str] = []  # what a terminal would be sent (a headless app writes nothing)
         display = app._display
-        app._display = lambda screen, update: (sent.append(update.render_segments(app.console)), display(screen, update))[1]
+        app._display = lambda screen, update: (
+            sent.append(update.render_segments(app.console)),
+            display(screen, update),
+        )[1]
         painted: list[int] = []  # the pane's own lines (border, background) drawn again
         styles_cache = pane._styles_cache
         render_line = styles_cache.render_line

@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 from tui_helpers import recorded
 
-from probes.protocol import KernelRow, OpNode, ProfileRequest
+from probes.link.protocol import KernelRow, OpNode, ProfileRequest
 from tui.commands import COMMANDS, LETTER_ACTIONS, bindings, commands
 from tui.runs import Run, SweepResults, Target
 from tui.widgets.cells import display_name, fit, fit_kernel, flex_width, plain, share_width
@@ -57,7 +57,7 @@ def test_widths_are_shared_by_need() -> None:
 
 def test_kernel_table_names_take_the_free_width() -> None:
     rows = [row("vectorized_elementwise_kernel<clamp_scalar>", ["aten::relu"])]
-    from probes.protocol import Measurement
+    from probes.link.protocol import Measurement
 
     m = Measurement("a", "eager", 1, "cuda:0", "fp32", rows, [], 1, 100, 1.0, 1.0, 1, False)
     _, cells, _ = kernel_table(m, needed_width(m, False), with_ops=False, stale=False)
@@ -74,15 +74,31 @@ def test_outside_text_is_inert_and_never_markup() -> None:
 
 def test_ops_are_tied_to_the_kernel_rows_that_list_them() -> None:
     """CPU eager: relu names itself but runs as clamp_min; compiled softmax lists `softmax`."""
-    from probes.protocol import Measurement
+    from probes.link.protocol import Measurement
 
-    ops = [OpNode("aten::add", [8], "fp32", 32, 64, ["aten::add"]), OpNode("aten::relu", [8], "fp32", 32, 32, ["aten::relu"])]
+    ops = [
+        OpNode("aten::add", [8], "fp32", 32, 64, ["aten::add"]),
+        OpNode("aten::relu", [8], "fp32", 32, 32, ["aten::relu"]),
+    ]
     eager_rows = [row("aten::add", ["aten::add"]), row("aten::clamp_min", ["aten::relu"])]
     eager = Measurement("c", "eager", 8, "cpu", "fp32", eager_rows, [], 2, 160, 1.0, 1.0, 1, False)
     assert kernels_per_op(ops, eager) == [["aten::add"], ["aten::clamp_min"]]
     softmax = [OpNode("aten::_softmax", [8], "fp32", 32, 32)]
-    compiled = Measurement("s", "compiled", 8, "cpu", "fp32", [row("graph_0_cpp_fused__softmax_0", ["aten::softmax"],
-                           short="cpp_fused__softmax_0")], [], 1, 64, 1.0, 1.0, 1, True)  # fmt: skip
+    compiled = Measurement(
+        "s",
+        "compiled",
+        8,
+        "cpu",
+        "fp32",
+        [row("graph_0_cpp_fused__softmax_0", ["aten::softmax"], short="cpp_fused__softmax_0")],
+        [],
+        1,
+        64,
+        1.0,
+        1.0,
+        1,
+        True,
+    )
     assert kernels_per_op(softmax, compiled) == [["cpp_fused__softmax_0"]]
     assert op_name("aten::_softmax") == op_name("softmax") == "softmax"
     # Two adds in one chain keep their own kernels (recorded on the H200).
@@ -111,8 +127,11 @@ def test_sweep_results_cover_fewer_sizes_not_other_settings() -> None:
 def test_chart_draws_series_reference_lines_and_axes() -> None:
     chart = LogChart()
     results = [m for m in recorded().results if m.mode == "eager"]
-    chart.set_data([Series("eager", "red", [(m.size, m.wall_time_us) for m in results])],
-                   hlines=[HLine(1000.0, "peak", "red")], vmark=(10**7, "crossover 1e7"))  # fmt: skip
+    chart.set_data(
+        [Series("eager", "red", [(m.size, m.wall_time_us) for m in results])],
+        hlines=[HLine(1000.0, "peak", "red")],
+        vmark=(10**7, "crossover 1e7"),
+    )
     assert min(m.wall_time_us for m in results) > 10  # the H200's eager calls take 15-480 µs
     assert chart._ranges() == (2, 8, 1, 4)  # 1e2..1e8; 10 µs..10 ms: the 1 ms reference line fits, with a margin
     assert [time_label(v) for v in (0.1, 1.0, 1000.0, 2e6)] == ["100ns", "1µs", "1ms", "2s"]
@@ -180,14 +199,26 @@ async def test_a_table_of_one_cell_per_row_draws_as_a_table_of_a_cell_per_column
     DataTable's own columns of the same widths would draw them, the cursor's row included."""
     columns = [Text("kernel"), Text("n", justify="right"), Text("µs", justify="right"), Text("note", justify="center")]
     rows = [
-        [Text("triton_poi_fused_add_relu_0", style="bold"), Text("1", justify="right"), Text("4.52", justify="right"),
-         Text("ok", justify="center")],
-        [Text("vectorized_elementwise_kernel", style="dim"), Text("12", justify="right"),
-         Text("10.10 ~", style="yellow", justify="right"), Text("a note", style="bold yellow reverse", justify="center")],
-        [Text("x", style="underline", justify="left"), Text("3", style="reverse", justify="right"), Text("1.0"),
-         Text("c", style="reverse", justify="center")],
+        [
+            Text("triton_poi_fused_add_relu_0", style="bold"),
+            Text("1", justify="right"),
+            Text("4.52", justify="right"),
+            Text("ok", justify="center"),
+        ],
+        [
+            Text("vectorized_elementwise_kernel", style="dim"),
+            Text("12", justify="right"),
+            Text("10.10 ~", style="yellow", justify="right"),
+            Text("a note", style="bold yellow reverse", justify="center"),
+        ],
+        [
+            Text("x", style="underline", justify="left"),
+            Text("3", style="reverse", justify="right"),
+            Text("1.0"),
+            Text("c", style="reverse", justify="center"),
+        ],
         [Text("(no kernels recorded)", style="dim italic")],
-    ]  # fmt: skip
+    ]
     widths = [29, 2, 7, 6]
 
     def one_cell_per_row(table: RowsTable) -> None:
@@ -208,11 +239,14 @@ async def test_a_table_of_one_cell_per_row_draws_as_a_table_of_a_cell_per_column
         async with Host().run_test(size=(80, 12)) as pilot:
             fill(table)
             await pilot.pause()
-            return [[(char, str(segment.style)) for segment in table.render_line(y) for char in segment.text]
-                    for y in range(len(rows) + 1)]  # fmt: skip
+            return [
+                [(char, str(segment.style)) for segment in table.render_line(y) for char in segment.text]
+                for y in range(len(rows) + 1)
+            ]
 
     assert await drawn(RowsTable(cursor_type="row", zebra_stripes=False), one_cell_per_row) == await drawn(
-        DataTable(cursor_type="row", zebra_stripes=False), a_cell_per_column)
+        DataTable(cursor_type="row", zebra_stripes=False), a_cell_per_column
+    )
 
 
 def test_the_command_table_makes_one_binding_per_key_and_place() -> None:
@@ -236,9 +270,15 @@ def test_a_mode_title_breaks_between_facts_never_inside_one(name: str) -> None:
     assert not compiled.grad or [f.split()[0] for f in facts if f.startswith(("fwd ", "bwd "))] == ["fwd", "bwd"]
     for width in range(30, 130):
         title = fact_lines(Text("compiled  "), measurement_facts(compiled), width).plain
-        assert title.replace("\n", " · ") == "compiled  " + " · ".join(facts), (width, title)  # breaks at facts' ends only
+        assert title.replace("\n", " · ") == "compiled  " + " · ".join(facts), (
+            width,
+            title,
+        )  # breaks at facts' ends only
         for line in title.split("\n"):
-            assert len(line) <= width or line.removeprefix("compiled  ") in facts, (width, title)  # a lone fact may overflow
+            assert len(line) <= width or line.removeprefix("compiled  ") in facts, (
+                width,
+                title,
+            )  # a lone fact may overflow
 
 
 @pytest.mark.parametrize("name", ["sweep", "fallback"])
@@ -253,7 +293,10 @@ def test_the_op_chain_panes_compile_line_breaks_between_facts_never_inside_one(n
     for width in range(24, 130):
         lines = compile_text(compiled, ops, names, width).plain.split("\n")
         at = next(i for i, line in enumerate(lines) if line.startswith(start))
-        flowing = [lines[at].removeprefix(start), *[line for line in lines[at + 1:] if not line.startswith("  break: ")]]
+        flowing = [
+            lines[at].removeprefix(start),
+            *[line for line in lines[at + 1 :] if not line.startswith("  break: ")],
+        ]
         assert " · ".join(flowing).split(" · ") == facts, (width, lines)  # breaks at facts' ends only
         assert all(len(line) <= width or line in facts for line in flowing[1:]), (width, lines)
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from probes.protocol import (
+from probes.link.protocol import (
     ChainErrorInfo,
     DeviceInfo,
     Measurement,
@@ -25,13 +25,17 @@ TIMING = Timing(eager_delay_s=0.03, compile_delay_s=0.5, stale_grace_s=0.35)
 
 
 def ready(protocol: int = 2) -> WorkerReady:
-    return WorkerReady(1, "2.x", [DeviceInfo("cuda:0", "H200", 0, 0, 4000.0), DeviceInfo("cpu", "CPU", 0, 0)],
-                       "cuda:0", protocol=protocol)  # fmt: skip
+    return WorkerReady(
+        1,
+        "2.x",
+        [DeviceInfo("cuda:0", "H200", 0, 0, 4000.0), DeviceInfo("cpu", "CPU", 0, 0)],
+        "cuda:0",
+        protocol=protocol,
+    )
 
 
 def measurement(chain: str, mode: str, size: int = 1_000_000, kernels: float = 1) -> Measurement:
-    return Measurement(chain, mode, size, "cuda:0", "fp32", [], [], kernels, 12 * size, 5.0, 9.0, 100,
-                       mode != "eager")  # fmt: skip
+    return Measurement(chain, mode, size, "cuda:0", "fp32", [], [], kernels, 12 * size, 5.0, 9.0, 100, mode != "eager")
 
 
 def sends(effects: list) -> list[ProfileRequest]:
@@ -93,7 +97,9 @@ def test_a_compiled_part_waiting_for_its_worker_to_start_says_so() -> None:
     for that worker: the compiled mode says why it waits, and no longer once the worker is up."""
     session, request = started()
     session.compiles_apart = session.compile_worker_starting = True
-    session.on_event(Progress(request.id, "measuring eager at N=1,000,000", "measuring", "eager", 1_000_000, 1, 2), 0.01)
+    session.on_event(
+        Progress(request.id, "measuring eager at N=1,000,000", "measuring", "eager", 1_000_000, 1, 2), 0.01
+    )
     view = session.focus_view(0.01)
     assert view.mode("eager").activity == "measuring" and view.mode("compiled").activity == "starting"
     session.compile_worker_starting = False
@@ -177,7 +183,9 @@ def test_typing_over_a_compile_makes_the_next_compile_wait_longer() -> None:
 
 def test_typing_right_after_the_compiled_rows_came_does_not_slow_the_next_compile() -> None:
     session, compiling = compiling_a_new_chain()
-    session.on_event(MeasurementResult(compiling.id, measurement(compiling.chain, "compiled")), 1.9)  # the request's end not yet
+    session.on_event(
+        MeasurementResult(compiling.id, measurement(compiling.chain, "compiled")), 1.9
+    )  # the request's end not yet
     session.edit("a * c", 1.95)
     assert session.compile_delay == 0.0
 
@@ -339,7 +347,9 @@ def test_no_warm_up_from_an_old_worker() -> None:
 
 def test_progress_says_which_mode_compiles() -> None:
     session, first = started()
-    session.on_event(Progress(first.id, "compiling compiled at N=1,000,000", "compiling", "compiled", 1_000_000, 2, 2), 0.5)
+    session.on_event(
+        Progress(first.id, "compiling compiled at N=1,000,000", "compiling", "compiled", 1_000_000, 2, 2), 0.5
+    )
     view = session.focus_view(0.5)
     assert view.mode("compiled").activity == "compiling" and view.mode("eager").activity == "waiting"
     assert session.activity().text == "compiling compiled at N=1,000,000 (2/2)"
@@ -349,7 +359,9 @@ def test_importing_the_compiler_reads_as_compiling_with_what_it_does() -> None:
     """A worker's first compile imports Dynamo and Inductor first (a second or more): the compiled
     block says it is compiling, not waiting, and the status bar says what takes the time."""
     session, first = started()
-    session.on_event(Progress(first.id, "importing Dynamo and Inductor (once)", "importing", "compiled", 1_000_000, 2, 2), 0.5)
+    session.on_event(
+        Progress(first.id, "importing Dynamo and Inductor (once)", "importing", "compiled", 1_000_000, 2, 2), 0.5
+    )
     assert session.focus_view(0.5).mode("compiled").activity == "compiling"
     assert session.activity().text == "importing Dynamo and Inductor (once) (2/2)"
 

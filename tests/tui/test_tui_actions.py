@@ -14,8 +14,8 @@ from textual.command import CommandList
 from textual.widgets import Footer, Input
 from tui_helpers import SEED_CHAIN, focus_done, focus_view, recorded, recording, settled, shown, sweep_done, wait_for
 
-from probes.protocol import ProfileReport
-from probes.summary import comparisons, crossover, format_gbps, format_size
+from probes.link.protocol import ProfileReport
+from probes.link.summary import comparisons, crossover, format_gbps, format_size
 from tui import commands
 from tui.screens.dialogs import ConfirmDialog, InputDialog
 from tui.screens.help import HelpScreen
@@ -181,8 +181,9 @@ async def test_focus_size_and_reps_dialogs(make_app) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, InputDialog), what="the dialog")
         app.screen.query_one(Input).value = "0"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: "between 1 and 10000" in str(app.screen.query_one("#dialog-error").render()),
-                       what="why")  # fmt: skip
+        await wait_for(
+            pilot, lambda: "between 1 and 10000" in str(app.screen.query_one("#dialog-error").render()), what="why"
+        )
         app.screen.query_one(Input).value = "50"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.workspace.settings.reps == 50, what="applied")
@@ -299,8 +300,11 @@ async def test_layout_follows_the_terminal_size_both_ways(make_app) -> None:
         await wait_for(pilot, lambda: not main.has_class("-compact"), what="the wide layout")
         for pane in ("#chains", "#editor", "#ops", "#kernels", "#sweep"):
             assert app.query_one(pane).region.area > 0, pane
-        await wait_for(pilot, lambda: "View" not in footer_words(app) and "Sweep" in footer_words(app),
-                       what="no View in the footer where every pane is on screen")  # fmt: skip
+        await wait_for(
+            pilot,
+            lambda: "View" not in footer_words(app) and "Sweep" in footer_words(app),
+            what="no View in the footer where every pane is on screen",
+        )
         await pilot.resize_terminal(80, 24)
         await wait_for(pilot, lambda: main.has_class("-compact"), what="the compact layout")
         await wait_for(pilot, lambda: "View" in footer_words(app), what="v View back in the footer")
@@ -314,8 +318,11 @@ async def test_wide_layout_shows_everything_and_names_whole(make_app) -> None:
         for pane in ("#chains", "#editor", "#ops", "#kernels", "#sweep"):
             assert app.query_one(pane).region.area > 0, pane
         names = [row.short_name for mode in ("eager", "compiled") for row in shown(app, mode).kernels]
-        cells = [app.query_one(f"#table-{mode}").row_cells(i)[0].plain for mode in ("eager", "compiled")
-                 for i in range(app.query_one(f"#table-{mode}").row_count)]  # fmt: skip
+        cells = [
+            app.query_one(f"#table-{mode}").row_cells(i)[0].plain
+            for mode in ("eager", "compiled")
+            for i in range(app.query_one(f"#table-{mode}").row_count)
+        ]
         assert cells == names  # room enough at 160 columns: no name is elided
         assert app.query_one("#sweep").region.height <= 4  # no sweep yet: it takes little room
 
@@ -339,7 +346,9 @@ async def test_chains_pane_keys_mean_one_thing(make_app) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, InputDialog), what="the reps dialog")
         assert app.screen.id == "reps-dialog"
         await pilot.press("escape")
-    global_keys = {k for c in commands.COMMANDS if c.where in ("anywhere", "outside the editor") for k in c.keys.split(",")}
+    global_keys = {
+        k for c in commands.COMMANDS if c.where in ("anywhere", "outside the editor") for k in c.keys.split(",")
+    }
     pane_keys = {k for c in commands.commands("chains pane") for k in c.keys.split(",")}
     assert not global_keys & pane_keys
 
@@ -504,9 +513,14 @@ async def test_command_palette_has_every_action(make_app) -> None:
         await pilot.press("ctrl+p")
         for ch in "Dtype: bf16":
             await pilot.press(ch if ch != " " else "space")
+
         def matched() -> bool:
             found = app.screen.query(CommandList)
-            return bool(found) and found.first().option_count > 0 and "bf16" in str(found.first().get_option_at_index(0).prompt)
+            return (
+                bool(found)
+                and found.first().option_count > 0
+                and "bf16" in str(found.first().get_option_at_index(0).prompt)
+            )
 
         await wait_for(pilot, matched, what="the palette's match")
         await pilot.press("enter")
@@ -552,7 +566,7 @@ async def test_ctrl_r_retries_a_worker_that_did_not_start(make_app, tmp_path) ->
         f"flag = pathlib.Path({str(flag)!r})\n"
         "if not flag.exists():\n    flag.write_text('x'); sys.exit(3)\n"
         f"sys.argv = ['replay', {str(recording())!r}]\n"
-        "runpy.run_module('probes.replay', run_name='__main__')\n"
+        "runpy.run_module('probes.link.replay', run_name='__main__')\n"
     )
     app = make_app(worker_command=[sys.executable, "-c", script])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -588,9 +602,13 @@ async def test_a_compiled_run_that_ran_eager_says_so(make_app) -> None:
         await started(pilot, app)
         key = app.session.focus_keys()["compiled"]
         compiled = app.session.book.cache[key]
-        app.session.book.cache[key] = dataclasses.replace(compiled, ran_compiled=False, fallback_reason="recompile limit reached")
+        app.session.book.cache[key] = dataclasses.replace(
+            compiled, ran_compiled=False, fallback_reason="recompile limit reached"
+        )
         app.render_panes()
-        await wait_for(pilot, lambda: "recompile limit" in str(app.query_one("#mode-note-compiled").render()), what="note")
+        await wait_for(
+            pilot, lambda: "recompile limit" in str(app.query_one("#mode-note-compiled").render()), what="note"
+        )
         assert "ran eager, not compiled: recompile limit reached" in str(app.query_one("#mode-note-compiled").render())
         assert "compiled (ran eager!)" in headline(app)
         assert "the compiled run ran eager" in str(app.query_one("#compile-info").render())

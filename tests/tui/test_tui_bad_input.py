@@ -14,16 +14,19 @@ import pytest
 from test_tui_live import headline
 from tui_helpers import SEED_CHAIN, TEST_TIMING, focus_done, settled, wait_for
 
-from probes.summary import parse_size
+from probes.link.summary import parse_size
 from tui.widgets.editor import ChainEditor, ChainErrorLine
 from tui.widgets.status_bar import StatusBar
 
 CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "bad_input_corpus.json").read_text())
 CASES = [
-    c for c in CORPUS["cases"]
-    if c["stage"] in ("parse", "guard", "run") and not c.get("slow") and not c.get("needs")
+    c
+    for c in CORPUS["cases"]
+    if c["stage"] in ("parse", "guard", "run")
+    and not c.get("slow")
+    and not c.get("needs")
     and c.get("modes", ["eager"]) == ["eager"]
-]  # fmt: skip
+]
 
 
 @pytest.mark.slow
@@ -60,6 +63,10 @@ async def test_every_bad_input_is_a_plain_message_and_the_app_stays_usable(make_
             valid = SEED_CHAIN if case["chain"] != SEED_CHAIN else "a + b"
             editor.load_text(valid)
             app.settings_changed("N")
-            await wait_for(pilot, lambda: app.session.text == valid and focus_done(app) and "STALE" not in headline(app),
-                           timeout=120, what=f"valid chain after {case['name']}")  # fmt: skip
+            await wait_for(
+                pilot,
+                lambda: app.session.text == valid and focus_done(app) and "STALE" not in headline(app),
+                timeout=120,
+                what=f"valid chain after {case['name']}",
+            )
         assert app.is_running

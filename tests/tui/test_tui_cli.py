@@ -34,14 +34,16 @@ def test_the_workers_start_before_the_app_imports_its_libraries(tmp_path: Path) 
     code = (
         "import sys, tui.__main__ as m\n"
         "def start(command):\n"
-        "    print(sorted(name for name in ('asyncio', 'probes.protocol', 'probes.summary', 'textual', 'rich')"
+        "    print(sorted(name for name in ('asyncio', 'probes.link.protocol', 'probes.link.summary', 'textual', 'rich')"
         " if name in sys.modules))\n"
         "    raise SystemExit(0)\n"
         "m._start_workers = start\n"
         "m.main(['(a + b).relu()', '--sizes', '1e2,1e4'])\n"
     )
     env = os.environ | {"KERNEL_TUI_STATE_DIR": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
 
@@ -55,7 +57,9 @@ class FakeEarlyWorker:
 
 
 @pytest.mark.parametrize("argv", [["--sizes", "1e2,lots"], ["--n", "0"]])
-def test_a_bad_argument_read_after_the_workers_started_stops_them(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_argument_read_after_the_workers_started_stops_them(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import tui.__main__
 
     started = [FakeEarlyWorker(), FakeEarlyWorker()]
@@ -79,7 +83,9 @@ def test_profile_subcommand_does_not_import_textual(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("users", "expected"), [(None, "240"), ("30", "30")])
-def test_the_app_draws_up_to_240_frames_a_second_unless_the_user_says_otherwise(users: str | None, expected: str, tmp_path: Path) -> None:
+def test_the_app_draws_up_to_240_frames_a_second_unless_the_user_says_otherwise(
+    users: str | None, expected: str, tmp_path: Path
+) -> None:
     """At Textual's default of 60 a change waits up to two frames (33 ms) to be drawn."""
     env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"} | {"KERNEL_TUI_STATE_DIR": str(tmp_path)}
     if users is not None:
@@ -96,7 +102,9 @@ def test_the_app_draws_up_to_240_frames_a_second_unless_the_user_says_otherwise(
         "m.build_app, m._start_workers = build_and_report, lambda command: (None, None)\n"
         "m.main(['--worker-cmd', 'true'])\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == expected
 
@@ -122,17 +130,41 @@ def test_chain_and_settings_from_the_command_line(monkeypatch: pytest.MonkeyPatc
     from tui.__main__ import main
 
     seen = captured_app(monkeypatch)
-    rc = main([
-        "x * 2", "--device", "cpu", "--sizes", "1e3,1M", "--dtype", "bf16", "--modes", "eager", "--n", "1e4",
-        "--reps", "30", "--workspace", str(tmp_path / "w.json"), "--worker-cmd", "ssh gpu-box python -m probes.worker",
-    ])  # fmt: skip
+    rc = main(
+        [
+            "x * 2",
+            "--device",
+            "cpu",
+            "--sizes",
+            "1e3,1M",
+            "--dtype",
+            "bf16",
+            "--modes",
+            "eager",
+            "--n",
+            "1e4",
+            "--reps",
+            "30",
+            "--workspace",
+            str(tmp_path / "w.json"),
+            "--worker-cmd",
+            "ssh gpu-box python -m probes.engine.worker",
+        ]
+    )
     assert rc == 0
     app = seen["app"]
     s = app.workspace.settings
     assert app.workspace.chain.text == "x * 2"
-    assert (s.device, s.sizes, s.dtype, s.modes, s.focus_size, s.reps) == ("cpu", [1000, 1_000_000], "bf16", "eager", 10_000, 30)
+    assert (s.device, s.sizes, s.dtype, s.modes, s.focus_size, s.reps) == (
+        "cpu",
+        [1000, 1_000_000],
+        "bf16",
+        "eager",
+        10_000,
+        30,
+    )
     assert app.store.path == tmp_path / "w.json"
-    assert app.bridge.workers.primary.command == ["ssh", "gpu-box", "python", "-m", "probes.worker"]
+    assert app.bridge.workers.primary.command == ["ssh", "gpu-box", "python", "-m", "probes.engine.worker"]
 
 
 def test_replay_option_uses_the_replay_worker(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,7 +172,7 @@ def test_replay_option_uses_the_replay_worker(monkeypatch: pytest.MonkeyPatch) -
 
     seen = captured_app(monkeypatch)
     assert main(["(a + b).relu()", "--replay", str(recording())]) == 0
-    assert seen["app"].bridge.workers.primary.command[1:3] == ["-m", "probes.replay"]
+    assert seen["app"].bridge.workers.primary.command[1:3] == ["-m", "probes.link.replay"]
 
 
 @pytest.mark.parametrize(
@@ -175,7 +207,9 @@ def test_the_chain_argument_is_selected_not_duplicated(tmp_path: Path) -> None:
     index = loaded.workspace.select_text("(a+b).relu()")
     assert loaded.workspace.chains[index].name == "add_relu" and len(loaded.workspace.chains) == len(w.chains)
     index = loaded.workspace.select_text("a - b")
-    assert loaded.workspace.chains[index].name == "sub" and len(loaded.workspace.chains) == len(w.chains) + 1  # named after its op
+    assert (
+        loaded.workspace.chains[index].name == "sub" and len(loaded.workspace.chains) == len(w.chains) + 1
+    )  # named after its op
     loaded.release()
 
 
@@ -183,7 +217,9 @@ def test_bad_settings_are_repaired_in_a_read_only_session(tmp_path: Path) -> Non
     from tui.workspace_file import open_workspace
 
     path = tmp_path / "w.json"
-    path.write_text(json.dumps({"chains": [{"name": "x", "text": "a"}], "settings": {"dtype": "fp8", "sizes": [], "reps": -1}}))
+    path.write_text(
+        json.dumps({"chains": [{"name": "x", "text": "a"}], "settings": {"dtype": "fp8", "sizes": [], "reps": -1}})
+    )
     loaded = open_workspace(path)
     s = loaded.workspace.settings
     assert s.dtype == "fp32" and s.sizes and s.reps is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tui_helpers import SEED_CHAIN, focus_done, recorded, replay_command, settle, wait_for
 
-from probes.summary import comparisons, crossover, format_size, format_time_us, format_transfers
+from probes.link.summary import comparisons, crossover, format_size, format_time_us, format_transfers
 from tui.demo import DemoApp
 from tui.demo_steps import STEPS
 from tui.screens.compare import CompareScreen, diff_rows
@@ -62,12 +62,17 @@ async def test_every_demo_step_shows_its_title_caption_rows_and_status_on_one_sc
                 await wait_for(pilot, lambda: step_done(app), what=f"step {i + 1}")
                 await pilot.pause()
                 screen = app.screen.region
-                regions = {name: app.query_one(name).region for name in ("#demo-step", "#demo-caption", "#demo-status", "Footer")}
+                regions = {
+                    name: app.query_one(name).region
+                    for name in ("#demo-step", "#demo-caption", "#demo-status", "Footer")
+                }
                 assert all(screen.contains_region(r) and r.height for r in regions.values()), (size, i, regions)
                 assert regions["#demo-step"].y == 0 and regions["#demo-caption"].y == regions["#demo-step"].bottom
                 assert regions["#demo-status"].bottom == regions["Footer"].y
                 pane = app.query_one("#kernels") if not STEPS[i].sweep else app.query_one("#sweep")
-                assert pane.region.y >= regions["#demo-caption"].bottom and pane.region.bottom <= regions["#demo-status"].y
+                assert (
+                    pane.region.y >= regions["#demo-caption"].bottom and pane.region.bottom <= regions["#demo-status"].y
+                )
                 for table in pane.query("KernelTable"):
                     if table.display:
                         assert table.region.bottom < pane.region.bottom and table.region.height == table.row_count + 1
@@ -141,7 +146,9 @@ def test_compare_screen_snapshot(snap_compare, make_app) -> None:
     async def run_before(pilot) -> None:  # noqa: ANN001
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("escape", "o")
-        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.right.measurement is not None)
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.right.measurement is not None
+        )
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)

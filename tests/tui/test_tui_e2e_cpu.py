@@ -39,8 +39,12 @@ async def test_type_break_and_fix_a_chain_with_the_real_worker(make_app) -> None
         editor = app.query_one(ChainEditor)
         editor.focus()
         await type_text(pilot, "(a + b).relu()")
-        await wait_for(pilot, lambda: app.session.text == "(a + b).relu()" and focus_done(app), timeout=STEP_TIMEOUT,
-                       what="eager and compiled results")  # fmt: skip
+        await wait_for(
+            pilot,
+            lambda: app.session.text == "(a + b).relu()" and focus_done(app),
+            timeout=STEP_TIMEOUT,
+            what="eager and compiled results",
+        )
         assert shown(app, "eager").device == "cpu"
         assert len(rows(app, "eager")) == 2  # aten::add and aten::clamp_min
         compiled = rows(app, "compiled")
@@ -58,8 +62,12 @@ async def test_type_break_and_fix_a_chain_with_the_real_worker(make_app) -> None
 
         # Fix it: fresh rows for the new chain (three eager kernels, still one compiled kernel).
         await type_text(pilot, " c")
-        await wait_for(pilot, lambda: app.session.text.endswith(" * c") and focus_done(app), timeout=STEP_TIMEOUT,
-                       what="fresh results")  # fmt: skip
+        await wait_for(
+            pilot,
+            lambda: app.session.text.endswith(" * c") and focus_done(app),
+            timeout=STEP_TIMEOUT,
+            what="fresh results",
+        )
         assert "STALE" not in headline(app)
         assert not app.query_one(ChainErrorLine).has_class("-shown")
         assert len(rows(app, "eager")) == 3
@@ -79,17 +87,29 @@ async def test_compiles_in_a_worker_of_their_own_and_its_death_is_said_and_survi
         assert app.session.compiles_apart and pair.compiler.pid not in (None, pair.primary.pid)
         assert len(rows(app, "compiled")) == 1 and "cpp_fused_add_relu" in rows(app, "compiled")[0]
         assert len(rows(app, "eager")) == 2
-        await wait_for(pilot, lambda: app.session.warmed and app.session.warmup is None and pair.compiler.state == "ready",
-                       timeout=STEP_TIMEOUT, what="the compile worker idle after its warm-up")  # fmt: skip
+        await wait_for(
+            pilot,
+            lambda: app.session.warmed and app.session.warmup is None and pair.compiler.state == "ready",
+            timeout=STEP_TIMEOUT,
+            what="the compile worker idle after its warm-up",
+        )
         pid = pair.compiler.pid
         await pair.compiler.kill_worker()
-        await wait_for(pilot, lambda: pair.compiler.state == "ready" and pair.compiler.pid not in (None, pid),
-                       timeout=STEP_TIMEOUT, what="a new compile worker")  # fmt: skip
+        await wait_for(
+            pilot,
+            lambda: pair.compiler.state == "ready" and pair.compiler.pid not in (None, pid),
+            timeout=STEP_TIMEOUT,
+            what="a new compile worker",
+        )
         assert "the compile worker was killed by signal 9; replaced by a new one" in [m for m, _ in app.messages]
         editor = app.query_one(ChainEditor)
         editor.focus()
         await type_text(pilot, " * 2")
-        await wait_for(pilot, lambda: app.session.text.endswith(" * 2") and focus_done(app), timeout=STEP_TIMEOUT,
-                       what="fresh rows from the new compile worker")  # fmt: skip
+        await wait_for(
+            pilot,
+            lambda: app.session.text.endswith(" * 2") and focus_done(app),
+            timeout=STEP_TIMEOUT,
+            what="fresh rows from the new compile worker",
+        )
         assert "STALE" not in headline(app) and "compiled 1 kernel" in headline(app)
         await pilot.press("ctrl+q")

@@ -12,9 +12,9 @@ from rich.console import Console
 from tui_helpers import focus_done, recorded, replay_command, settled, shown, sweep_done, wait_for
 
 from tui.screens.compare import CompareScreen
+from tui.screens.kernel_detail import KernelDetail
 from tui.screens.roofline import RooflineScreen
 from tui.widgets.editor import ChainEditor
-from tui.screens.kernel_detail import KernelDetail
 from tui.widgets.kernel_pane import KernelPane, KernelTable
 from tui.widgets.roofline import RooflineChart
 
@@ -103,7 +103,9 @@ async def test_roofline_places_counted_kernels_and_the_cursor_picks_one(make_app
         await pilot.press("f")
         await wait_for(pilot, lambda: isinstance(app.screen, RooflineScreen), what="the roofline view")
         screen, chart = app.screen, app.screen.query_one(RooflineChart)
-        assert screen.title_text.startswith("roofline · matmul_gelu · N="), screen.title_text  # its name, not a declaration
+        assert screen.title_text.startswith("roofline · matmul_gelu · N="), (
+            screen.title_text
+        )  # its name, not a declaration
         placed = [e for e in screen.entries if e.placed]
         assert [e.row.short_name for e in placed] == ["aten::mm"]  # eager mm: FLOPs and bytes known
         assert chart.selected == 0 and "●" in str(chart.render())
@@ -185,8 +187,7 @@ async def test_static_and_dynamic_compiles_side_by_side(make_app) -> None:
 
 @pytest.mark.slow
 async def test_grad_flops_and_dynamic_with_the_real_cpu_worker(make_app) -> None:
-    app = make_app(chain="x: [N, 64]\nw: [64, 64]\nF.gelu(x @ w)", worker_command=None, device="cpu",
-                   focus_size=1000)  # fmt: skip
+    app = make_app(chain="x: [N, 64]\nw: [64, 64]\nF.gelu(x @ w)", worker_command=None, device="cpu", focus_size=1000)
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: settled(app), timeout=240, what="first results")
         await pilot.press("escape", "b")

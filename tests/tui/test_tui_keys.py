@@ -77,10 +77,13 @@ async def test_keys_after_a_key_that_moves_the_focus_go_where_the_focus_went(mak
         app.query_one(KernelPane).focus_table()
         await wait_for(pilot, lambda: isinstance(app.focused, KernelTable), what="the kernel table")
         burst(app, ["e", *typed(" * 2")])  # back to the editor, then text, in one read
-        await wait_for(pilot, lambda: editor.text == SEED_CHAIN + " * 2", what=f"the text after e (got {editor.text!r})")
+        await wait_for(
+            pilot, lambda: editor.text == SEED_CHAIN + " * 2", what=f"the text after e (got {editor.text!r})"
+        )
         burst(app, ["escape", "tab", "e", *typed(" + 1")])  # through another pane and back
-        await wait_for(pilot, lambda: editor.text == SEED_CHAIN + " * 2 + 1",
-                       what=f"the text after tab, e (got {editor.text!r})")  # fmt: skip
+        await wait_for(
+            pilot, lambda: editor.text == SEED_CHAIN + " * 2 + 1", what=f"the text after tab, e (got {editor.text!r})"
+        )
 
 
 async def test_a_burst_in_a_dialog_input_is_applied_in_order(make_app) -> None:
@@ -92,11 +95,17 @@ async def test_a_burst_in_a_dialog_input_is_applied_in_order(make_app) -> None:
         burst(app, ["n"])
         await wait_for(pilot, lambda: app.screen.id == "size-dialog" and app.focused is not None, what="the N dialog")
         burst(app, ["ctrl+u", *typed("1e4"), "enter"])  # clear, type, apply: as one read
-        await wait_for(pilot, lambda: app.workspace.settings.focus_size == 10_000,
-                       what=f"N set to 1e4 (N is {app.workspace.settings.focus_size})")  # fmt: skip
+        await wait_for(
+            pilot,
+            lambda: app.workspace.settings.focus_size == 10_000,
+            what=f"N set to 1e4 (N is {app.workspace.settings.focus_size})",
+        )
         burst(app, ["n", "ctrl+u", *typed("1e5"), "enter"])  # the dialog's key and its answer in one read
-        await wait_for(pilot, lambda: app.workspace.settings.focus_size == 100_000 and app.screen.id != "size-dialog",
-                       what=f"N set to 1e5 (N is {app.workspace.settings.focus_size})")  # fmt: skip
+        await wait_for(
+            pilot,
+            lambda: app.workspace.settings.focus_size == 100_000 and app.screen.id != "size-dialog",
+            what=f"N set to 1e5 (N is {app.workspace.settings.focus_size})",
+        )
         assert isinstance(app.focused, KernelTable)  # the focus is back where it was
 
 
@@ -122,8 +131,11 @@ async def test_escape_and_a_key_read_together_on_a_dialog_close_it_and_then_act(
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), what="the compare screen")
         first = app.screen
         app.post_message(events.Key("alt+o", "o"))
-        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen is not first,
-                       what="the compare screen closed and opened again")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, CompareScreen) and app.screen is not first,
+            what="the compare screen closed and opened again",
+        )
         assert len(app.screen_stack) == 2
         app.post_message(events.Key("alt+q", "q"))  # escape closes it, q quits
         await wait_for(pilot, lambda: not app.is_running, what="the app to quit")

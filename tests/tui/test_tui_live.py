@@ -7,7 +7,17 @@ import time
 from pathlib import Path
 
 import pytest
-from tui_helpers import LONG_CHAIN, SEED_CHAIN, focus_done, focus_view, recording, replay_command, settled, shown, wait_for
+from tui_helpers import (
+    LONG_CHAIN,
+    SEED_CHAIN,
+    focus_done,
+    focus_view,
+    recording,
+    replay_command,
+    settled,
+    shown,
+    wait_for,
+)
 
 from tui.widgets.editor import ChainEditor, ChainErrorLine
 from tui.widgets.kernel_pane import KernelPane, KernelTable
@@ -35,12 +45,14 @@ async def replace_text(pilot, app, text: str) -> None:  # noqa: ANN001
 def replay_once_open(gate: Path) -> list[str]:
     """A replay worker that starts once the test creates ``gate``."""
     return [
-        sys.executable, "-c",
+        sys.executable,
+        "-c",
         "import os, time, runpy, sys\n"
         "while not os.path.exists(sys.argv[2]): time.sleep(0.01)\n"
-        "sys.argv = ['replay', sys.argv[1]]; runpy.run_module('probes.replay', run_name='__main__')",
-        str(recording()), str(gate),
-    ]  # fmt: skip
+        "sys.argv = ['replay', sys.argv[1]]; runpy.run_module('probes.link.replay', run_name='__main__')",
+        str(recording()),
+        str(gate),
+    ]
 
 
 async def test_first_frame_before_the_worker_is_ready(make_app, tmp_path: Path) -> None:
@@ -129,7 +141,7 @@ async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> No
     comes."""
     from tui_helpers import recorded, replay_command
 
-    from probes.summary import format_time_us
+    from probes.link.summary import format_time_us
 
     # 1.5 s before each result: the window between the rows and their wall time outlasts a loaded
     # machine's pilot presses (0.5 s did not, once in a CI run)
@@ -262,7 +274,9 @@ async def test_typing_sends_the_last_text_and_cancels_the_older_ones(make_app) -
             chain = getattr(request, "chain", "")
             sent.append((request.id, chain, tuple(getattr(request, "modes", ()))))
             if chain:  # whatever still runs for another text was cancelled before this one went out
-                others = [r for r in app.session.book.runs.values() if r.request.id != request.id and r.request.chain != chain]
+                others = [
+                    r for r in app.session.book.runs.values() if r.request.id != request.id and r.request.chain != chain
+                ]
                 overlapping.extend(r.request.id for r in others if not r.cancelled)
             return send(request, reply_to)
 
@@ -391,8 +405,12 @@ async def test_newer_run_cancels_the_running_one(make_app) -> None:
         await wait_for(pilot, lambda: cancelled, what="a cancel")
         assert cancelled == [first.request.id]
         assert first.cancelled
-        await wait_for(pilot, lambda: app.session.sweep is not None and len(app.session.sweep.results) >= 2,
-                       timeout=30, what="sweep rows")  # fmt: skip
+        await wait_for(
+            pilot,
+            lambda: app.session.sweep is not None and len(app.session.sweep.results) >= 2,
+            timeout=30,
+            what="sweep rows",
+        )
 
 
 async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app) -> None:
@@ -413,8 +431,12 @@ async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app) -> No
         assert app.is_running  # never an exit
         # And it works again.
         await pilot.press("escape", "ctrl+r")
-        await wait_for(pilot, lambda: focus_done(app) and "compiled 1 kernel" in headline(app), timeout=30,
-                       what="results after restart")  # fmt: skip
+        await wait_for(
+            pilot,
+            lambda: focus_done(app) and "compiled 1 kernel" in headline(app),
+            timeout=30,
+            what="results after restart",
+        )
 
 
 async def test_an_idle_worker_that_dies_is_said_and_replaced_with_the_rows_kept(make_app) -> None:
@@ -543,6 +565,7 @@ async def test_progress_and_elapsed_time_show_while_running(make_app) -> None:
 
     app = make_app(worker_command=replay_command(delay=3.0), frozen=False)  # a slow "compile"
     async with app.run_test(size=(120, 40)) as pilot:
+
         def compiled_step() -> bool:
             activity = app.session.activity()
             return activity is not None and "compiled at N=1,000,000 (2/2)" in activity.text
@@ -556,8 +579,11 @@ async def test_progress_and_elapsed_time_show_while_running(make_app) -> None:
         await wait_for(pilot, on_the_bar, what="the compiled step and its clock on the bar")
         first = app.query_one(StatusBar).info.elapsed
         await wait_for(pilot, lambda: app.query_one(StatusBar).info.elapsed != first, what="the clock ticking")
-        await wait_for(pilot, lambda: "measuring" in str(app.query_one("#mode-note-compiled").render()),
-                       what="the compiled block saying what runs")  # drawn with the step, a moment after it
+        await wait_for(
+            pilot,
+            lambda: "measuring" in str(app.query_one("#mode-note-compiled").render()),
+            what="the compiled block saying what runs",
+        )  # drawn with the step, a moment after it
         assert "profiling" in app.query_one(ChainEditor).border_subtitle
         await wait_for(pilot, lambda: focus_done(app), what="done")
         assert app.query_one(StatusBar).info.activity == ""
@@ -623,7 +649,9 @@ async def test_an_edit_whose_rows_come_at_once_is_drawn_once_with_them(make_app)
 
     from tui_helpers import TEST_TIMING
 
-    app = make_app(timing=replace(TEST_TIMING, progress_delay_s=5.0, eager_delay_s=0.0))  # sent from the edit, as by default
+    app = make_app(
+        timing=replace(TEST_TIMING, progress_delay_s=5.0, eager_delay_s=0.0)
+    )  # sent from the edit, as by default
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         render = app.render_panes

@@ -54,8 +54,11 @@ def test_error_and_stale(snap_compare, make_app, size: tuple[int, int]) -> None:
         await pilot.press("end", "backspace")  # "(a + b).relu(": never closed
         await wait_for(
             pilot,
-            lambda: app.session.parse_error is not None and app.query_one("#chain-error").has_class("-shown")
-            and "STALE" in str(app.query_one("#headline").render()),
+            lambda: (
+                app.session.parse_error is not None
+                and app.query_one("#chain-error").has_class("-shown")
+                and "STALE" in str(app.query_one("#headline").render())
+            ),
             what="inline error and stale mark",
         )
         await wait_for(pilot, lambda: kernel_tables_drawn(app), what="the kernel tables")

@@ -19,12 +19,14 @@ from tui_helpers import focus_done, recording, wait_for
 from tui.widgets.editor import ChainEditor
 
 HOSTILE = {
-    "version": 1, "current": 0, "settings": {},
+    "version": 1,
+    "current": 0,
+    "settings": {},
     "chains": [
         {"name": "evil\x1b]0;TITLE-FROM-NAME\x07", "text": "a + b\x1b]52;c;Y2xpcGJvYXJk\x07\x1bP+q544e\x1b\\"},
         {"name": "[bold]markup[/bold", "text": "(a + b).relu()"},
     ],
-}  # fmt: skip
+}
 
 
 def test_a_hostile_workspace_writes_no_control_sequence_to_the_terminal(tmp_path: Path) -> None:
@@ -71,12 +73,17 @@ def test_a_hostile_workspace_writes_no_control_sequence_to_the_terminal(tmp_path
 
 async def test_a_chain_from_the_workspace_file_waits_for_ctrl_r(tmp_path: Path, make_app) -> None:
     path = tmp_path / "ws.json"
-    path.write_text(json.dumps({"version": 1, "current": 0, "settings": {}, "chains": [{"name": "x", "text": "a * b"}]}))
+    path.write_text(
+        json.dumps({"version": 1, "current": 0, "settings": {}, "chains": [{"name": "x", "text": "a * b"}]})
+    )
     sent: list[str] = []
     app = make_app(workspace_path=path, chain=None)
     async with app.run_test(size=(120, 40)) as pilot:
         send = app.bridge.send
-        app.bridge.send = lambda request, reply_to=None: (sent.append(getattr(request, "chain", "")), send(request, reply_to))
+        app.bridge.send = lambda request, reply_to=None: (
+            sent.append(getattr(request, "chain", "")),
+            send(request, reply_to),
+        )
         await wait_for(pilot, lambda: app.session.ready is not None, what="the worker")
         await wait_for(pilot, lambda: "ctrl+r runs it" in str(app.query_one("#headline").render()), what="the hold")
         assert [c for c in sent if c] == []

@@ -17,8 +17,13 @@ from tui.widgets.editor import ChainEditor
 from tui.widgets.status_bar import StatusBar
 from tui.workspace_file import WorkspaceRefused, open_workspace
 
-NEWER = {"version": 99, "chains": [{"name": "mine", "text": "a * b", "colour": "red"}], "current": 0,
-         "settings": {"dtype": "fp32", "future": True}, "layout": {"x": 1}}  # fmt: skip
+NEWER = {
+    "version": 99,
+    "chains": [{"name": "mine", "text": "a * b", "colour": "red"}],
+    "current": 0,
+    "settings": {"dtype": "fp32", "future": True},
+    "layout": {"x": 1},
+}
 
 
 def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -42,8 +47,9 @@ def test_a_folder_is_refused_at_start_with_one_line(tmp_path: Path, capsys: pyte
         (lambda p: None, "folder of the workspace"),
     ],
 )
-def test_a_file_that_is_not_a_workspace_is_refused_and_left_alone(tmp_path: Path, setup, message: str,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_a_file_that_is_not_a_workspace_is_refused_and_left_alone(
+    tmp_path: Path, setup, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "notes.txt"
     setup(path)
     if not path.exists():

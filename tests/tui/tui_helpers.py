@@ -54,7 +54,7 @@ def recording(name: str = "sweep") -> Path:
 def replay_command(*names: str, delay: float = 0.0) -> list[str]:
     paths = [str(recording(n)) for n in (names or DEFAULT_REPLAY)]
     extra = ["--delay", str(delay)] if delay else []
-    return [sys.executable, "-m", "probes.replay", *paths, *extra]
+    return [sys.executable, "-m", "probes.link.replay", *paths, *extra]
 
 
 async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:  # noqa: ANN001
@@ -122,6 +122,6 @@ def shown(app, mode: str):  # noqa: ANN001, ANN201
 
 def recorded(name: str = "sweep"):  # noqa: ANN201
     """The recorded report itself (to compute what the screen should say)."""
-    from probes.protocol import ProfileReport
+    from probes.link.protocol import ProfileReport
 
     return ProfileReport.from_json(recording(name).read_text())

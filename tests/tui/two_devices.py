@@ -1,6 +1,6 @@
 """A replay worker with two devices (``cuda:0`` and ``cpu``), for the device toggle's tests.
 
-It answers from the same recordings as ``probes.replay`` and labels each measurement with the
+It answers from the same recordings as ``probes.link.replay`` and labels each measurement with the
 device it was asked for: ``python tests/tui/two_devices.py REPORT...``.
 """
 
@@ -10,8 +10,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from probes.protocol import DeviceInfo, MeasurementResult, ProfileRequest, RequestDone, decode, encode
-from probes.replay import Recordings
+from probes.link.protocol import DeviceInfo, MeasurementResult, ProfileRequest, RequestDone, decode, encode
+from probes.link.replay import Recordings
 
 
 def main() -> int:

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from probes.baseline import Delta
-from probes.protocol import Measurement
-from probes.summary import format_size
+from probes.link.baseline import Delta
+from probes.link.protocol import Measurement
+from probes.link.summary import format_size
 from tui.baseline_view import baseline_line, pin_deltas, pin_record, read_pin
 
 if TYPE_CHECKING:
@@ -80,8 +80,11 @@ class BaselineActions(_App):
         self.workspace.pins[name] = pin_record(results)
         self.schedule_save()
         sizes = sorted({m.size for m in results})
-        self.message(f"pinned {name}: {len(results)} results ({', '.join(format_size(n) for n in sizes[:5])}); "
-                     "later results show their deltas, u unpins", "green")  # fmt: skip
+        self.message(
+            f"pinned {name}: {len(results)} results ({', '.join(format_size(n) for n in sizes[:5])}); "
+            "later results show their deltas, u unpins",
+            "green",
+        )
         self.render_panes()
 
     def action_unpin(self) -> None:

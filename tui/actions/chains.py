@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from probes.safe_text import inert_line
+from probes.link.safe_text import inert_line
 from tui.widgets.chains_pane import ChainsPane, ChainsState
 from tui.widgets.editor import ChainEditor
 
@@ -27,7 +27,9 @@ class ChainActions(_App):
 
     def show_chains(self) -> None:
         w = self.workspace
-        self.query_one(ChainsPane).state = ChainsState(tuple((c.name, c.text) for c in w.chains), w.current, self.marked)
+        self.query_one(ChainsPane).state = ChainsState(
+            tuple((c.name, c.text) for c in w.chains), w.current, self.marked
+        )
 
     def open_chain(self, index: int) -> None:
         """Make chain ``index`` the current one: its text in the editor, measured as usual."""
@@ -66,9 +68,16 @@ class ChainActions(_App):
                 self.render_panes()
                 self.message(f"renamed to {name}")
 
-        self.push_screen(InputDialog("Rename chain", "A name for this chain:", inert_line(self.workspace.chain.name),
-                                     lambda v: None if v.strip() else "the name cannot be empty", id="rename-dialog"),
-                         done)  # fmt: skip
+        self.push_screen(
+            InputDialog(
+                "Rename chain",
+                "A name for this chain:",
+                inert_line(self.workspace.chain.name),
+                lambda v: None if v.strip() else "the name cannot be empty",
+                id="rename-dialog",
+            ),
+            done,
+        )
 
     def action_delete_chain(self) -> None:
         from tui.screens.dialogs import ConfirmDialog  # noqa: PLC0415 (dialogs: off start-up)
@@ -98,8 +107,16 @@ class ChainActions(_App):
         from textual.app import SystemCommand  # noqa: PLC0415
 
         for i, chain in enumerate(self.workspace.chains):
-            yield SystemCommand(f"Open chain: {inert_line(chain.name)}", first_line(chain.text),
-                                lambda i=i: self.open_chain(i), discover=False)  # fmt: skip
+            yield SystemCommand(
+                f"Open chain: {inert_line(chain.name)}",
+                first_line(chain.text),
+                lambda i=i: self.open_chain(i),
+                discover=False,
+            )
             if i != self.workspace.current:
-                yield SystemCommand(f"Compare with: {inert_line(chain.name)}", first_line(chain.text),
-                                    lambda i=i: self.compare_chains(i), discover=False)  # fmt: skip
+                yield SystemCommand(
+                    f"Compare with: {inert_line(chain.name)}",
+                    first_line(chain.text),
+                    lambda i=i: self.compare_chains(i),
+                    discover=False,
+                )

@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from probes.expr import ChainError, parse_chain
-from probes.protocol import COMPILED_MODES, MODES, Measurement, ProfileRequest, RequestFailed
+from probes.chain.expr import ChainError, parse_chain
+from probes.link.protocol import COMPILED_MODES, MODES, Measurement, ProfileRequest, RequestFailed
 
 if TYPE_CHECKING:
     from tui.app import KernelTuiApp as _App
@@ -32,22 +32,30 @@ class CompareActions(_App):
         s = self.workspace.settings
         compiled = s.compile_mode if s.compile_mode in COMPILED_MODES else "compiled"
         text = self.session.text
-        return self._open_compare([(text, "eager", "left"), (text, compiled, "right")],
-                                  f"compare · {self.workspace.chain.name}: eager vs {compiled}", one_chain=True)  # fmt: skip
+        return self._open_compare(
+            [(text, "eager", "left"), (text, compiled, "right")],
+            f"compare · {self.workspace.chain.name}: eager vs {compiled}",
+            one_chain=True,
+        )
 
     def compare_chains(self, other: int) -> CompareScreen | None:
         """The current chain (left) vs chain ``other`` (right), in the last selected mode."""
         mode = self.workspace.settings.request_modes()[-1]
         chain = self.workspace.chains[other]
-        return self._open_compare([(self.session.text, mode, "left"), (chain.text, mode, "right")],
-                                  f"compare · {self.workspace.chain.name} vs {chain.name} ({mode})")  # fmt: skip
+        return self._open_compare(
+            [(self.session.text, mode, "left"), (chain.text, mode, "right")],
+            f"compare · {self.workspace.chain.name} vs {chain.name} ({mode})",
+        )
 
-    def _open_compare(self, sides: list[tuple[str, str, str]], title: str, *, one_chain: bool = False) -> CompareScreen | None:
+    def _open_compare(
+        self, sides: list[tuple[str, str, str]], title: str, *, one_chain: bool = False
+    ) -> CompareScreen | None:
         from tui.screens.compare import CompareScreen, Side, side_label  # noqa: PLC0415 (off start-up)
 
         if self.session.ready is None:
             self.message("the worker is still starting; try again in a moment", "yellow")
             return None
+
         def label(text: str, m: Measurement | None, mode: str) -> str:
             return side_label(None if one_chain else text, m, mode)
 
@@ -66,11 +74,21 @@ class CompareActions(_App):
                 parse_chain(text)
             except ChainError as exc:
                 for mode, which in pairs:
-                    screen.update_side(which, Side(label(text, None, mode), None, RequestFailed("", exc.info), pending=False))
+                    screen.update_side(
+                        which, Side(label(text, None, mode), None, RequestFailed("", exc.info), pending=False)
+                    )
                 continue
             modes = [m for m in MODES if m in {mode for mode, _ in pairs}]
-            request = ProfileRequest(id=self.session.new_id(), chain=text, sizes=[s.focus_size], modes=modes,
-                                     device=s.device, dtype=s.dtype, reps=s.reps, grad=s.grad)  # fmt: skip
+            request = ProfileRequest(
+                id=self.session.new_id(),
+                chain=text,
+                sizes=[s.focus_size],
+                modes=modes,
+                device=s.device,
+                dtype=s.dtype,
+                reps=s.reps,
+                grad=s.grad,
+            )
             self.session.track(request, time.monotonic())
             screen.expect(request, pairs)
             self.bridge.send(request, reply_to=screen)

@@ -1,6 +1,6 @@
 """Export actions: the results on screen as JSON (replayable), CSV, a Chrome trace, or the screen as SVG.
 
-Every file is written 0600, atomically (``probes.state_files.write_private_file``).
+Every file is written 0600, atomically (``probes.link.state_files.write_private_file``).
 """
 
 from __future__ import annotations
@@ -36,9 +36,13 @@ class ExportActions(_App):
                 ready = self.session.ready
                 device = results[0].device
                 label = next((d.label for d in ready.devices if d.name == device), device) if ready else device
-                rep = export.report(results, device=device, device_label=label,
-                                    torch_version=ready.torch_version if ready else "",
-                                    peak_gbps=next((m.peak_gbps for m in results if m.peak_gbps), None))  # fmt: skip
+                rep = export.report(
+                    results,
+                    device=device,
+                    device_label=label,
+                    torch_version=ready.torch_version if ready else "",
+                    peak_gbps=next((m.peak_gbps for m in results if m.peak_gbps), None),
+                )
                 path = export.write(self._export_target(".json"), export.to_json(rep))
             elif kind == "csv":
                 path = export.write(self._export_target(".csv"), export.to_csv(results))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING
 
-from probes.safe_text import inert_line
+from probes.link.safe_text import inert_line
 from tui.debug_log import log_error
 from tui.driver import quick_exit_driver
 from tui.workspace_file import WorkspaceFile
@@ -31,9 +31,11 @@ def unsaved_dialog(store: WorkspaceFile) -> ChoiceDialog:
     from tui.screens.dialogs import ChoiceDialog  # noqa: PLC0415 (dialogs: off start-up)
 
     why = store.read_only or "the last save failed"
-    return ChoiceDialog(f"Your edits cannot be saved to {inert_line(str(store.path))} ({inert_line(why)}).",
-                        [("c", "Save a copy and quit"), ("q", "Quit without saving"), ("escape", "Stay")],
-                        id="unsaved-dialog")  # fmt: skip
+    return ChoiceDialog(
+        f"Your edits cannot be saved to {inert_line(str(store.path))} ({inert_line(why)}).",
+        [("c", "Save a copy and quit"), ("q", "Quit without saving"), ("escape", "Stay")],
+        id="unsaved-dialog",
+    )
 
 
 class LifecycleActions(_App):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from probes.protocol import Measurement
-from probes.safe_text import inert_line
+from probes.link.protocol import Measurement
+from probes.link.safe_text import inert_line
 
 if TYPE_CHECKING:
     from tui.app import KernelTuiApp as _App

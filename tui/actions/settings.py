@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from probes.dtype_names import DTYPES
-from probes.summary import format_size, parse_size, parse_sizes
+from probes.chain.dtype_names import DTYPES
+from probes.link.summary import format_size, parse_size, parse_sizes
 from tui import workspace as ws
 from tui.widgets.chains_pane import ChainsPane
 from tui.widgets.kernel_pane import KernelPane
@@ -98,8 +98,16 @@ class SettingsActions(_App):
                 s.sizes = parse_sizes(value)
                 self.settings_changed("sweep sizes: " + ", ".join(format_size(n) for n in s.sizes))
 
-        self.push_screen(InputDialog("Sweep sizes", "Comma-separated sizes N (1e6, 1_000_000 and 1M all work):",
-                                     ",".join(format_size(n) for n in s.sizes), parse_check(parse_sizes), id="sizes-dialog"), done)  # fmt: skip
+        self.push_screen(
+            InputDialog(
+                "Sweep sizes",
+                "Comma-separated sizes N (1e6, 1_000_000 and 1M all work):",
+                ",".join(format_size(n) for n in s.sizes),
+                parse_check(parse_sizes),
+                id="sizes-dialog",
+            ),
+            done,
+        )
 
     def action_set_focus_size(self) -> None:
         from tui.screens.dialogs import InputDialog  # noqa: PLC0415
@@ -111,8 +119,16 @@ class SettingsActions(_App):
                 s.focus_size = parse_size(value)
                 self.settings_changed(f"N: {format_size(s.focus_size)}")
 
-        self.push_screen(InputDialog("Size N", "The size measured on every edit:", format_size(s.focus_size),
-                                     parse_check(parse_size), id="size-dialog"), done)  # fmt: skip
+        self.push_screen(
+            InputDialog(
+                "Size N",
+                "The size measured on every edit:",
+                format_size(s.focus_size),
+                parse_check(parse_size),
+                id="size-dialog",
+            ),
+            done,
+        )
 
     def action_set_reps(self) -> None:
         from tui.screens.dialogs import InputDialog  # noqa: PLC0415
@@ -124,8 +140,16 @@ class SettingsActions(_App):
                 s.reps = None if value.lower() in ("", "auto") else int(value)
                 self.settings_changed(f"reps: {'auto' if s.reps is None else s.reps}")
 
-        self.push_screen(InputDialog("Reps", "Timing reps per measurement (auto: sized to the kernel time):",
-                                     "auto" if s.reps is None else str(s.reps), check_reps, id="reps-dialog"), done)  # fmt: skip
+        self.push_screen(
+            InputDialog(
+                "Reps",
+                "Timing reps per measurement (auto: sized to the kernel time):",
+                "auto" if s.reps is None else str(s.reps),
+                check_reps,
+                id="reps-dialog",
+            ),
+            done,
+        )
 
     def action_cycle_chart(self) -> None:
         s = self.workspace.settings
@@ -165,18 +189,34 @@ class SettingsActions(_App):
 
         s = self.workspace.settings
         for choice in ws.MODE_CHOICES:
-            yield SystemCommand(f"Mode: {choice}", f"measure {choice}", lambda c=choice: self.set_modes(c), discover=False)
+            yield SystemCommand(
+                f"Mode: {choice}", f"measure {choice}", lambda c=choice: self.set_modes(c), discover=False
+            )
         for mode in ws.COMPILE_MODES:
-            yield SystemCommand(f"Compile mode: {mode}", f"torch.compile mode {mode}",
-                                lambda m=mode: self.set_compile_mode(m), discover=False)  # fmt: skip
+            yield SystemCommand(
+                f"Compile mode: {mode}",
+                f"torch.compile mode {mode}",
+                lambda m=mode: self.set_compile_mode(m),
+                discover=False,
+            )
         for dtype in DTYPES:
-            yield SystemCommand(f"Dtype: {dtype}", f"default inputs in {dtype} (now {s.dtype})",
-                                lambda d=dtype: self.set_dtype(d), discover=False)  # fmt: skip
+            yield SystemCommand(
+                f"Dtype: {dtype}",
+                f"default inputs in {dtype} (now {s.dtype})",
+                lambda d=dtype: self.set_dtype(d),
+                discover=False,
+            )
         for name in self.devices():
-            yield SystemCommand(f"Device: {name}", f"measure on {name}", lambda n=name: self.set_device(n), discover=False)
+            yield SystemCommand(
+                f"Device: {name}", f"measure on {name}", lambda n=name: self.set_device(n), discover=False
+            )
         for view in VIEWS:
-            yield SystemCommand(f"View: {view}", f"show the {view} pane (narrow screens)", lambda v=view: self.show_view(v),
-                                discover=False)  # fmt: skip
+            yield SystemCommand(
+                f"View: {view}",
+                f"show the {view} pane (narrow screens)",
+                lambda v=view: self.show_view(v),
+                discover=False,
+            )
 
     def devices(self) -> list[str]:
         ready = self.session.ready

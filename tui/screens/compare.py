@@ -22,14 +22,21 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from probes.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
-from probes.safe_text import inert_line
-from probes.summary import format_bytes, format_size, format_time_us, format_transfers, input_dtypes, mode_label, ratio
+from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
+from probes.link.safe_text import inert_line
+from probes.link.summary import (
+    format_bytes,
+    format_size,
+    format_time_us,
+    format_transfers,
+    input_dtypes,
+    mode_label,
+    ratio,
+)
 from tui.bridge import WorkerEvent
 from tui.widgets.cells import display_name, fit_kernel, plain
 from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.spread import cost_text, time_text
-
 
 NAME_MIN_CELLS = 16
 """A kernel name column narrower than this would keep too little of the names."""
@@ -96,20 +103,36 @@ def kernel_names(m: Measurement) -> list[str]:
 def diff_rows(a: Measurement, b: Measurement) -> list[DiffRow]:
     ka, kb = a.kernels_per_call, b.kernels_per_call
     rows = [
-        DiffRow("kernels/call", f"{ka:g}", f"{kb:g}", f"{ka:g} -> {kb:g} kernel{'' if kb == 1 else 's'}", _style(ka, kb)),
+        DiffRow(
+            "kernels/call", f"{ka:g}", f"{kb:g}", f"{ka:g} -> {kb:g} kernel{'' if kb == 1 else 's'}", _style(ka, kb)
+        ),
     ]
     ta, tb = format_transfers(a), format_transfers(b)
     ba, bb = a.bytes_per_call or 0, b.bytes_per_call or 0
-    rows.append(DiffRow("bytes/call", f"{ta} ({format_bytes(a.bytes_per_call)})", f"{tb} ({format_bytes(b.bytes_per_call)})",
-                        f"{ta} -> {tb}", _style(ba, bb)))  # fmt: skip
+    rows.append(
+        DiffRow(
+            "bytes/call",
+            f"{ta} ({format_bytes(a.bytes_per_call)})",
+            f"{tb} ({format_bytes(b.bytes_per_call)})",
+            f"{ta} -> {tb}",
+            _style(ba, bb),
+        )
+    )
     rows.append(_time_row(a, b, "device"))
     rows.append(_time_row(a, b, "wall"))
     names_a, names_b = kernel_names(a), kernel_names(b)
     only_a = [n for n in names_a if n not in names_b]
     only_b = [n for n in names_b if n not in names_a]
-    rows.append(DiffRow("only here", "\n".join(only_a) or "-", "\n".join(only_b) or "-",
-                        f"{len(only_a)} gone, {len(only_b)} new" if only_a or only_b else "same kernels",
-                        "yellow" if only_a or only_b else "dim", names=True))  # fmt: skip
+    rows.append(
+        DiffRow(
+            "only here",
+            "\n".join(only_a) or "-",
+            "\n".join(only_b) or "-",
+            f"{len(only_a)} gone, {len(only_b)} new" if only_a or only_b else "same kernels",
+            "yellow" if only_a or only_b else "dim",
+            names=True,
+        )
+    )
     return rows
 
 
@@ -121,13 +144,18 @@ def compare_table(left: Side, right: Side) -> Table:
     table.add_column("change", max_width=36)
     a, b = left.measurement, right.measurement
     if a is None or b is None:
+
         def state(side: Side) -> Text:
             if side.measurement is not None:
                 m = side.measurement
-                return Text(f"{m.kernels_per_call:g} kernels · {format_transfers(m)} · device {format_time_us(m.device_time_us)}")
+                return Text(
+                    f"{m.kernels_per_call:g} kernels · {format_transfers(m)} · device {format_time_us(m.device_time_us)}"
+                )
             if side.failure is not None:
                 return plain(f"✗ {side.failure.error.located()}", "bold red", one_line=False)
-            return Text("measuring…" if side.pending else "no result", style="italic cyan" if side.pending else "dim italic")
+            return Text(
+                "measuring…" if side.pending else "no result", style="italic cyan" if side.pending else "dim italic"
+            )
 
         table.add_row("", state(left), state(right), "")
         return table
@@ -147,8 +175,9 @@ class CompareScreen(ScreenKeysInOrder, ModalScreen[None]):
         self.title_text = inert_line(title)
         self.one_chain = one_chain
         """Both sides ran one chain (eager vs compiled): a side is labelled by its mode alone."""
-        self._expected: dict[str, tuple[ProfileRequest, list[tuple[str, str]], dict[str, Measurement],
-                                        list[RequestFailed]]] = {}  # fmt: skip
+        self._expected: dict[
+            str, tuple[ProfileRequest, list[tuple[str, str]], dict[str, Measurement], list[RequestFailed]]
+        ] = {}
 
     def expect(self, request: ProfileRequest, pairs: list[tuple[str, str]]) -> None:
         """``request`` (sent with this screen as the reply target) fills the sides in ``pairs``: (mode, side)."""
@@ -170,15 +199,20 @@ class CompareScreen(ScreenKeysInOrder, ModalScreen[None]):
             for mode, which in pairs:
                 m = results.get(mode)
                 failure = None if m is not None else next((f for f in failures if f.mode in (None, mode)), None)
-                self.update_side(which, Side(side_label(None if self.one_chain else request.chain, m, mode), m, failure, pending=False))
+                self.update_side(
+                    which,
+                    Side(side_label(None if self.one_chain else request.chain, m, mode), m, failure, pending=False),
+                )
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail", id="compare"):
             yield Static(Text(self.title_text, style="bold"), classes="detail-title")
             yield Static(id="compare-table")
             yield Static(id="compare-where", classes="dialog-hint")
-            yield Static("escape: close · green: right is better · red: worse · dim: same (within the noise)",
-                         classes="dialog-hint")  # fmt: skip
+            yield Static(
+                "escape: close · green: right is better · red: worse · dim: same (within the noise)",
+                classes="dialog-hint",
+            )
 
     def on_mount(self) -> None:
         self._ready = True

@@ -11,10 +11,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from probes.kernel_names import strip_graph_prefix
-from probes.protocol import KernelRow, Measurement
-from probes.summary import format_bytes, format_gbps, format_size, format_time_us, input_dtypes, mode_label
-from probes.safe_text import inert, inert_line
+from probes.link.kernel_names import strip_graph_prefix
+from probes.link.protocol import KernelRow, Measurement
+from probes.link.safe_text import inert, inert_line
+from probes.link.summary import format_bytes, format_gbps, format_size, format_time_us, input_dtypes, mode_label
 from tui.widgets.cells import display_name, plain
 from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.roofline_points import roofline_facts
@@ -24,13 +24,21 @@ from tui.widgets.spread import WALL_PENDING, range_text
 def call_facts(m: Measurement) -> list[tuple[str, Text]]:
     """The whole call's times with their spread, why they are noisy, and what torch said."""
     facts = [
-        ("call device", Text(f"{format_time_us(m.device_time_us)} ({range_text(m.device_time_us, m.device_time_us_iqr)})")),
-        ("call wall", Text(WALL_PENDING, style="dim") if m.wall_pending else
-                      Text(f"{format_time_us(m.wall_time_us)} ({range_text(m.wall_time_us, m.wall_time_us_iqr)})")),
+        (
+            "call device",
+            Text(f"{format_time_us(m.device_time_us)} ({range_text(m.device_time_us, m.device_time_us_iqr)})"),
+        ),
+        (
+            "call wall",
+            Text(WALL_PENDING, style="dim")
+            if m.wall_pending
+            else Text(f"{format_time_us(m.wall_time_us)} ({range_text(m.wall_time_us, m.wall_time_us_iqr)})"),
+        ),
     ]
     if m.noisy:
-        facts.append(("noisy", plain("; ".join(m.noise_reasons) or "the spread between reps is wide", "yellow",
-                                     one_line=False)))  # fmt: skip
+        facts.append(
+            ("noisy", plain("; ".join(m.noise_reasons) or "the spread between reps is wide", "yellow", one_line=False))
+        )
     facts += [("notes" if i == 0 else "", plain(line, "dim", one_line=False)) for i, line in enumerate(m.diagnostics)]
     return facts
 
@@ -46,7 +54,7 @@ def generated_source(m: Measurement, row: KernelRow) -> tuple[str, str] | None:
             break
     else:
         return None
-    lexer = "cpp" if name.startswith("cpp_") or "extern \"C\"" in sources[name] else "python"
+    lexer = "cpp" if name.startswith("cpp_") or 'extern "C"' in sources[name] else "python"
     return sources[name], lexer
 
 
@@ -75,11 +83,18 @@ class KernelDetail(ScreenKeysInOrder, ModalScreen[None]):
             if row.pass_:
                 facts.add_row("pass", row.pass_)
             facts.add_row("launches/call", f"{row.launches_per_call:g}")
-            facts.add_row("µs/launch", f"{row.device_time_us:.3f} (median of the profiled launches; "
-                                       f"{range_text(row.device_time_us, row.device_time_us_iqr)})")  # fmt: skip
+            facts.add_row(
+                "µs/launch",
+                f"{row.device_time_us:.3f} (median of the profiled launches; "
+                f"{range_text(row.device_time_us, row.device_time_us_iqr)})",
+            )
             facts.add_row("share", f"{row.share:.1%} of the call's device time")
             facts.add_row("bytes/call", format_bytes(row.bytes))
-            facts.add_row("bandwidth", f"{format_gbps(row.gbps)}" + (f" ({row.pct_of_peak:.0f}% of peak)" if row.pct_of_peak is not None else ""))
+            facts.add_row(
+                "bandwidth",
+                f"{format_gbps(row.gbps)}"
+                + (f" ({row.pct_of_peak:.0f}% of peak)" if row.pct_of_peak is not None else ""),
+            )
             facts.add_row("ops", plain(", ".join(row.ops) or "-"))
             for label, value in roofline_facts(m, row):
                 facts.add_row(label, value)

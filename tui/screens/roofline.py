@@ -15,8 +15,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from probes.protocol import Measurement
-from probes.summary import format_size, input_dtypes
+from probes.link.protocol import Measurement
+from probes.link.summary import format_size, input_dtypes
 from tui.widgets.cells import CELL_PADDING, display_name, fit_kernel, plain
 from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.passes import SHORT
@@ -44,7 +44,15 @@ def format_intensity(flop_per_byte: float) -> str:
 
 def columns(with_intensity: bool) -> list[Text | str]:
     figures = [Text("FLOPs", justify="right"), Text("FLOP/B", justify="right")][: 2 if with_intensity else 1]
-    return ["mode", "pass", "kernel", *figures, Text("TFLOP/s", justify="right"), Text("of roof", justify="right"), "bound"]
+    return [
+        "mode",
+        "pass",
+        "kernel",
+        *figures,
+        Text("TFLOP/s", justify="right"),
+        Text("of roof", justify="right"),
+        "bound",
+    ]
 
 
 def entry_cells(e: Entry, r: Roofs, name_width: int, with_intensity: bool = True) -> list[Text]:
@@ -64,8 +72,10 @@ def entry_cells(e: Entry, r: Roofs, name_width: int, with_intensity: bool = True
         *([intensity] if with_intensity else []),
         Text(f"{e.tflops:.3g}" if e.tflops is not None else "-", justify="right"),
         Text(f"{share:.0f}%" if share is not None else "-", justify="right"),
-        Text(bound(e, r).removesuffix("-bound") if e.placed else UNPLACED.get(e.why_not or "", e.why_not or ""),
-             style="" if e.placed else "dim italic"),  # fmt: skip
+        Text(
+            bound(e, r).removesuffix("-bound") if e.placed else UNPLACED.get(e.why_not or "", e.why_not or ""),
+            style="" if e.placed else "dim italic",
+        ),
     ]
 
 
@@ -106,8 +116,9 @@ class RooflineScreen(ScreenKeysInOrder, ModalScreen[None]):
             yield RooflineChart(id="roofline-chart")
             yield RowsTable(id="roofline-table", cursor_type="row", zebra_stripes=False)
             yield Static(id="roofline-note", classes="dialog-hint")
-            yield Static("↑↓: pick a kernel · escape: close · y: FLOP/s · x: FLOP per byte moved",
-                         classes="dialog-hint")  # fmt: skip
+            yield Static(
+                "↑↓: pick a kernel · escape: close · y: FLOP/s · x: FLOP per byte moved", classes="dialog-hint"
+            )
 
     def on_mount(self) -> None:
         self.draw()

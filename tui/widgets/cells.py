@@ -2,7 +2,7 @@
 
 Pure functions (no widget state), shared by the kernel, op chain, sweep and compare views.
 Kernel names, chain text and messages come from outside (the worker, a workspace file, a report):
-they pass through ``probes.safe_text`` and are rendered as ``Text``, never as markup.
+they pass through ``probes.link.safe_text`` and are rendered as ``Text``, never as markup.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from probes.protocol import KernelRow
-from probes.safe_text import inert, inert_line
+from probes.link.protocol import KernelRow
+from probes.link.safe_text import inert, inert_line
 
 CELL_PADDING = 2
 """A table's column takes its width plus one cell of padding on each side (``RowsTable`` lays its
@@ -74,7 +74,7 @@ def display_name(row: KernelRow) -> str:
     """The row's readable name, made inert; never empty (older recordings may lack a short name)."""
     if row.short_name:
         return inert_line(row.short_name)
-    from probes.kernel_names import short_name  # noqa: PLC0415
+    from probes.link.kernel_names import short_name  # noqa: PLC0415
 
     return inert_line(short_name(row.name) or row.name[:60] or "(unnamed kernel)")
 

@@ -86,9 +86,12 @@ class LogChart(Widget):
         empty_message: str | None = None,
     ) -> None:
         data = (
-            [s for s in series if s.points], [h for h in hlines if h.value and h.value > 0], vmark, y_format,
+            [s for s in series if s.points],
+            [h for h in hlines if h.value and h.value > 0],
+            vmark,
+            y_format,
             self.empty_message if empty_message is None else empty_message,
-        )  # fmt: skip
+        )
         if data == (self.series, self.hlines, self.vmark, self.y_format, self.empty_message):
             return  # the same picture: the sweep pane draws on every key, and each repaint re-plotted every line
         self.series, self.hlines, self.vmark, self.y_format, self.empty_message = data

@@ -19,8 +19,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static, TextArea
 
-from probes.protocol import ChainErrorInfo
-from probes.safe_text import inert
+from probes.link.protocol import ChainErrorInfo
+from probes.link.safe_text import inert
 from tui.commands import bindings
 from tui.widgets.cells import plain
 from tui.widgets.keys_in_order import KeysInOrder

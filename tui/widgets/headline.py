@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from probes.protocol import Measurement
-from probes.summary import format_transfers, mode_label, ratio
+from probes.link.protocol import Measurement
+from probes.link.summary import format_transfers, mode_label, ratio
 from tui.widgets.facts import fact_lines
 from tui.widgets.passes import pass_comparisons
 from tui.widgets.spread import cost_text, noise_line, ratio_text, time_text
@@ -66,4 +66,3 @@ def comparison_text(eager: Measurement | None, others: list[Measurement], width:
         text.append("\n")
         text.append_text(noise)
     return text
-

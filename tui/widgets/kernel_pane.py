@@ -19,8 +19,8 @@ from textual.containers import Container, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from probes.protocol import MODES, KernelRow, Measurement
-from probes.summary import format_bytes, format_size, format_transfers, input_dtypes, mode_label
+from probes.link.protocol import MODES, KernelRow, Measurement
+from probes.link.summary import format_bytes, format_size, format_transfers, input_dtypes, mode_label
 from tui.commands import bindings
 from tui.views import FocusView, ModeView
 from tui.widgets.cells import (
@@ -77,14 +77,20 @@ def measurement_facts(m: Measurement) -> list[list[Text]]:
     """The title's facts, line by line (a second line per pass with grad): ``2 kernels``, ``5N``,
     ``device 174 µs ±3%``, ``wall 119 µs ±12%~``, then the compile's for compiled runs."""
     count = m.kernels_per_call
-    first = [Text(f"{count:g} kernel{'' if count == 1 else 's'}", style="bold"), Text(format_transfers(m)),
-             Text("device ").append_text(time_text(m, "device")), Text("wall ").append_text(time_text(m, "wall"))]  # fmt: skip
+    first = [
+        Text(f"{count:g} kernel{'' if count == 1 else 's'}", style="bold"),
+        Text(format_transfers(m)),
+        Text("device ").append_text(time_text(m, "device")),
+        Text("wall ").append_text(time_text(m, "wall")),
+    ]
     lines = [first, pass_facts(m)] if m.grad else [first]
     if m.compile is not None:
         c = m.compile
         lines[-1].append(Text(f"compile {c.compile_time_s:.2f} s", style="dim"))
         if c.graph_breaks:
-            lines[-1].append(Text(f"{c.graph_breaks} graph break{'s' if c.graph_breaks != 1 else ''}", style="bold yellow"))
+            lines[-1].append(
+                Text(f"{c.graph_breaks} graph break{'s' if c.graph_breaks != 1 else ''}", style="bold yellow")
+            )
         if c.recompiles:
             lines[-1].append(Text(f"{c.recompiles} recompile{'s' if c.recompiles != 1 else ''}", style="yellow"))
     return lines
@@ -99,8 +105,11 @@ def kernel_cells(row: KernelRow, *, stale: bool) -> list[Text]:
     noisy = kernel_is_noisy(row)
     return [
         Text(f"{row.launches_per_call:g}", style=style, justify="right"),
-        Text(f"{row.device_time_us:.2f}" + (NOISY_MARK if noisy else ""), style=style or (NOISY_STYLE if noisy else ""),
-             justify="right"),
+        Text(
+            f"{row.device_time_us:.2f}" + (NOISY_MARK if noisy else ""),
+            style=style or (NOISY_STYLE if noisy else ""),
+            justify="right",
+        ),
         Text("-" if transfer else f"{row.share:.0%}", style=style, justify="right"),
         Text(format_bytes(row.bytes), style=style, justify="right"),
         Text(gbps_cell(row.gbps), style=style, justify="right"),
@@ -132,10 +141,17 @@ def needed_width(m: Measurement | None, with_ops: bool) -> int:
     if m is None:
         return 40
     _, _, widths, names = _layout(m, with_ops, False)
-    return sum(widths) + max([len("kernel"), *map(len, names)]) + CELL_PADDING * (len(widths) + 1) + scrollbar_width(len(names))
+    return (
+        sum(widths)
+        + max([len("kernel"), *map(len, names)])
+        + CELL_PADDING * (len(widths) + 1)
+        + scrollbar_width(len(names))
+    )
 
 
-def kernel_table(m: Measurement, width: int, *, with_ops: bool, stale: bool) -> tuple[list[Text], list[list[Text]], list[KernelRow]]:
+def kernel_table(
+    m: Measurement, width: int, *, with_ops: bool, stale: bool
+) -> tuple[list[Text], list[list[Text]], list[KernelRow]]:
     """Columns, rows and the rows' kernels of ``m`` laid out in ``width`` cells: the ops column
     and the long headers ``with_ops``, kernel names elided only when there is no room for them."""
     rows = ordered_rows(m)

@@ -16,8 +16,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from probes.protocol import Measurement, OpNode
-from probes.summary import format_bytes, format_size
+from probes.link.protocol import Measurement, OpNode
+from probes.link.summary import format_bytes, format_size
 from tui.runs import normalize
 from tui.views import FocusView
 from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share_width
@@ -27,9 +27,16 @@ from tui.widgets.passes import backward_fusion, mentions, op_passes, split_ops
 from tui.widgets.tables import ResultsTable
 
 SHORT_DTYPES = {
-    "float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float64": "fp64", "int64": "i64",
-    "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
-}  # fmt: skip
+    "float32": "fp32",
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "float64": "fp64",
+    "int64": "i64",
+    "int32": "i32",
+    "int16": "i16",
+    "int8": "i8",
+    "uint8": "u8",
+}
 SHAPE_MIN_WIDTH = 72
 """The shape column shows from this pane width."""
 
@@ -63,12 +70,18 @@ def kernels_per_op(ops: list[OpNode], m: Measurement | None, passes: list[str | 
     by_raw = {raw: name for name, _, raw, _, _ in rows} | {short: name for name, _, _, short, _ in rows if short}
     found = []
     for i, op in enumerate(ops):
-        own = [by_raw[k] for k in ([*op.eager_kernels, op.compiled_kernel] if m.mode == "eager" else
-                                   [op.compiled_kernel]) if k and k in by_raw]  # fmt: skip
+        own = [
+            by_raw[k]
+            for k in ([*op.eager_kernels, op.compiled_kernel] if m.mode == "eager" else [op.compiled_kernel])
+            if k and k in by_raw
+        ]
         if not own:
             wanted = passes[i] if passes else None
-            own = [name for name, listed, raw, _, p in rows
-                   if wanted in (None, p) and (op_name(op.op) in listed or mentions(raw, op.op))]  # fmt: skip
+            own = [
+                name
+                for name, listed, raw, _, p in rows
+                if wanted in (None, p) and (op_name(op.op) in listed or mentions(raw, op.op))
+            ]
         found.append(list(dict.fromkeys(own)))
     return found
 
@@ -96,8 +109,12 @@ def compile_facts(compiled: Measurement, ops: list[OpNode], names: list[str | No
     if fused:
         facts.append(Text(f"{len(ops)} ops → {len(fused)} kernel{'s' if len(fused) != 1 else ''}", style="bold green"))
     facts.append(Text(f"{c.graphs} graph{'s' if c.graphs != 1 else ''}"))
-    facts.append(Text(f"{c.graph_breaks} graph break{'s' if c.graph_breaks != 1 else ''}",
-                      style="bold yellow" if c.graph_breaks else ""))  # fmt: skip
+    facts.append(
+        Text(
+            f"{c.graph_breaks} graph break{'s' if c.graph_breaks != 1 else ''}",
+            style="bold yellow" if c.graph_breaks else "",
+        )
+    )
     facts.append(Text(f"{c.recompiles} recompile{'s' if c.recompiles != 1 else ''}"))
     facts.append(Text(f"compile {c.compile_time_s:.2f} s"))
     return facts
@@ -127,7 +144,6 @@ class OpChainPane(Pane):
 
     TITLE = "op chain"
 
-
     def compose(self) -> ComposeResult:
         yield ResultsTable(id="ops-table", cursor_type="row", zebra_stripes=False)
         yield Static(id="compile-info")
@@ -152,7 +168,9 @@ class OpChainPane(Pane):
         with_shape = width >= SHAPE_MIN_WIDTH and self._names_fit(ops, eager_names, compiled_names, width)
         rows = []
         for i, op in enumerate(ops):
-            fused_away = i + 1 < len(ops) and compiled_names[i] is not None and compiled_names[i + 1] == compiled_names[i]
+            fused_away = (
+                i + 1 < len(ops) and compiled_names[i] is not None and compiled_names[i + 1] == compiled_names[i]
+            )
             out = Text(format_bytes(op.bytes_out), style=base, justify="right")
             if i < len(ops) - 1:
                 out.append(" tmp", style="green" if fused_away else "dim")
@@ -162,8 +180,13 @@ class OpChainPane(Pane):
                 cells.append(Text(f"[{shape}] {short_dtype(op.dtype)}", style=base))
             cells += [out, eager_names[i], compiled_names[i]]
             rows.append(cells)
-        columns = [Text("op"), *([Text("shape")] if with_shape else []), Text("out", justify="right"),
-                   Text("eager kernel"), Text("compiled kernel")]  # fmt: skip
+        columns = [
+            Text("op"),
+            *([Text("shape")] if with_shape else []),
+            Text("out", justify="right"),
+            Text("eager kernel"),
+            Text("compiled kernel"),
+        ]
         fitted = self._fit(rows, width, eager is not None, compiled, marks, base)
         if backward_at is not None:
             fitted.insert(backward_at, [Text("backward", style=base or "bold cyan")])
@@ -178,15 +201,18 @@ class OpChainPane(Pane):
     @staticmethod
     def _names_fit(ops: list[OpNode], eager: list[list[str]], compiled: list[str | None], width: int) -> bool:
         """Whether the kernel names stay whole with the shape column shown (else it gives way)."""
-        shape = max([len("shape"), *(len(f"[{'×'.join(format_dim(d) for d in op.shape) or 'scalar'}] fp32") for op in ops)])
+        shape = max(
+            [len("shape"), *(len(f"[{'×'.join(format_dim(d) for d in op.shape) or 'scalar'}] fp32") for op in ops)]
+        )
         names = max([len("eager kernel"), *(len(", ".join(n)) for n in eager)])
         names += max([len("compiled kernel"), *(len(n or "") + 2 for n in compiled)])
         fixed = [len("relu"), shape, len("4.00 MB tmp")]
         return flex_width(fixed, width, 0) - 2 * 2 >= names
 
     @staticmethod
-    def _fit(rows: list[list], width: int, has_eager: bool, compiled: Measurement | None, marks: list[str],
-             base: str) -> list[list[Text]]:  # fmt: skip
+    def _fit(
+        rows: list[list], width: int, has_eager: bool, compiled: Measurement | None, marks: list[str], base: str
+    ) -> list[list[Text]]:
         """Give the two kernel-name columns the width the other columns leave, split between them."""
         if not rows:
             return [[Text("no ops recorded yet", style="dim italic")]]

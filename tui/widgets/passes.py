@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from probes.protocol import KernelRow, Measurement, OpNode
-from probes.summary import Ratio, format_time_us, format_transfers, ratio
+from probes.link.protocol import KernelRow, Measurement, OpNode
+from probes.link.summary import Ratio, format_time_us, format_transfers, ratio
 from tui.widgets.spread import ratio_text
 
 PASSES = ("forward", "backward")
@@ -90,8 +90,12 @@ def pass_cells(m: Measurement) -> list[str]:
     if not totals:
         return [f"{m.kernels_per_call:g}", format_transfers(m), "-", "-"]
     fwd, bwd = totals
-    return [f"{fwd.kernels:g}+{bwd.kernels:g}", f"{transfers_text(m, fwd.bytes)}+{transfers_text(m, bwd.bytes)}",
-            format_time_us(fwd.time_us), format_time_us(bwd.time_us)]  # fmt: skip
+    return [
+        f"{fwd.kernels:g}+{bwd.kernels:g}",
+        f"{transfers_text(m, fwd.bytes)}+{transfers_text(m, bwd.bytes)}",
+        format_time_us(fwd.time_us),
+        format_time_us(bwd.time_us),
+    ]
 
 
 def pass_comparisons(eager: Measurement, compiled: Measurement) -> list[Text]:
@@ -99,8 +103,10 @@ def pass_comparisons(eager: Measurement, compiled: Measurement) -> list[Text]:
     facts = []
     for e, c in zip(pass_totals(eager), pass_totals(compiled)):
         text = Text().append(f"{e.name} ", style=f"bold {PASS_STYLES[e.name]}".strip())
-        text.append(f"{e.kernels:g} -> {_kernels(c.kernels)}, {transfers_text(eager, e.bytes)} -> "
-                    f"{transfers_text(compiled, c.bytes)}, {format_time_us(e.time_us)} -> {format_time_us(c.time_us)}")  # fmt: skip
+        text.append(
+            f"{e.kernels:g} -> {_kernels(c.kernels)}, {transfers_text(eager, e.bytes)} -> "
+            f"{transfers_text(compiled, c.bytes)}, {format_time_us(e.time_us)} -> {format_time_us(c.time_us)}"
+        )
         if e.time_us > 0 and c.time_us > 0:
             text.append(" ")
             text.append_text(ratio_text(pass_ratio(eager, compiled, e.time_us, c.time_us), short=True))

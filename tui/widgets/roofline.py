@@ -85,7 +85,9 @@ class Plot:
                 last = None
                 continue
             _, dy = self.to_dots(1.0, y)
-            for row in range(min(dy, last) if last is not None else dy, (max(dy, last) if last is not None else dy) + 1):
+            for row in range(
+                min(dy, last) if last is not None else dy, (max(dy, last) if last is not None else dy) + 1
+            ):
                 self.dot(col, row, style)
             last = dy
 
@@ -185,8 +187,10 @@ class RooflineChart(Widget):
         for roof in r.compute[1:]:
             plot.curve(lambda _x, t=roof.tflops: t, ROOF_STYLE, dashed=True)
         first = r.compute[0].tflops if r.compute else None
-        plot.curve(lambda x: min(v for v in (x * r.bandwidth_gbps / 1000 if r.bandwidth_gbps else None, first) if v),
-                   ROOF_STYLE)  # fmt: skip
+        plot.curve(
+            lambda x: min(v for v in (x * r.bandwidth_gbps / 1000 if r.bandwidth_gbps else None, first) if v),
+            ROOF_STYLE,
+        )
         for i, e in enumerate(self.entries):
             if e.placed and i != self.selected:
                 plot.mark(e.intensity, e.tflops, marker(e), f"bold {MODE_STYLES.get(e.mode, 'white')}")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from probes.protocol import KernelRow, Measurement
-from probes.summary import SHORT_DTYPE_NAMES
+from probes.link.protocol import KernelRow, Measurement
+from probes.link.summary import SHORT_DTYPE_NAMES
 
 ROOF_STYLE = "red"
 
@@ -83,8 +83,9 @@ def entries(measurements: list[Measurement]) -> list[Entry]:
     return sorted(found, key=lambda e: not e.placed)
 
 
-def roofs(measurements: list[Measurement], device_peak_gbps: float | None,
-          device_peaks_tflops: dict[str, float]) -> Roofs:  # fmt: skip
+def roofs(
+    measurements: list[Measurement], device_peak_gbps: float | None, device_peaks_tflops: dict[str, float]
+) -> Roofs:
     """The bandwidth roof (the measurements' peak, else the device's) and one compute roof per
     dtype the measurements' kernels ran in (what the measurements used, else the device's)."""
     bandwidth = next((m.peak_gbps for m in measurements if m.peak_gbps), None) or device_peak_gbps
@@ -137,9 +138,17 @@ def roofline_facts(m: Measurement, row: KernelRow) -> list[tuple[str, Text]]:
     if row.flops is None:
         return [("FLOPs/call", Text("unknown (not counted for this kernel)", style="dim"))]
     facts = [("FLOPs/call", Text(format_flops(row.flops)))]
-    facts.append(("intensity", Text(f"{row.intensity:.3g} FLOP/byte" if row.intensity is not None else "unknown (bytes unknown)")))
+    facts.append(
+        (
+            "intensity",
+            Text(f"{row.intensity:.3g} FLOP/byte" if row.intensity is not None else "unknown (bytes unknown)"),
+        )
+    )
     if row.tflops is not None:
-        peak = f" ({row.pct_of_compute_peak:.0f}% of the measured {format_tflops(m.compute_peak_tflops)} peak)" if (
-            row.pct_of_compute_peak is not None and m.compute_peak_tflops) else ""  # fmt: skip
+        peak = (
+            f" ({row.pct_of_compute_peak:.0f}% of the measured {format_tflops(m.compute_peak_tflops)} peak)"
+            if (row.pct_of_compute_peak is not None and m.compute_peak_tflops)
+            else ""
+        )
         facts.append(("achieved", Text(format_tflops(row.tflops) + peak)))
     return facts

@@ -3,7 +3,7 @@ only as far as their interval allows.
 
 Pure functions over protocol Measurements (no widget state), shared by the kernel pane, the sweep,
 the kernel detail, the compare screen and the demo. The figures themselves come from
-``probes.summary`` (``spread``, ``ratio``: a ratio's interval is the one the two spreads allow);
+``probes.link.summary`` (``spread``, ``ratio``: a ratio's interval is the one the two spreads allow);
 this module only says them: a ratio whose interval straddles 1 reads "no clear difference", never
 as a speedup, and a noisy figure carries a ``~`` and the reasons in plain words.
 """
@@ -14,8 +14,8 @@ from typing import Literal
 
 from rich.text import Text
 
-from probes.protocol import KernelRow, Measurement
-from probes.summary import Ratio, format_ratio, format_time_us, ratio, spread
+from probes.link.protocol import KernelRow, Measurement
+from probes.link.summary import Ratio, format_ratio, format_time_us, ratio, spread
 from tui.widgets.cells import plain
 
 NOISY_SPREAD = 0.10

@@ -17,18 +17,27 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from probes.baseline import Delta
-from probes.protocol import COMPILED_MODES, MODES, Measurement
-from probes.summary import Ratio, comparisons, crossover, format_gbps, format_size, mode_label, ratio, sweep_verdict
+from probes.link.baseline import Delta
+from probes.link.protocol import COMPILED_MODES, MODES, Measurement
+from probes.link.summary import (
+    Ratio,
+    comparisons,
+    crossover,
+    format_gbps,
+    format_size,
+    mode_label,
+    ratio,
+    sweep_verdict,
+)
+from tui.baseline_view import delta_cell
 from tui.runs import SweepResults
 from tui.views import SweepView
-from tui.baseline_view import delta_cell
 from tui.widgets.cells import gbps_cell, pct, plain
+from tui.widgets.chart import HLine, LogChart, Series, gbps_label, time_label
 from tui.widgets.headline import dynamic_line, static_and_dynamic
+from tui.widgets.pane import Pane, set_border, show_text
 from tui.widgets.passes import PASS_COLUMNS, pass_cells
 from tui.widgets.spread import ratio_text, time_text
-from tui.widgets.pane import Pane, set_border, show_text
-from tui.widgets.chart import HLine, LogChart, Series, gbps_label, time_label
 from tui.widgets.tables import ResultsTable
 
 MODE_STYLES = {
@@ -62,8 +71,9 @@ def pct_of_peak(m: Measurement, peak: float | None) -> float | None:
     return gbps / peak * 100
 
 
-def sweep_rows(rs: SweepResults, narrow: bool, peak: float | None, stale: bool,
-               baseline: list[Delta] | None = None) -> tuple[list[Text], list[list[Text]]]:  # fmt: skip
+def sweep_rows(
+    rs: SweepResults, narrow: bool, peak: float | None, stale: bool, baseline: list[Delta] | None = None
+) -> tuple[list[Text], list[list[Text]]]:
     """The table's columns and rows: one row per size x mode, or per size when ``narrow``; with a
     pin (``baseline``), each row's device-time change against it."""
     results = rs.measurements()
@@ -79,7 +89,10 @@ def sweep_rows(rs: SweepResults, narrow: bool, peak: float | None, stale: bool,
         return cell
 
     if narrow:
-        columns = [Text("N", justify="right"), *(Text(m if len(m) <= 10 else m[:9] + "…", justify="right") for m in modes)]
+        columns = [
+            Text("N", justify="right"),
+            *(Text(m if len(m) <= 10 else m[:9] + "…", justify="right") for m in modes),
+        ]
         compiled = modes[-1]  # its speedup: over eager, or a dynamic compile's over the static one
         if len(modes) > 1:
             columns.append(Text("speedup", justify="right"))
@@ -234,7 +247,11 @@ class SweepPane(Pane):
             table.fill(*sweep_rows(rs, narrow, state.peak_gbps, view.stale is not None, state.baseline))
         table.display = rs is not None
         show_text(self.query_one("#crossover", Static), status_line(state))
-        set_border(self, f"sweep · {CHART_TITLES.get(state.chart, state.chart)}", f"STALE: {view.stale}" if view.stale and rs else "")
+        set_border(
+            self,
+            f"sweep · {CHART_TITLES.get(state.chart, state.chart)}",
+            f"STALE: {view.stale}" if view.stale and rs else "",
+        )
         results = rs.measurements() if rs else []
         peak = next((m.peak_gbps for m in results if m.peak_gbps), None) or state.peak_gbps
         cross = None if view.running else crossover(comparisons(results, view.compile_mode))

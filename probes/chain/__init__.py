@@ -1,0 +1,1 @@
+"""The chain language: parse and validate an op chain, its limits and dtype names. No torch at import."""

@@ -1,0 +1,159 @@
+"""What Inductor generated for a compiled chain: kernel sources, fused ops, and bytes per kernel.
+
+Inductor writes one Python "wrapper" module per compiled graph; its ``call()`` looks each kernel
+up by name in the module's globals at run time. That gives us two things without parsing any
+internals we do not have to: the generated source of each kernel (inline in the module text), and
+the kernels' real tensor arguments (by wrapping those globals for one call).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from probes.engine.trace import spanned_bytes
+from probes.link.kernel_names import fused_ops
+
+_KERNEL_DEF = re.compile(
+    r"^(?P<name>\w+) = async_compile\.(?P<kind>triton|cpp_pybinding|cpp)\((?P<head>.*?)'''(?P<src>.*?)'''",
+    re.DOTALL | re.MULTILINE,
+)
+_ORIGINAL_ATEN = re.compile(r"Original ATen: \[([^\]]*)\]")
+_POINTER_PARAM = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
+
+
+@dataclass
+class GeneratedKernel:
+    name: str
+    source: str
+    aten_ops: list[str] = field(default_factory=list)
+    """``aten::add`` style, from Inductor's "Original ATen" comment above the kernel."""
+    arg_names: list[str] = field(default_factory=list)
+
+
+def wrapper_modules_since(start: int) -> list[ModuleType]:
+    """Inductor wrapper modules loaded after index ``start`` of PyCodeCache's module list."""
+    from torch._inductor.codecache import PyCodeCache
+
+    return [m for m in PyCodeCache.modules[start:] if hasattr(m, "call")]
+
+
+def loaded_module_count() -> int:
+    from torch._inductor.codecache import PyCodeCache
+
+    return len(PyCodeCache.modules)
+
+
+def _module_text(module: ModuleType) -> str:
+    path = getattr(module, "__file__", None)
+    if not path:
+        return ""
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
+
+
+def generated_kernels(modules: list[ModuleType]) -> dict[str, GeneratedKernel]:
+    """Each kernel's generated source and the ATen ops it fused, by kernel name."""
+    kernels: dict[str, GeneratedKernel] = {}
+    for module in modules:
+        text = _module_text(module)
+        for match in _KERNEL_DEF.finditer(text):
+            name, source = match.group("name"), match.group("src").strip("\n")
+            preamble = text[max(0, match.start() - 2000) : match.start()]
+            aten = _ORIGINAL_ATEN.findall(preamble)
+            if aten:
+                ops = [op.strip().replace("aten.", "aten::") for op in aten[-1].split(",")]
+            else:  # C++ kernels carry no "Original ATen" comment: fall back on the name's hint
+                ops = [f"aten::{op}" for op in fused_ops(name)]
+            start = source.find("def " if match.group("kind") == "triton" else 'extern "C"')
+            signature = source[start : source.find(")", start) + 1] if start >= 0 else ""
+            kernels[name] = GeneratedKernel(
+                name=name,
+                source=source,
+                aten_ops=[op for op in ops if op],
+                arg_names=_POINTER_PARAM.findall(signature),
+            )
+    return kernels
+
+
+class _ArgRecorder:
+    """Stands in for one kernel object; records the bytes of its tensor arguments per launch."""
+
+    def __init__(self, kernel: Any, arg_names: list[str], sink: dict[str, int], name: str) -> None:
+        self._kernel = kernel
+        self._arg_names = arg_names
+        self._sink = sink
+        self._name = name
+
+    def _record(self, args: tuple) -> None:
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        total = 0
+        for i, tensor in enumerate(tensors):
+            weight = 2 if i < len(self._arg_names) and self._arg_names[i].startswith("in_out") else 1
+            total += weight * spanned_bytes(tensor)
+        self._sink[self._name] = self._sink.get(self._name, 0) + total
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        self._record(args)
+        return self._kernel.run(*args, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self._record(args)
+        return self._kernel(*args, **kwargs)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._kernel, attr)
+
+
+@contextlib.contextmanager
+def recording_kernel_bytes(modules: list[ModuleType], kernels: dict[str, GeneratedKernel]) -> Iterator[dict[str, int]]:
+    """Within the block, every call of a generated kernel adds its argument bytes to the dict."""
+    sink: dict[str, int] = {}
+    swapped: list[tuple[ModuleType, str, Any]] = []
+    for module in modules:
+        for name, kernel in kernels.items():
+            original = module.__dict__.get(name)
+            if original is None:
+                continue
+            setattr(module, name, _ArgRecorder(original, kernel.arg_names, sink, name))
+            swapped.append((module, name, original))
+    try:
+        yield sink
+    finally:
+        for module, name, original in swapped:
+            setattr(module, name, original)
+
+
+def launch_config(modules: list[ModuleType], name: str) -> str | None:
+    """Triton launch configuration chosen by the autotuner (XBLOCK, warps, stages), if any."""
+    for module in modules:
+        kernel = module.__dict__.get(name)
+        launchers = getattr(kernel, "launchers", None)
+        if not launchers:
+            continue
+        config = getattr(launchers[0], "config", None)
+        if config is None:
+            continue
+        blocks = ", ".join(f"{k}={v}" for k, v in getattr(config, "kwargs", {}).items())
+        return f"{blocks}, num_warps={config.num_warps}, num_stages={config.num_stages}"
+    return None
+
+
+def estimated_kernel_bytes(modules: list[ModuleType]) -> dict[str, int]:
+    """Inductor's own bytes estimate per Triton kernel (present with config.benchmark_kernel)."""
+    estimates: dict[str, int] = {}
+    for module in modules:
+        for name, kernel in module.__dict__.items():
+            meta = getattr(kernel, "inductor_meta", None)
+            if isinstance(meta, dict) and meta.get("kernel_num_gb"):
+                estimates[name] = int(round(float(meta["kernel_num_gb"]) * 1e9))
+    return estimates

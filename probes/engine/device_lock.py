@@ -1,0 +1,222 @@
+"""One measurement at a time on a device, across processes.
+
+The app may run two workers on one GPU (``probes.link.worker_pair``: one measures eager rows while the
+other compiles), and a user may run two kernel-tui sessions on one box. Two measurements running
+on one device at once read each other's kernels as their own time, so each measurement holds the
+device's lock: an ``flock`` on a file of the user's cache directory, per device.
+
+A compile on a GPU is host work (tracing, code generation, building kernels), so ``compiling()``
+lets the lock go for its duration, and the other worker measures meanwhile; only Inductor's own
+benchmarks of candidate kernels run on the device then, and they take the lock back for each
+benchmark. On the CPU, a compile uses the cores a measurement times, so it keeps the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; one process measures at a time there only by the pair's routing
+    fcntl = None  # type: ignore[assignment]
+
+from probes.link.state_files import user_cache_dir
+
+
+class DeviceLock:
+    """An exclusive, re-entrant lock on one device, shared by every process of this user. Within a
+    process it is held while any thread holds it: each thread's holds are counted apart, so a
+    thread that lets it go (a compile, ``released``) lets go of its own holds only, not of one
+    another thread is in the middle of (the profiler's set-up beside that compile)."""
+
+    def __init__(self, path: Path | None) -> None:
+        """``path`` None: a lock that locks nothing (its file could not be made)."""
+        self.path = path
+        self._fd: int | None = None
+        self._depths: dict[int, int] = {}
+        """Holds by thread (``threading.get_ident()``)."""
+        self._guard = threading.RLock()
+
+    @property
+    def held(self) -> bool:
+        return any(self._depths.values())
+
+    def _lock(self) -> None:
+        if fcntl is None or self.path is None or self._fd is not None:
+            return
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            return  # a measurement is never refused for want of a lock file
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def _unlock(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the only descriptor of the file releases its flock
+            self._fd = None
+
+    @contextmanager
+    def measuring(self) -> Iterator[None]:
+        """Hold the device for the block (waiting while another process holds it)."""
+        me = threading.get_ident()
+        with self._guard:
+            if not self.held:
+                self._lock()
+            self._depths[me] = self._depths.get(me, 0) + 1
+        try:
+            yield
+        finally:
+            with self._guard:
+                if self._depths.get(me, 0) > 0:  # else ``release_all`` let it go already
+                    self._depths[me] -= 1
+                    if not self._depths[me]:
+                        del self._depths[me]
+                    if not self.held:
+                        self._unlock()
+
+    @contextmanager
+    def released(self) -> Iterator[None]:
+        """Let the device go for the block, as far as this thread holds it (another thread of the
+        process holding it keeps it); hold it again after."""
+        me = threading.get_ident()
+        with self._guard:
+            depth = self._depths.pop(me, 0)
+            if depth and not self.held:
+                self._unlock()
+        try:
+            yield
+        finally:
+            with self._guard:
+                if depth:
+                    if not self.held:
+                        self._lock()
+                    self._depths[me] = self._depths.get(me, 0) + depth
+
+    def mark_timed(self) -> None:
+        """Note, for every process of this user, that timed reps on the device ended now (the lock
+        file's modification time)."""
+        if self.path is None:
+            return
+        with contextlib.suppress(OSError):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                os.utime(fd)
+            finally:
+                os.close(fd)  # another descriptor's flock stays: flock belongs to its own open file
+
+    def last_timed(self) -> float | None:
+        """When timed reps on the device last ended, in any process (``time.time()``); None where
+        nothing says."""
+        if self.path is None:
+            return None
+        try:
+            return os.stat(self.path, follow_symlinks=False).st_mtime
+        except OSError:
+            return None
+
+    def release_all(self) -> None:
+        """Let the device go, whoever holds it."""
+        with self._guard:
+            self._depths.clear()
+            self._unlock()
+
+
+_locks: dict[str, DeviceLock] = {}
+_compiling: DeviceLock | None = None
+"""The lock a compile let go of, taken back by each of Inductor's benchmarks (see ``compiling``)."""
+
+
+def device_lock(device: object) -> DeviceLock:
+    """The lock of ``device`` (a torch.device or its name: ``cuda:0``, ``cpu``)."""
+    name = str(device)
+    if name not in _locks:
+        try:
+            directory = user_cache_dir() / "locks"
+            directory.mkdir(mode=0o700, exist_ok=True)
+        except OSError:
+            _locks[name] = DeviceLock(None)
+        else:
+            _locks[name] = DeviceLock(directory / f"{name.replace(':', '-')}.lock")
+    return _locks[name]
+
+
+def release_all() -> None:
+    """Let every device go. Between two requests nothing is measured: a request stopped halfway
+    through taking or giving back a lock (the worker's stop lands between any two Python steps)
+    must not leave the other worker waiting for it."""
+    for lock in _locks.values():
+        lock.release_all()
+
+
+def measuring(device: object) -> contextlib.AbstractContextManager[None]:
+    """Hold ``device`` for a measurement (or anything else that runs on it)."""
+    return device_lock(device).measuring()
+
+
+def _is_cuda(device: Any) -> bool:
+    """``device`` a torch.device or its name (``cuda:0``, ``cpu``)."""
+    return getattr(device, "type", str(device).split(":")[0]) == "cuda"
+
+
+@contextmanager
+def compiling(device: Any) -> Iterator[None]:
+    """The span of a compile on ``device``: on a GPU, the device is let go (Inductor's benchmarks
+    take it back each time); elsewhere, or where those benchmarks cannot be reached, it is held."""
+    global _compiling
+    lock = device_lock(device)
+    if not _is_cuda(device) or not _guard_inductor_benchmarks():
+        with lock.measuring():
+            yield
+        return
+    outer, _compiling = _compiling, lock
+    try:
+        with lock.released():
+            yield
+    finally:
+        _compiling = outer
+
+
+def importing_compiler(device: Any) -> contextlib.AbstractContextManager[None]:
+    """The span of Dynamo's and Inductor's import, before a first compile: on a GPU host work that
+    holds nothing; elsewhere a compile's first part, on the cores a measurement times, so it holds
+    the device (on the 2-core machine, a compile worker importing them beside the other worker's
+    first eager measurement made its 1e6 ops read 13-16 ms for 0.13 ms)."""
+    if _is_cuda(device):
+        return contextlib.nullcontext()
+    return device_lock(device).measuring()
+
+
+def _guarded(benchmark: Callable[..., Any]) -> Callable[..., Any]:
+    def locked_benchmark(*args: Any, **kwargs: Any) -> Any:
+        lock = _compiling
+        if lock is None:
+            return benchmark(*args, **kwargs)
+        with lock.measuring():
+            return benchmark(*args, **kwargs)
+
+    return locked_benchmark
+
+
+def _guard_inductor_benchmarks() -> bool:
+    """Make Inductor's benchmarker (one object, shared by its autotuners) hold the device lock
+    while a compile runs. False where this torch has no such object: compiles then hold the lock."""
+    try:
+        from torch._inductor.runtime.benchmarking import benchmarker
+    except ImportError:
+        return False
+    if getattr(benchmarker, "_kernel_tui_guarded", False):
+        return True
+    names = ("benchmark", "benchmark_gpu", "benchmark_gpu_with_cuda_graph")
+    methods = [name for name in names if callable(getattr(benchmarker, name, None))]
+    if not methods:
+        return False
+    for name in methods:
+        setattr(benchmarker, name, _guarded(getattr(benchmarker, name)))
+    benchmarker._kernel_tui_guarded = True  # type: ignore[attr-defined]
+    return True

@@ -1,0 +1,424 @@
+"""Measure one chain in one mode at one size: kernel rows, device time, wall time, bytes, spread.
+
+The rules: warm up first and report compile time apart; kernel rows
+come from profiler device events over several reps, counting only real kernels (memcpy/memset
+apart, nothing the tool launched itself); device time per call is the sum of the rows (launches x
+median time per launch); wall time per call is timed separately, after the rows (which a caller
+may have first: ``on_rows``), as the median of blocks of back-to-back calls (``probes.engine.timing``). Every time carries its interquartile range, and a
+measurement taken while its spread was wide or the machine busy says so.
+
+The pieces: ``probes.engine.compiling`` (eager or a fresh compile), ``probes.engine.timing`` (flush, reps,
+profiler session), ``probes.engine.launches`` (events -> launches), ``probes.engine.bytes_moved``,
+``probes.engine.errors``; this module puts a ``Measurement`` together.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from probes.chain.expr import ParsedChain
+from probes.engine import flops
+from probes.engine.bytes_moved import compiled_bytes, eager_bytes, op_nodes
+from probes.engine.compiling import CHAIN_NAMESPACE, PreparedCall, loss_of, prepare
+from probes.engine.device_lock import measuring
+from probes.engine.diagnostics import Diagnostics, capturing
+from probes.engine.errors import Cancelled, DevicePoisoned, MeasureError, classify_failure
+from probes.engine.host_heap import pin_malloc_thresholds
+from probes.engine.launches import Launch
+from probes.engine.noise import CpuLoad, LoadWindow, kernels_over_wall_reason, quartiles, spread_reason
+from probes.engine.timing import (
+    L2Flusher,
+    ProfiledRun,
+    ProfilerSetUp,
+    RepPlan,
+    choose_reps,
+    measure_wall_time,
+    profile_run,
+)
+from probes.engine.trace import OpTrace, recording_ops
+from probes.link.kernel_names import classify_device_event, short_name, strip_graph_prefix
+from probes.link.protocol import KernelRow, Measurement
+
+__all__ = ["Cancelled", "DevicePoisoned", "MeasureError", "apply_peak", "measure"]
+"""The errors are importable from here too: the worker stops on DevicePoisoned from measure()."""
+
+PEAK_EXCEEDED = 1.0
+"""A kernel above this fraction of the measured peak gets an explanation in the diagnostics."""
+
+
+def _row(
+    name: str,
+    pass_: str | None,
+    times: list[float],
+    reps: int,
+    aten_op: str | None,
+    kernel_bytes: dict[str, int],
+    kernel_ops: dict[str, list[str]],
+    op_bytes_by_name: dict[str, int],
+) -> KernelRow:
+    kind = classify_device_event(name)
+    launches_per_call = len(times) / reps
+    p25, median, p75 = quartiles(times)
+    per_call = median * launches_per_call
+    key = strip_graph_prefix(name)
+    nbytes = kernel_bytes.get(key, kernel_bytes.get(name))
+    ops = (
+        kernel_ops.get(key)
+        or kernel_ops.get(name)
+        or ([aten_op] if aten_op else [])
+        or ([name] if name.startswith("aten::") else [])
+    )
+    if nbytes is None and kind == "kernel" and aten_op in op_bytes_by_name:  # not a memset inside the op
+        nbytes = int(op_bytes_by_name[aten_op] * launches_per_call)
+    return KernelRow(
+        name=name,
+        short_name=short_name(name),
+        kind=kind,
+        launches_per_call=launches_per_call,
+        device_time_us=median,
+        time_per_call_us=per_call,
+        share=0.0,
+        bytes=nbytes,
+        gbps=nbytes / (per_call * 1e3) if nbytes and per_call > 0 else None,
+        pct_of_peak=None,
+        ops=list(ops),
+        device_time_us_iqr=[p25, p75],
+        pass_=pass_,  # type: ignore[arg-type]
+    )
+
+
+def build_rows(
+    launches: list[Launch],
+    reps: int,
+    kernel_bytes: dict[str, int],
+    kernel_ops: dict[str, list[str]],
+    op_bytes_by_name: dict[str, int],
+) -> tuple[list[KernelRow], list[KernelRow]]:
+    """(kernel rows by time per call, memcpy/memset rows), one per kernel name (and pass, with
+    grad), shares filled in."""
+    durations: dict[tuple[str, str | None], list[float]] = defaultdict(list)
+    aten_of: dict[tuple[str, str | None], str | None] = {}
+    for launch in launches:
+        key = (launch.name, launch.pass_)
+        durations[key].append(launch.duration_us)
+        aten_of.setdefault(key, launch.aten_op)
+    rows = [
+        _row(name, pass_, times, reps, aten_of[(name, pass_)], kernel_bytes, kernel_ops, op_bytes_by_name)
+        for (name, pass_), times in durations.items()
+    ]
+    kernels = sorted((r for r in rows if r.kind == "kernel"), key=lambda r: -r.time_per_call_us)
+    transfers = [r for r in rows if r.kind != "kernel"]
+    total = sum(r.time_per_call_us for r in kernels)
+    for row in kernels:
+        row.share = row.time_per_call_us / total if total > 0 else 0.0
+    return kernels, transfers
+
+
+def bytes_per_call(kernels: list[KernelRow]) -> int | None:
+    """Bytes of the whole call, or None when any kernel's are unknown (never a partial sum)."""
+    if not kernels or any(k.bytes is None for k in kernels):
+        return None
+    return sum(k.bytes for k in kernels if k.bytes is not None)
+
+
+def device_time(kernels: list[KernelRow]) -> tuple[float, list[float]]:
+    """Device time per call and its [p25, p75]: by construction the sum of the kernel rows."""
+    total = sum(r.time_per_call_us for r in kernels)
+    low = sum(r.launches_per_call * (r.device_time_us_iqr or [r.device_time_us])[0] for r in kernels)
+    high = sum(r.launches_per_call * (r.device_time_us_iqr or [r.device_time_us])[-1] for r in kernels)
+    return total, [low, high]
+
+
+def _over_peak_reason(row: KernelRow, device: torch.device) -> str:
+    pct = row.pct_of_peak or 0.0
+    head = f"{row.short_name} reached {pct:.0f}% of the measured peak bandwidth"
+    if device.type == "cpu":
+        return f"{head}: at this size its data stays in the CPU caches, which are faster than memory"
+    l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)
+    if row.bytes is not None and l2 and row.bytes <= 2 * l2:
+        return f"{head}: it moves {row.bytes / 1e6:.0f} MB, close to the {l2 / 1e6:.0f} MB L2, so part of it is served from cache"
+    return f"{head}: its mix of reads and writes streams a little better than the copy/triad the peak was measured with"
+
+
+def apply_peak(measurement: Measurement, peak_gbps: float | None, device: torch.device) -> None:
+    """Fill in % of peak for every row, explaining (in the diagnostics) any row above 100%."""
+    measurement.peak_gbps = peak_gbps
+    for row in measurement.kernels + measurement.transfers:
+        row.pct_of_peak = 100 * row.gbps / peak_gbps if row.gbps and peak_gbps else None
+    measurement.diagnostics = [d for d in measurement.diagnostics if "of the measured peak bandwidth" not in d]
+    for row in measurement.kernels:
+        if row.pct_of_peak is not None and row.pct_of_peak > 100 * PEAK_EXCEEDED:
+            measurement.diagnostics.append(_over_peak_reason(row, device))
+
+
+def _noise(
+    wall: list[float] | None, device_iqr: list[float], device_us: float, profiled_reps: int, load: CpuLoad | None
+) -> list[str]:
+    reasons = []
+    spreads = [spread_reason("device time", device_iqr[0], device_us, device_iqr[1], profiled_reps)]
+    if wall is not None:
+        p25, median, p75 = quartiles(wall)
+        spreads.insert(0, spread_reason("wall time", p25, median, p75, len(wall)))
+        spreads.append(kernels_over_wall_reason(device_us, median))
+    reasons.extend(reason for reason in spreads if reason)
+    if load is not None and load.busy:
+        reasons.append(load.reason())
+    return reasons
+
+
+def _ran_eager_reason(
+    prepared_reason: str | None, mode: str, compiled_reps: int, reps: int, kernels: list[KernelRow], generated: set[str]
+) -> str | None:
+    """The fall-back reason, also when compiling looked fine but the measured calls ran eager."""
+    if mode == "eager" or prepared_reason:
+        return prepared_reason
+    ran_generated = any(strip_graph_prefix(k.name) in generated for k in kernels)
+    if compiled_reps == 0 and not ran_generated:
+        return f"ran eager: none of the {reps} measured calls entered the compiled code"
+    return None
+
+
+@dataclass
+class _Collected:
+    """Everything one measurement ran and recorded, before it is reduced to a Measurement."""
+
+    prepared: PreparedCall
+    run: ProfiledRun
+    trace: OpTrace | None
+    kernel_bytes: dict[str, int]
+    kernel_ops: dict[str, list[str]]
+    op_kernels: dict[int, list[str]]
+    timing_reps: int
+    profiled_reps: int
+    flops_by_pass: dict[str | None, dict[str, list[int]]]
+    wall: list[float] | None = None
+    """None until the wall-time reps have run."""
+    load: CpuLoad | None = None
+
+
+def _collect(
+    chain: ParsedChain,
+    mode: str,
+    n: int,
+    device: torch.device,
+    inputs: list[torch.Tensor],
+    trace: OpTrace | None,
+    reps: int | None,
+    flush: L2Flusher,
+    diagnostics: Diagnostics,
+    grad: bool,
+    on_rows: Callable[[_Collected], None] | None,
+) -> _Collected:
+    if device.type == "cpu":
+        pin_malloc_thresholds()  # a call's outputs reused, not faulted in anew (probes.engine.host_heap)
+    set_up: ProfilerSetUp | None = None
+    try:
+        if mode != "eager":
+            set_up = ProfilerSetUp(device)  # while the chain compiles (see ProfilerSetUp)
+        prepared = prepare(chain, mode, inputs, n, device, diagnostics, grad)  # holds the device but for a compile
+        with measuring(device):
+            load_window = LoadWindow().start()
+            plan = choose_reps(prepared.call, device, reps)
+            got = _profile(chain, mode, n, device, inputs, trace, flush, grad, prepared, plan, set_up)
+            if on_rows is not None:
+                on_rows(got)
+            got.wall = measure_wall_time(prepared.call, device, plan, flush)
+            got.load = load_window.stop()
+            return got
+    finally:
+        if set_up is not None:
+            set_up.discard()
+
+
+def _profile(
+    chain: ParsedChain,
+    mode: str,
+    n: int,
+    device: torch.device,
+    inputs: list[torch.Tensor],
+    trace: OpTrace | None,
+    flush: L2Flusher,
+    grad: bool,
+    prepared: PreparedCall,
+    plan: RepPlan,
+    set_up: ProfilerSetUp | None,
+) -> _Collected:
+    """The profiled reps (the rows), the bytes and the FLOPs: all but the wall time."""
+    profiled = prepared.profiled_call or prepared.call
+    op_kernels: dict[int, list[str]] = {}
+    faults = plan.faults_per_call if device.type == "cpu" else None  # a GPU kernel's time pays no host page fault
+    if mode == "eager":
+        run = profile_run(profiled, device, plan.profiled_reps, flush, labelled_call=profiled, faults_per_call=faults)
+        trace = run.trace
+        assert trace is not None
+        kernel_bytes, kernel_ops, op_kernels = eager_bytes(trace, run.attribution)
+    else:
+        if trace is None:
+            fn = chain.build_function(CHAIN_NAMESPACE)
+            with recording_ops() as trace:
+                fn(*inputs, N=n)
+        kernel_bytes, kernel_ops = compiled_bytes(prepared)
+        run = profile_run(profiled, device, plan.profiled_reps, flush, faults_per_call=faults, set_up=set_up)
+    return _Collected(
+        prepared,
+        run,
+        trace,
+        kernel_bytes,
+        kernel_ops,
+        op_kernels,
+        plan.timing_reps,
+        run.reps,
+        _flops(chain, inputs, n, grad, trace),
+    )
+
+
+def _flops(
+    chain: ParsedChain, inputs: list[torch.Tensor], n: int, grad: bool, trace: OpTrace | None
+) -> dict[str | None, dict[str, list[int]]]:
+    """FLOPs by counted op, per pass (None without grad), from one eager call of each; none at
+    all when counting fails (the measurement stands, its kernels' FLOPs are unknown). A chain
+    whose ops include none with a FLOP formula is not run again (7 ms of each H200 measurement):
+    neither its forward nor its backward can count any."""
+    if trace is not None and not any(op.op in flops.COUNTED_OPS for op in trace.ops):
+        return {None: {}}
+    fn = chain.build_function(CHAIN_NAMESPACE)
+    try:
+        return _counted_flops(fn, inputs, n, grad)
+    except Exception:  # noqa: BLE001 - the chain already ran; a counting failure only means "unknown"
+        return {None: {}}
+    finally:
+        for leaf in inputs:
+            leaf.grad = None
+
+
+def _counted_flops(
+    fn: Callable[..., Any], inputs: list[torch.Tensor], n: int, grad: bool
+) -> dict[str | None, dict[str, list[int]]]:
+    forward = flops.flops_by_op(lambda: fn(*inputs, N=n))
+    if not forward or not grad:
+        return {None: forward}
+    total = flops.flops_by_op(lambda: loss_of(fn(*inputs, N=n)).backward())
+    backward = {op: calls[len(forward.get(op, [])) :] for op, calls in total.items()}
+    return {"forward": forward, "backward": {op: calls for op, calls in backward.items() if calls}}
+
+
+def measure(
+    chain: ParsedChain,
+    mode: str,
+    n: int,
+    device: torch.device,
+    dtype: str,
+    inputs: list[torch.Tensor],
+    *,
+    trace: OpTrace | None = None,
+    reps: int | None = None,
+    peak_gbps: float | None = None,
+    flush: L2Flusher | None = None,
+    grad: bool = False,
+    on_rows: Callable[[Measurement], None] | None = None,
+) -> Measurement:
+    """Measure ``chain`` in ``mode`` at size ``n`` on ``device`` with the given inputs.
+
+    ``trace`` is the chain's op trace (e.g. from meta tensors) when the caller already has it.
+    With ``grad``, each call is forward + ``.sum()`` + ``.backward()``; every row has its pass.
+    ``on_rows`` is given the measurement as soon as its rows are (before the wall-time reps:
+    ``wall_time_us`` None). Raises MeasureError (or DevicePoisoned) with a plain-words reason.
+    """
+    with capturing() as diagnostics:
+
+        def rows_ready(got: _Collected) -> None:
+            assert on_rows is not None
+            on_rows(_measurement(chain, mode, n, device, dtype, inputs, got, diagnostics, peak_gbps, grad))
+
+        try:
+            got = _collect(
+                chain,
+                mode,
+                n,
+                device,
+                inputs,
+                trace,
+                reps,
+                flush or L2Flusher(device),
+                diagnostics,
+                grad,
+                rows_ready if on_rows is not None else None,
+            )
+        except MeasureError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - anything the chain or torch raises becomes a message
+            raise classify_failure(exc, mode) from exc
+    return _measurement(chain, mode, n, device, dtype, inputs, got, diagnostics, peak_gbps, grad)
+
+
+def _measurement(
+    chain: ParsedChain,
+    mode: str,
+    n: int,
+    device: torch.device,
+    dtype: str,
+    inputs: list[torch.Tensor],
+    got: _Collected,
+    diagnostics: Diagnostics,
+    peak_gbps: float | None,
+    grad: bool,
+) -> Measurement:
+    """What ``got`` recorded as a Measurement (without a wall time while its reps have not run)."""
+    diagnostics = Diagnostics(diagnostics)
+    op_bytes_by_name: dict[str, int] = {}
+    for op in got.trace.ops if got.trace else []:
+        op_bytes_by_name.setdefault(op.op, op.bytes_in + op.bytes_out)
+    kernels, transfers = build_rows(
+        got.run.launches, got.profiled_reps, got.kernel_bytes, got.kernel_ops, op_bytes_by_name
+    )
+    flops.assign(kernels, got.flops_by_pass)
+    unknown = list(dict.fromkeys(k.short_name for k in kernels if k.bytes is None))  # a name once, in order
+    if unknown and len(unknown) < len(kernels):
+        diagnostics.add(f"bytes unknown for {', '.join(unknown)}: no bytes or GB/s for the call as a whole")
+    device_us, device_iqr = device_time(kernels)
+    wall_us, wall_iqr = None, None
+    if got.wall is not None:
+        w25, wall_us, w75 = quartiles(got.wall)
+        wall_iqr = [w25, w75]
+    reasons = _noise(got.wall, device_iqr, device_us, got.profiled_reps, got.load)
+    prepared = got.prepared
+    fallback = _ran_eager_reason(
+        prepared.fallback_reason, mode, got.run.compiled_reps, got.profiled_reps, kernels, set(prepared.kernels)
+    )
+    outputs = [op for op in got.trace.ops if not op.is_view] if got.trace else []
+    measurement = Measurement(
+        chain=chain.text,
+        mode=mode,
+        size=n,
+        device=str(device),
+        dtype=dtype,
+        kernels=kernels,
+        transfers=transfers,
+        kernels_per_call=sum(k.launches_per_call for k in kernels),
+        bytes_per_call=bytes_per_call(kernels),
+        device_time_us=device_us,
+        wall_time_us=wall_us,
+        reps=got.timing_reps,
+        ran_compiled=mode != "eager" and fallback is None,
+        fallback_reason=fallback,
+        compile=prepared.compile_info,
+        ops=op_nodes(got.trace, got.op_kernels, prepared),
+        input_bytes=sum(t.numel() * t.element_size() for t in inputs),
+        output_bytes=outputs[-1].bytes_out if outputs else 0,
+        wall_time_us_iqr=wall_iqr,
+        device_time_us_iqr=device_iqr,
+        noisy=bool(reasons),
+        noise_reasons=reasons,
+        diagnostics=list(diagnostics),
+        grad=grad,
+        forward_time_us=sum(k.time_per_call_us for k in kernels if k.pass_ == "forward") if grad else None,
+        backward_time_us=sum(k.time_per_call_us for k in kernels if k.pass_ == "backward") if grad else None,
+    )
+    apply_peak(measurement, peak_gbps, device)
+    flops.fill_rates(measurement)
+    return measurement

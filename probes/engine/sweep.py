@@ -1,0 +1,275 @@
+"""Run a ProfileRequest: every size x mode, each size guarded against the device's free memory.
+
+This is the library entry point: the worker, ``kernel-tui profile`` and a notebook all call
+``run_profile`` and receive the same protocol events.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import torch
+
+from probes.chain.expr import ChainError, parse_chain
+from probes.engine import bandwidth, flops
+from probes.engine.compute_peak import compute_peak, compute_refresh_due
+from probes.engine.device_lock import importing_compiler
+from probes.engine.diagnostics import capturing
+from probes.engine.errors import Cancelled, DevicePoisoned, MeasureError
+from probes.engine.inputs import input_specs, make_inputs
+from probes.engine.measure import apply_peak, measure
+from probes.engine.memory_guard import check_memory, free_memory, release_memory
+from probes.engine.timing import L2Flusher
+from probes.link.protocol import (
+    MODES,
+    ChainErrorInfo,
+    DeviceInfo,
+    Event,
+    Measurement,
+    MeasurementResult,
+    ProfileRequest,
+    Progress,
+    RequestDone,
+    RequestFailed,
+)
+
+
+def default_device() -> str:
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+def _device_info(device: torch.device, label: str, measure_peak: bool) -> DeviceInfo:
+    free, total = free_memory(device)
+    peak = bandwidth.peak(device) if measure_peak else None
+    return DeviceInfo(
+        name=str(device),
+        label=label,
+        total_memory=total,
+        free_memory=free,
+        peak_gbps=peak.value if peak else None,
+        peak_gbps_iqr=peak.iqr if peak else None,
+    )
+
+
+def list_devices(measure_peak: bool = False) -> list[DeviceInfo]:
+    devices = []
+    for index in range(torch.cuda.device_count() if torch.cuda.is_available() else 0):
+        devices.append(_device_info(torch.device("cuda", index), torch.cuda.get_device_name(index), measure_peak))
+    devices.append(_device_info(torch.device("cpu"), f"CPU ({os.cpu_count()} cores)", measure_peak))
+    return devices
+
+
+def resolve_device(name: str | None) -> torch.device:
+    """``cuda``, ``cuda:1``, ``cpu`` or None (the default) -> a usable torch.device, or MeasureError."""
+    text = (name or default_device()).strip().lower()
+    try:
+        device = torch.device(text)
+    except RuntimeError:
+        raise MeasureError(ChainErrorInfo("input", f"unknown device '{name}': use cpu, cuda or cuda:N")) from None
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise MeasureError(ChainErrorInfo("input", "no CUDA device here: use --device cpu"))
+        index = device.index if device.index is not None else 0
+        if index >= torch.cuda.device_count():
+            count = torch.cuda.device_count()
+            raise MeasureError(ChainErrorInfo("input", f"there is no {text}: this machine has {count} CUDA device(s)"))
+        return torch.device("cuda", index)
+    if device.type != "cpu":
+        raise MeasureError(ChainErrorInfo("input", f"unsupported device '{name}': use cpu, cuda or cuda:N"))
+    return device
+
+
+def run_profile(
+    request: ProfileRequest,
+    emit: Callable[[Event], None],
+    cancelled: Callable[[], bool] = lambda: False,
+    before_compile: Callable[[Progress], None] = lambda step: None,
+) -> None:
+    """Measure ``request`` and emit its events; always ends with RequestDone.
+
+    ``before_compile`` runs before each compiled mode's step (the worker imports the compiler
+    there, whole, so that a request's eager rows never wait for it), with that step's Progress.
+
+    A chain error stops the request (it would fail the same way at every size); a memory
+    refusal or an out-of-memory skips that size only. DevicePoisoned propagates: the caller
+    (the worker) must exit so that a fresh process gets a fresh CUDA context. What torch reports
+    outside a measurement (sizing the chain on meta tensors) joins each result's diagnostics.
+    """
+    with capturing() as outside:
+
+        def emit_with_diagnostics(event: Event) -> None:
+            if isinstance(event, MeasurementResult):
+                known = event.measurement.diagnostics
+                known[:0] = [line for line in outside if line not in known]
+            emit(event)
+
+        _run_profile(request, emit_with_diagnostics, cancelled, before_compile)
+
+
+def _run_profile(
+    request: ProfileRequest,
+    emit: Callable[[Event], None],
+    cancelled: Callable[[], bool],
+    before_compile: Callable[[Progress], None],
+) -> None:
+    rid = request.id
+    modes = list(dict.fromkeys(request.modes))  # eager,eager measures once
+    try:
+        chain = parse_chain(request.chain)
+        unknown = [mode for mode in modes if mode not in MODES]
+        if unknown:
+            raise MeasureError(ChainErrorInfo("input", f"unknown mode '{unknown[0]}': use {', '.join(MODES)}"))
+        bad_sizes = [size for size in request.sizes if size <= 0]
+        if bad_sizes:
+            raise MeasureError(ChainErrorInfo("input", f"size {bad_sizes[0]} is not positive"))
+        device = resolve_device(request.device)
+    except ChainError as exc:
+        emit(RequestFailed(rid, exc.info))
+        emit(RequestDone(rid))
+        return
+    except MeasureError as exc:
+        emit(RequestFailed(rid, exc.info))
+        emit(RequestDone(rid))
+        return
+
+    steps = len(request.sizes) * len(modes)
+    step = 0
+    peak: float | None = None
+    compute_peaks: dict[str, float] = {}
+    flush = L2Flusher(device)
+
+    def early_rows(m: Measurement) -> None:
+        """The rows before their wall time (with the compute peak where this request has it
+        already), then the step that times it."""
+        dtype = flops.flop_dtype(m)
+        if dtype in compute_peaks:
+            flops.apply_compute_peak(m, compute_peaks[dtype])
+        emit(MeasurementResult(rid, m))
+        emit(Progress(rid, f"timing {m.mode} at N={m.size:,} (wall time)", "measuring", m.mode, m.size, step, steps))
+
+    try:
+        for n in request.sizes:
+            if cancelled():
+                raise Cancelled
+            try:
+                trace = check_memory(chain, n, request.dtype, device)
+                # Not under the device lock: filling them is a few short kernels (~5 µs at 1e6 on an
+                # H200), and a compile worker that waited here would start its compile only after the
+                # eager measurement of the same edit (~0.1 s).
+                inputs = make_inputs(input_specs(chain, n, request.dtype), device, n)
+            except ChainError as exc:
+                emit(RequestFailed(rid, exc.info, size=n))
+                break
+            except MeasureError as exc:
+                emit(RequestFailed(rid, exc.info, size=n))
+                step += len(modes)
+                continue
+            except torch.OutOfMemoryError:
+                emit(
+                    RequestFailed(
+                        rid, ChainErrorInfo("memory", f"out of memory allocating the inputs at N={n}"), size=n
+                    )
+                )
+                step += len(modes)
+                release_memory(device, full=True)
+                continue
+            if peak is None:
+                emit(Progress(rid, f"measuring {device}'s peak bandwidth (once, cached)", "peak", None, n, step, steps))
+                peak = bandwidth.peak(device).value
+            stop = False
+            for mode in modes:
+                if cancelled():
+                    raise Cancelled
+                step += 1
+                verb, stage = (
+                    ("compiling and measuring", "compiling") if mode != "eager" else ("measuring", "measuring")
+                )
+                progress = Progress(rid, f"{verb} {mode} at N={n:,}", stage, mode, n, step, steps)
+                if mode != "eager":
+                    with importing_compiler(device):
+                        before_compile(progress)
+                emit(progress)
+                try:
+                    measurement = measure(
+                        chain,
+                        mode,
+                        n,
+                        device,
+                        request.dtype,
+                        inputs,
+                        trace=trace,
+                        reps=request.reps,
+                        peak_gbps=peak,
+                        flush=flush,
+                        grad=request.grad,
+                        on_rows=early_rows if request.rows_before_wall_time(str(device)) else None,
+                    )
+                except DevicePoisoned:
+                    raise
+                except MeasureError as exc:
+                    emit(RequestFailed(rid, exc.info, size=n, mode=mode))
+                    if exc.info.kind == "memory":
+                        release_memory(device, full=True)
+                        continue
+                    if exc.info.kind == "compile":
+                        continue
+                    stop = True
+                    break
+                if bandwidth.beaten(peak, [k.gbps for k in measurement.kernels if k.gbps]) and bandwidth.refresh_due(
+                    bandwidth.device_key(device)
+                ):
+                    emit(
+                        Progress(
+                            rid,
+                            f"a kernel beat {device}'s cached peak bandwidth: measuring it again",
+                            "peak",
+                            mode,
+                            n,
+                            step,
+                            steps,
+                        )
+                    )
+                    peak = bandwidth.peak(device, refresh=True).value
+                    apply_peak(measurement, peak, device)
+                dtype = flops.flop_dtype(measurement)
+                if dtype is not None:
+                    if dtype not in compute_peaks:
+                        emit(
+                            Progress(
+                                rid,
+                                f"measuring {device}'s {dtype} compute peak (once, cached)",
+                                "peak",
+                                mode,
+                                n,
+                                step,
+                                steps,
+                            )
+                        )
+                        compute_peaks[dtype] = compute_peak(device, dtype).value
+                    if bandwidth.beaten(
+                        compute_peaks[dtype], [k.tflops for k in measurement.kernels if k.tflops]
+                    ) and compute_refresh_due(device, dtype):
+                        emit(
+                            Progress(
+                                rid,
+                                f"a kernel beat {device}'s cached {dtype} compute peak: measuring it again",
+                                "peak",
+                                mode,
+                                n,
+                                step,
+                                steps,
+                            )
+                        )
+                        compute_peaks[dtype] = compute_peak(device, dtype, refresh=True).value
+                    flops.apply_compute_peak(measurement, compute_peaks[dtype])
+                emit(MeasurementResult(rid, measurement))
+            del inputs
+            release_memory(device)
+            if stop:
+                break
+    except Cancelled:
+        release_memory(device)
+        emit(RequestDone(rid, cancelled=True))
+        return
+    emit(RequestDone(rid))

@@ -1,0 +1,526 @@
+"""The typed messages that cross between the probe worker and its clients.
+
+This module is the single source of truth for the wire format: every message is a dataclass,
+serialised as one JSON object per line with a ``"type"`` tag. It imports neither torch nor
+textual, so both sides (and the replay worker) share it.
+
+Decoding is strict: a field of the wrong type, a missing field or an unknown value of a closed set
+is a ``ProtocolError``. Unknown keys are ignored, so a report written by a newer version still
+reads; a worker of another protocol version is refused at ``WorkerReady`` with one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import types
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any, Literal, Union, get_args, get_origin, get_type_hints
+
+PROTOCOL_VERSION = 3
+"""Bumped whenever a message changes shape; ``WorkerReady.protocol`` carries the worker's."""
+
+EXIT_DEVICE_POISONED = 3
+"""Worker exit status after a CUDA error that leaves the context unusable (the client restarts it)."""
+EXIT_STUCK = 4
+"""Worker exit status when its watchdog stopped a chain stuck in plain Python."""
+
+MODES: tuple[str, ...] = ("eager", "compiled", "max-autotune", "reduce-overhead", "dynamic")
+"""Every measurement mode. The others are ``torch.compile`` with that compile mode; ``dynamic`` is
+the default compile mode with ``dynamic=True`` (one symbolic-shape compile for every size)."""
+
+COMPILED_MODES: tuple[str, ...] = MODES[1:]
+
+DEFAULT_SIZES: tuple[int, ...] = (100, 10_000, 1_000_000, 10_000_000, 100_000_000)
+
+ErrorKind = Literal["syntax", "rejected", "input", "runtime", "memory", "compile", "worker", "replay", "stuck"]
+KernelKind = Literal["kernel", "memcpy", "memset"]
+Pass = Literal["forward", "backward"]
+Stage = Literal["peak", "inputs", "importing", "compiling", "measuring", "replaying", "warmup"]
+"""What a request is doing now: measuring the device's peaks, making inputs, importing the
+compiler (once per worker, never stopped halfway: a cancel takes effect when it ends), compiling
+(slow, GIL released), measuring, replaying a recording, or warming Inductor up in the background."""
+
+
+def json_name(name: str) -> dict[str, str]:
+    """Field metadata: the field is written under ``name`` in JSON (``pass`` is a Python keyword)."""
+    return {"json": name}
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ChainErrorInfo:
+    """Why a chain could not be measured, in plain words, with where in the text when known."""
+
+    kind: ErrorKind
+    message: str
+    line: int | None = None
+    col: int | None = None
+
+    def located(self) -> str:
+        """The message prefixed by ``line L, col C:`` when the position is known."""
+        if self.line is None:
+            return self.message
+        where = f"line {self.line}" + (f", col {self.col}" if self.col is not None else "")
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class KernelRow:
+    """One device kernel (or memcpy/memset) of a measured call, aggregated by name."""
+
+    name: str
+    """The full (possibly mangled) kernel name, as the profiler reported it."""
+    short_name: str
+    kind: KernelKind
+    launches_per_call: float
+    device_time_us: float
+    """Median device time of one launch."""
+    time_per_call_us: float
+    """launches_per_call x device_time_us: what this kernel costs each call."""
+    share: float
+    """Fraction of the call's kernel device time spent in this kernel (0..1)."""
+    bytes: int | None
+    """Bytes this kernel moves per call (all its launches), when known."""
+    gbps: float | None
+    pct_of_peak: float | None
+    ops: list[str] = field(default_factory=list)
+    """The ATen op(s) it ran, e.g. ``["aten::add"]``, or for a fused kernel ``["add", "relu"]``."""
+    device_time_us_iqr: list[float] | None = None
+    """[p25, p75] of one launch's device time over the profiled reps."""
+    pass_: Pass | None = field(default=None, metadata=json_name("pass"))
+    """With grad: the pass the kernel belongs to."""
+    flops: int | None = None
+    """Floating-point operations per call (all launches), where they can be known; else None."""
+    tflops: float | None = None
+    intensity: float | None = None
+    """Arithmetic intensity, FLOP per byte moved."""
+    pct_of_compute_peak: float | None = None
+
+
+@dataclass
+class OpNode:
+    """One ATen op of the chain, in execution order, with its output and the kernel that ran it."""
+
+    op: str
+    shape: list[int]
+    dtype: str
+    bytes_out: int
+    bytes_in: int
+    eager_kernels: list[str] = field(default_factory=list)
+    compiled_kernel: str | None = None
+
+
+@dataclass
+class CompileInfo:
+    """What torch.compile did for one compiled measurement."""
+
+    compile_time_s: float
+    graphs: int
+    graph_breaks: int
+    break_reasons: list[str] = field(default_factory=list)
+    recompiles: int = 0
+    generated_source: dict[str, str] = field(default_factory=dict)
+    """Generated source (Triton or C++) by kernel name."""
+    launch_config: dict[str, str] = field(default_factory=dict)
+    """Triton launch configuration (XBLOCK, num_warps, num_stages) by kernel name."""
+    cached: bool = False
+    """True when the worker reused this chain's compiled code; compile_time_s is the original's."""
+
+
+@dataclass
+class Measurement:
+    """One chain measured in one mode at one size: the unit every view is built from."""
+
+    chain: str
+    mode: str
+    size: int
+    device: str
+    dtype: str
+    kernels: list[KernelRow]
+    transfers: list[KernelRow]
+    """memcpy/memset rows, shown apart and never counted as kernels."""
+    kernels_per_call: float
+    bytes_per_call: int | None
+    device_time_us: float
+    """Sum of kernel device time per call (memcpy/memset excluded)."""
+    wall_time_us: float | None
+    """Median wall time of one call (L2 flushed before each rep on CUDA); None in an early-rows
+    result (``ProfileRequest.early_rows``), whose wall-time reps are still running."""
+    reps: int
+    ran_compiled: bool
+    """False for eager, and for a 'compiled' run that actually ran eager (see fallback_reason)."""
+    fallback_reason: str | None = None
+    compile: CompileInfo | None = None
+    ops: list[OpNode] = field(default_factory=list)
+    peak_gbps: float | None = None
+    input_bytes: int = 0
+    output_bytes: int = 0
+    wall_time_us_iqr: list[float] | None = None
+    """[p25, p75] of the wall time per call over the timing reps."""
+    device_time_us_iqr: list[float] | None = None
+    """[p25, p75] of the device time per call over the profiled reps."""
+    noisy: bool = False
+    """The spread is wide enough to change a conclusion; ``noise_reasons`` says why."""
+    noise_reasons: list[str] = field(default_factory=list)
+    grad: bool = False
+    """Forward and backward were measured (``kernels`` carry their ``pass_``)."""
+    forward_time_us: float | None = None
+    backward_time_us: float | None = None
+    compute_peak_tflops: float | None = None
+    """The measured compute peak of this dtype on this device that ``pct_of_compute_peak`` uses."""
+    diagnostics: list[str] = field(default_factory=list)
+    """What torch reported while this was measured (warnings, recompile limits, fall-backs), and
+    the tool's own explanations (a kernel above the bandwidth peak), one line each."""
+
+    @property
+    def compile_time_s(self) -> float | None:
+        return self.compile.compile_time_s if self.compile else None
+
+    @property
+    def wall_pending(self) -> bool:
+        """An early-rows result: rows, device time and bytes are final, the wall time is not yet."""
+        return self.wall_time_us is None
+
+    @property
+    def gbps(self) -> float | None:
+        if not self.bytes_per_call or self.device_time_us <= 0:
+            return None
+        return self.bytes_per_call / (self.device_time_us * 1e3)
+
+
+@dataclass
+class DeviceInfo:
+    name: str
+    """What requests use: ``cpu``, ``cuda:0``..."""
+    label: str
+    """What people read: ``NVIDIA H200``, ``CPU (2 cores)``."""
+    total_memory: int
+    free_memory: int
+    peak_gbps: float | None = None
+    peak_gbps_iqr: list[float] | None = None
+    compute_peaks_tflops: dict[str, float] = field(default_factory=dict)
+    """Measured compute peak by dtype (``fp32``, ``bf16``...), where measured."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests (client -> worker)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProfileRequest:
+    """Measure one chain at each size x mode; answers stream one ``MeasurementResult`` each."""
+
+    id: str
+    chain: str
+    sizes: list[int] = field(default_factory=lambda: [1_000_000])
+    modes: list[str] = field(default_factory=lambda: ["eager", "compiled"])
+    device: str | None = None
+    """None: the worker's default (CUDA if present, else the CPU)."""
+    dtype: str = "fp32"
+    reps: int | None = None
+    """None: sized to the kernel time."""
+    grad: bool = False
+    """Measure forward + backward: float inputs require grad, the result is reduced with .sum()."""
+    early_rows: bool = False
+    """Each mode answers twice: once its profiled reps end (the rows, wall time None), then whole.
+    The rows show without waiting for the wall-time reps (~40 ms on an H200, sized by
+    ``TARGET_TIMING_S``): a third of a new chain's eager rows, more after a compile's long wait.
+    On a GPU only (``rows_before_wall_time``)."""
+    type: Literal["profile"] = "profile"
+
+    def rows_before_wall_time(self, device: str) -> bool:
+        """Whether each mode's rows go out before its wall-time reps on ``device`` (``cuda:0``,
+        ``cpu``): not on the CPU, whose wall-time reps run on every core, so the app drawing the
+        rows meanwhile lands in them (in the app on the 2-core machine, the wall times' spread
+        over 12 chains each: eager ±16% against ±7% without, compiled ±42% against ±12%,
+        ``benchmarks/results/vm-2026-12-02-cpu-wall-early-rows``). On a GPU the app draws on a
+        core of its own."""
+        return self.early_rows and not device.startswith("cpu")
+
+
+@dataclass
+class InfoRequest:
+    """Ask for the worker's devices and versions again (e.g. to refresh free memory)."""
+
+    id: str
+    type: Literal["info"] = "info"
+
+
+@dataclass
+class WarmupRequest:
+    """Import and warm up Inductor/Triton in the background so that the first compile is fast;
+    answered with ``RequestDone``. The client sends it when the worker would otherwise be idle."""
+
+    id: str
+    device: str | None = None
+    type: Literal["warmup"] = "warmup"
+
+
+@dataclass
+class CancelRequest:
+    """Cancel request ``id``; it answers ``RequestDone(cancelled=True)`` at its next safe point."""
+
+    id: str
+    type: Literal["cancel"] = "cancel"
+
+
+@dataclass
+class ShutdownRequest:
+    type: Literal["shutdown"] = "shutdown"
+
+
+# ---------------------------------------------------------------------------------------------
+# Events (worker -> client)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class WorkerReady:
+    """Sent once torch is imported and the devices are known; also the answer to InfoRequest."""
+
+    pid: int
+    torch_version: str
+    devices: list[DeviceInfo]
+    default_device: str
+    python: str = ""
+    id: str | None = None
+    protocol: int = 1
+    """The worker's PROTOCOL_VERSION (workers before version 2 did not send it)."""
+    type: Literal["ready"] = "ready"
+
+
+@dataclass
+class Progress:
+    """What the worker is doing for request ``id``; ``message`` is the same in plain words."""
+
+    id: str
+    message: str
+    stage: Stage = "measuring"
+    mode: str | None = None
+    size: int | None = None
+    step: int = 0
+    total: int = 0
+    type: Literal["progress"] = "progress"
+
+
+@dataclass
+class Heartbeat:
+    """Sent about once a second while a request runs, from a thread that needs the GIL: a worker
+    that goes quiet is stuck in one long C call (big-integer arithmetic), and is restarted."""
+
+    id: str
+    stage: str = ""
+    type: Literal["heartbeat"] = "heartbeat"
+
+
+@dataclass
+class MeasurementResult:
+    id: str
+    measurement: Measurement
+    type: Literal["result"] = "result"
+
+
+@dataclass
+class RequestFailed:
+    """The request (or one size x mode of it) failed; ``size``/``mode`` say which when known."""
+
+    id: str
+    error: ChainErrorInfo
+    size: int | None = None
+    mode: str | None = None
+    type: Literal["failed"] = "failed"
+
+
+@dataclass
+class RequestDone:
+    """The last message of every request."""
+
+    id: str
+    cancelled: bool = False
+    type: Literal["done"] = "done"
+
+
+Request = Union[ProfileRequest, InfoRequest, WarmupRequest, CancelRequest, ShutdownRequest]
+Event = Union[WorkerReady, Progress, Heartbeat, MeasurementResult, RequestFailed, RequestDone]
+
+_MESSAGES: dict[str, type] = {
+    get_args(get_type_hints(cls)["type"])[0]: cls for cls in (*get_args(Request), *get_args(Event))
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON codec
+# ---------------------------------------------------------------------------------------------
+
+
+class ProtocolError(ValueError):
+    """A line (or a report) that is not a message of this protocol, in plain words."""
+
+
+def _json_key(f: dataclasses.Field) -> str:
+    return f.metadata.get("json", f.name)
+
+
+def to_dict(obj: Any) -> Any:
+    """A dataclass tree as plain JSON-able values."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {_json_key(f): to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    return obj
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _build(tp: Any, value: Any, where: str) -> Any:
+    """Rebuild ``value`` (plain JSON) as type ``tp``, or raise ProtocolError naming ``where``."""
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = get_args(tp)
+        if value is None:
+            if type(None) in args:
+                return None
+            raise ProtocolError(f"{where}: missing value")
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _build(arg, value, where)
+            except ProtocolError as exc:
+                errors.append(str(exc))
+        raise ProtocolError(errors[0] if len(errors) == 1 else f"{where}: {value!r:.40} is not a {_type_name(tp)}")
+    if origin is Literal:
+        if value not in get_args(tp):
+            choices = ", ".join(repr(a) for a in get_args(tp))
+            raise ProtocolError(f"{where}: {value!r:.40} is not one of {choices}")
+        return value
+    if origin is list:
+        if not isinstance(value, list):
+            raise ProtocolError(f"{where}: expected a list, got {type(value).__name__}")
+        (item,) = get_args(tp)
+        return [_build(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ProtocolError(f"{where}: expected an object, got {type(value).__name__}")
+        _, item = get_args(tp)
+        return {str(k): _build(item, v, f"{where}.{k}") for k, v in value.items()}
+    if dataclasses.is_dataclass(tp):
+        return from_dict(tp, value, where)
+    if tp is Any:
+        return value
+    if tp is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if tp is int and isinstance(value, bool):
+        raise ProtocolError(f"{where}: expected int, got bool")
+    if isinstance(tp, type) and not isinstance(value, tp):
+        raise ProtocolError(f"{where}: expected {tp.__name__}, got {type(value).__name__}")
+    return value
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def from_dict(cls: type, data: Any, where: str = "") -> Any:
+    """Build dataclass ``cls`` from ``data`` (as written by ``to_dict``), strictly: every field
+    without a default must be there, every value must have its field's type. Unknown keys are
+    ignored (a newer peer's additions)."""
+    where = where or cls.__name__
+    if not isinstance(data, dict):
+        raise ProtocolError(f"{where}: expected an object, got {type(data).__name__}")
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = get_type_hints(cls)
+    values = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        key = _json_key(f)
+        if key in data:
+            values[f.name] = _build(hints[f.name], data[key], f"{where}.{key}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ProtocolError(f"{where}: missing field '{key}'")
+    return cls(**values)
+
+
+def encode(message: Any) -> str:
+    """One message as one JSON line (no trailing newline)."""
+    return json.dumps(to_dict(message), separators=(",", ":"))
+
+
+def decode(line: str) -> Request | Event:
+    """Parse one JSON line into its message dataclass; ProtocolError if it is not one."""
+    try:
+        data = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ProtocolError(f"not JSON: {line[:80]!r}") from exc
+    if not isinstance(data, dict) or data.get("type") not in _MESSAGES:
+        raise ProtocolError(f"unknown message: {line[:80]!r}")
+    return from_dict(_MESSAGES[data["type"]], data, data["type"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Recorded reports (what `kernel-tui profile --json` prints and the replay worker serves)
+# ---------------------------------------------------------------------------------------------
+
+
+def incoming(stream: IO[str], answer: Callable[[Event], None]) -> Iterator[Request | CancelRequest]:
+    """The requests read from ``stream`` until its end. A line that is not one is answered with a
+    RequestFailed; a ShutdownRequest ends the process at once, whatever it is doing."""
+    for line in stream:
+        if not line.strip():
+            continue
+        try:
+            message = decode(line)
+        except ProtocolError as exc:
+            answer(RequestFailed("", ChainErrorInfo("worker", f"bad request: {exc}")))
+            continue
+        if isinstance(message, ShutdownRequest):
+            os._exit(0)
+        if isinstance(message, (ProfileRequest, InfoRequest, WarmupRequest, CancelRequest)):
+            yield message
+
+
+@dataclass
+class ProfileReport:
+    """A whole headless run: where it ran and every measurement, as committed under tests/data."""
+
+    device: str
+    device_label: str
+    torch: str
+    date: str
+    results: list[Measurement]
+    failures: list[RequestFailed] = field(default_factory=list)
+    host: str = ""
+    peak_gbps: float | None = None
+    compute_peaks_tflops: dict[str, float] = field(default_factory=dict)
+    """The compute peaks by dtype that the results' roofline figures use."""
+    protocol: int = PROTOCOL_VERSION
+
+    def to_json(self) -> str:
+        data = to_dict(self)
+        for result, measurement in zip(data["results"], self.results):
+            result["compile_time_s"] = measurement.compile_time_s
+            result["gbps"] = measurement.gbps
+        return json.dumps(data, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> ProfileReport:
+        """The report in ``text``; ProtocolError, in plain words, if it is not one."""
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ProtocolError(f"not JSON ({exc})") from None
+        return from_dict(cls, data, "report")

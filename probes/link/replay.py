@@ -1,0 +1,178 @@
+"""A worker that answers from recorded reports instead of a GPU: ``python -m probes.link.replay FILE...``.
+
+UI tests and snapshot tests run against it, so they show real results recorded on the GPU box
+(``tests/data/*.json``, as printed by ``kernel-tui profile --json``) on a machine without one.
+It speaks exactly the worker protocol (a cancel ends the request it names at once; a warm-up has
+nothing to do) and never imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from probes.chain.expr import ChainError, parse_chain
+from probes.link.protocol import (
+    PROTOCOL_VERSION,
+    CancelRequest,
+    ChainErrorInfo,
+    DeviceInfo,
+    InfoRequest,
+    Measurement,
+    MeasurementResult,
+    ProfileReport,
+    ProfileRequest,
+    Progress,
+    RequestDone,
+    RequestFailed,
+    WarmupRequest,
+    WorkerReady,
+    encode,
+    incoming,
+)
+
+
+def normalize(chain: str) -> str:
+    """Chains match when they differ only in whitespace."""
+    return "".join(chain.split())
+
+
+class Recordings:
+    def __init__(self, reports: list[ProfileReport]) -> None:
+        self.reports = reports
+        self.by_key: dict[tuple[str, str, int, str, bool], Measurement] = {}
+        for report in reports:
+            for m in report.results:
+                self.by_key[(normalize(m.chain), m.mode, m.size, m.dtype, m.grad)] = m
+
+    @classmethod
+    def load(cls, paths: list[Path]) -> Recordings:
+        return cls([ProfileReport.from_json(path.read_text()) for path in paths])
+
+    def ready(self, request_id: str | None = None) -> WorkerReady:
+        first = self.reports[0]
+        devices = [
+            DeviceInfo(
+                name=first.device,
+                label=first.device_label,
+                total_memory=0,
+                free_memory=0,
+                peak_gbps=first.peak_gbps,
+                compute_peaks_tflops=first.compute_peaks_tflops,
+            )
+        ]
+        return WorkerReady(
+            pid=os.getpid(),
+            torch_version=first.torch,
+            devices=devices,
+            default_device=first.device,
+            python="replay",
+            id=request_id,
+            protocol=PROTOCOL_VERSION,
+        )
+
+    def answer(self, request: ProfileRequest, delay: float) -> list:
+        events: list = []
+        try:
+            parse_chain(request.chain)
+        except ChainError as exc:
+            return [RequestFailed(request.id, exc.info), RequestDone(request.id)]
+        total = len(request.sizes) * len(request.modes)
+        step = 0
+        for size in request.sizes:
+            for mode in request.modes:
+                step += 1
+                events.append(
+                    Progress(request.id, f"replaying {mode} at N={size:,}", "replaying", mode, size, step, total)
+                )
+                found = self.by_key.get((normalize(request.chain), mode, size, request.dtype, request.grad))
+                if found is None:
+                    grad = ", forward + backward" if request.grad else ""
+                    message = f"no recording of this chain in {mode} at N={size:,} ({request.dtype}{grad})"
+                    events.append(RequestFailed(request.id, ChainErrorInfo("replay", message), size=size, mode=mode))
+                else:
+                    if request.rows_before_wall_time(found.device):  # as the worker does: the rows, then the wall time
+                        events.append(
+                            MeasurementResult(
+                                request.id, dataclasses.replace(found, wall_time_us=None, wall_time_us_iqr=None)
+                            )
+                        )
+                    events.append(MeasurementResult(request.id, found))
+        events.append(RequestDone(request.id))
+        return events
+
+
+class _Requests:
+    """Reads requests on a thread of its own, so that a cancel reaches a request being answered."""
+
+    def __init__(self, send: Callable[[object], None]) -> None:
+        self.send = send
+        self.queue: queue.Queue[ProfileRequest | InfoRequest | WarmupRequest | None] = queue.Queue()
+        self.cancelled: set[str] = set()
+        self.wake = threading.Event()
+
+    def read(self) -> None:
+        for message in incoming(sys.stdin, self.send):
+            if isinstance(message, CancelRequest):
+                self.cancelled.add(message.id)
+                self.wake.set()
+            else:
+                self.queue.put(message)
+        self.queue.put(None)
+
+    def wait(self, request_id: str, seconds: float) -> bool:
+        """Sleep up to ``seconds``; False as soon as ``request_id`` is cancelled."""
+        deadline = time.monotonic() + seconds
+        while request_id not in self.cancelled:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            self.wake.wait(left)
+            self.wake.clear()
+        return False
+
+
+def serve(recordings: Recordings, delay: float) -> int:
+    out = sys.stdout
+    lock = threading.Lock()
+
+    def send(message: object) -> None:
+        with lock:
+            out.write(encode(message) + "\n")
+            out.flush()
+
+    requests = _Requests(send)
+    send(recordings.ready())
+    threading.Thread(target=requests.read, name="reader", daemon=True).start()
+    while (message := requests.queue.get()) is not None:
+        if isinstance(message, InfoRequest):
+            send(recordings.ready(message.id))
+            send(RequestDone(message.id))
+        elif isinstance(message, WarmupRequest) or message.id in requests.cancelled:
+            send(RequestDone(message.id, cancelled=message.id in requests.cancelled))
+        else:
+            for event in recordings.answer(message, delay):
+                if isinstance(event, MeasurementResult) and not requests.wait(message.id, delay):
+                    send(RequestDone(message.id, cancelled=True))
+                    break
+                send(event)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m probes.link.replay", description=__doc__.splitlines()[0])
+    parser.add_argument("reports", nargs="+", type=Path, help="JSON reports from kernel-tui profile --json")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each result (to watch streaming)")
+    args = parser.parse_args(argv)
+    return serve(Recordings.load(args.reports), args.delay)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,268 @@
+"""Derived figures and their formatting, shared by every client (headless tables and the TUI).
+
+Torch-free: it works on protocol Measurements only, so the replay worker and the UI use it too.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from probes.chain.expr import ChainError, parse_chain
+from probes.link.protocol import Measurement
+from probes.link.safe_text import inert_line
+
+ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp64": 8}
+SHORT_DTYPE_NAMES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float64": "fp64"}
+"""torch's dtype names (as op traces write them) -> the short names requests and peaks use."""
+
+_SIZE = re.compile(r"([+-]?+[0-9][0-9_]*+(?:\.[0-9]++)?+(?:e[+-]?+[0-9]++)?+)\s*+([kmgt]?+)", re.IGNORECASE)
+"""Possessive quantifiers (``*+``): a long text that does not match fails in linear time."""
+_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+MAX_SIZE = 10**13
+MAX_SIZES_TEXT = 1_000
+"""Longest sizes text accepted (a sweep is a handful of sizes)."""
+
+
+def parse_size(text: str) -> int:
+    """``1e6``, ``1_000_000``, ``1M``, ``10k`` -> an int; ValueError with a plain reason otherwise."""
+    match = _SIZE.fullmatch(text.strip()) if len(text) <= MAX_SIZES_TEXT else None
+    if not match:
+        shown = inert_line(text if len(text) <= 40 else text[:37] + "...")
+        raise ValueError(f"'{shown}' is not a size: use e.g. 1e6, 1_000_000 or 1M")
+    value = float(match.group(1).replace("_", "")) * _SUFFIX[match.group(2).lower()]
+    shown = text.strip()
+    if not math.isfinite(value) or value > MAX_SIZE:  # 1e400 is inf
+        raise ValueError(f"size '{shown}' is absurdly large (over {MAX_SIZE:.0e} elements)")
+    if value != int(value):
+        raise ValueError(f"'{shown}' is not a whole number of elements")
+    if value <= 0:
+        raise ValueError(f"size '{shown}' must be positive")
+    return int(value)
+
+
+def parse_sizes(text: str) -> list[int]:
+    """A comma-separated list of sizes (see parse_size); ValueError with a plain reason otherwise."""
+    if len(text) > MAX_SIZES_TEXT:
+        raise ValueError(f"the sizes are too long ({len(text):,} characters; the limit is {MAX_SIZES_TEXT:,})")
+    sizes = [parse_size(part) for part in text.split(",") if part.strip()]
+    if not sizes:
+        raise ValueError("no sizes given: use e.g. 1e2,1e4,1e6")
+    return sizes
+
+
+def input_dtypes(m: Measurement) -> str:
+    """The dtype(s) of the inputs ``m`` ran with: what the chain declares (``x: [N, 4096] bf16``),
+    the run's dtype for the rest. ``m.dtype`` alone read "fp32" over a chain of bf16 matmuls."""
+    return _input_dtypes(m.chain, m.dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def _input_dtypes(chain: str, run_dtype: str) -> str:
+    try:
+        declared = [decl.dtype or run_dtype for decl in parse_chain(chain).inputs]
+    except ChainError:
+        return run_dtype
+    return "+".join(dict.fromkeys(declared)) or run_dtype
+
+
+def format_size(n: int) -> str:
+    """1e2, 1e6, 3e7 when exact powers-ish, else with thousands separators."""
+    exponent = int(math.log10(n)) if n > 0 else 0
+    mantissa = n / 10**exponent if n > 0 else 0
+    if n >= 100 and mantissa == int(mantissa):
+        return f"{int(mantissa)}e{exponent}" if mantissa != 1 else f"1e{exponent}"
+    return f"{n:,}"
+
+
+def format_time_us(us: float | None) -> str:
+    if us is None:
+        return "-"
+    if us >= 1e6:
+        return f"{us / 1e6:.2f} s"
+    if us >= 1e3:
+        return f"{us / 1e3:.2f} ms"
+    if us >= 10:
+        return f"{us:.1f} µs"
+    return f"{us:.2f} µs"
+
+
+def format_bytes(nbytes: float | None) -> str:
+    if nbytes is None:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(nbytes) >= scale:
+            value = nbytes / scale
+            digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
+            return f"{value:.{digits}f} {unit}"
+    return f"{int(nbytes)} B"
+
+
+def format_gbps(gbps: float | None) -> str:
+    if gbps is None:
+        return "-"
+    return f"{gbps:,.0f} GB/s" if gbps >= 10 else f"{gbps:.2f} GB/s"
+
+
+MAX_ARRAYS = 16
+
+
+def transfers(measurement: Measurement) -> float | None:
+    """Bytes per call in units of one input-sized array (5.0 for eager add+relu, 3.0 compiled);
+    None where the inputs are not N-element arrays (``x: [N, 4096]`` and ``w`` of a matmul), where
+    such a unit would only be a big number."""
+    element = ELEMENT_BYTES.get(measurement.dtype)
+    if not measurement.bytes_per_call or not element:
+        return None
+    unit = measurement.size * element
+    arrays = measurement.input_bytes / unit
+    if measurement.input_bytes and (abs(arrays - round(arrays)) > 0.01 or not 1 <= round(arrays) <= MAX_ARRAYS):
+        return None
+    return measurement.bytes_per_call / unit
+
+
+def format_transfers(measurement: Measurement) -> str:
+    count = transfers(measurement)
+    if count is None:
+        return format_bytes(measurement.bytes_per_call)
+    return f"{count:.0f}N" if abs(count - round(count)) < 0.05 else f"{count:.1f}N"
+
+
+def mode_label(measurement: Measurement) -> str:
+    """The mode as it really ran: a compiled mode that fell back to eager says so."""
+    if measurement.mode != "eager" and not measurement.ran_compiled:
+        return f"{measurement.mode} (ran eager!)"
+    return measurement.mode
+
+
+Verdict = Literal["faster", "slower", "unclear"]
+
+
+def format_ratio(value: float) -> str:
+    """Two decimals wherever they round to 0.10 or more, else two significant digits: a compiled
+    call 300x slower than eager reads ``0.0033``, not ``0.00``."""
+    return f"{value:.2f}" if round(value, 2) >= 0.1 else f"{value:.2g}"
+
+
+def spread(measurement: Measurement, which: Literal["wall", "device"]) -> tuple[float, float, float]:
+    """(p25, median, p75) of the wall or device time per call; a recording without spread is exact.
+    Not for the wall time of an early-rows result (``Measurement.wall_pending``): it has none yet."""
+    value = measurement.wall_time_us if which == "wall" else measurement.device_time_us
+    if value is None:
+        raise ValueError(f"{measurement.mode} at N={measurement.size}: its wall time is still being measured")
+    iqr = measurement.wall_time_us_iqr if which == "wall" else measurement.device_time_us_iqr
+    if not iqr or len(iqr) != 2:
+        return value, value, value
+    return min(iqr[0], value), value, max(iqr[1], value)
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """eager / compiled time, with the interval the two spreads allow (low = eager p25 over
+    compiled p75, high = eager p75 over compiled p25)."""
+
+    value: float
+    low: float
+    high: float
+
+    @property
+    def verdict(self) -> Verdict:
+        """A ratio whose interval straddles 1 is not a conclusion."""
+        if self.low > 1.0:
+            return "faster"
+        if self.high < 1.0:
+            return "slower"
+        return "unclear"
+
+    def text(self) -> str:
+        """``1.68x``, with the interval when it is wide enough to matter, ``(within noise)`` when
+        it straddles 1."""
+        if self.verdict == "unclear":
+            return f"{format_ratio(self.value)}x (within noise: {self.interval()})"
+        if self.high - self.low > 0.1 * self.value:
+            return f"{format_ratio(self.value)}x ({self.interval()})"
+        return f"{format_ratio(self.value)}x"
+
+    def interval(self) -> str:
+        """``0.27-0.34x``."""
+        return f"{format_ratio(self.low)}-{format_ratio(self.high)}x"
+
+
+def ratio(eager: Measurement, compiled: Measurement, which: Literal["wall", "device"]) -> Ratio | None:
+    """None where a time is zero, or a wall time still being measured."""
+    if which == "wall" and (eager.wall_pending or compiled.wall_pending):
+        return None
+    e25, e50, e75 = spread(eager, which)
+    c25, c50, c75 = spread(compiled, which)
+    if c50 <= 0 or c25 <= 0 or c75 <= 0:
+        return None
+    return Ratio(e50 / c50, e25 / c75, e75 / c25)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    size: int
+    eager: Measurement
+    compiled: Measurement
+
+    @property
+    def device_ratio(self) -> Ratio | None:
+        return ratio(self.eager, self.compiled, "device")
+
+    @property
+    def wall_ratio(self) -> Ratio | None:
+        return ratio(self.eager, self.compiled, "wall")
+
+
+def comparisons(results: Iterable[Measurement], compiled_mode: str = "compiled") -> list[Comparison]:
+    """Eager vs ``compiled_mode`` at every size that has both, in size order."""
+    by_key = {(m.size, m.mode): m for m in results}
+    pairs = []
+    for size in sorted({m.size for m in by_key.values()}):
+        eager, compiled = by_key.get((size, "eager")), by_key.get((size, compiled_mode))
+        if eager and compiled:
+            pairs.append(Comparison(size, eager, compiled))
+    return pairs
+
+
+def crossover(pairs: list[Comparison]) -> int | None:
+    """The smallest size from which the compiled chain is clearly faster per call (wall time, its
+    interval above 1) at every larger size; None when it is not, or not clearly."""
+    found = None
+    for pair in reversed(pairs):
+        wall = pair.wall_ratio
+        if wall is None or wall.verdict != "faster":
+            break
+        found = pair.size
+    return found
+
+
+def sweep_verdict(pairs: list[Comparison]) -> str:
+    """One line on where compiling pays off per call, never calling noise a conclusion."""
+    size = crossover(pairs)
+    if size is not None:
+        return f"compiled is faster per call from N = {format_size(size)} up"
+    largest = pairs[-1].wall_ratio if pairs else None
+    if largest is not None and largest.verdict == "unclear":
+        return "compiled vs eager per call is within noise at the largest size measured"
+    return "compiled is not faster per call at the largest size measured"
+
+
+def headline(eager: Measurement | None, compiled: Measurement | None) -> str:
+    """``eager 2 kernels / 5N -> compiled 1 kernel / 3N, 1.6x`` (whatever is available)."""
+
+    def part(m: Measurement) -> str:
+        count = m.kernels_per_call
+        kernels = f"{count:g} kernel" + ("" if count == 1 else "s")
+        return f"{mode_label(m)} {kernels} / {format_transfers(m)}"
+
+    if eager and compiled:
+        device = Comparison(eager.size, eager, compiled).device_ratio
+        speed = f", {device.text()}" if device else ""
+        return f"{part(eager)} -> {part(compiled)}{speed}"
+    only = eager or compiled
+    return part(only) if only else ""
