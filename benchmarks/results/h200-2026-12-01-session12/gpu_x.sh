@@ -1,9 +1,0 @@
-#!/usr/bin/env bash
-# session 12, call 8 (the final tree): every GPU-marked test
-set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl > /dev/null 2>&1
-python3 -m compileall -q /tmp/site > /dev/null 2>&1
-export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$PWD
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"; nproc; } > $OUT/call8_env.txt 2>&1
-timeout 220 python3 -m pytest -q -p no:cacheprovider -m gpu tests > $OUT/call8_pytest.txt 2>&1
-echo "tests rc=$?"; tail -n 2 $OUT/call8_pytest.txt
