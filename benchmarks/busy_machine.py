@@ -90,13 +90,15 @@ def main() -> None:
         "raw_s": {"quiet": quiet, "busy": busy},
     }
     print(
-        f"eager request send -> rows, N={n:g}, {args.requests} new chains, fresh worker and cache, {os.cpu_count()} CPUs"
+        f"eager request send -> rows, N={n:g}, {args.requests} new chains, fresh worker and cache, "
+        f"{os.cpu_count()} CPUs"
     )
     for name in ("quiet", "busy"):
         f = figures[f"{name}_s"]
         label = name if name == "quiet" else f"busy ({args.hogs} spinning)"
         print(
-            f"  {label:<16} median {f['median'] * 1e3:8.1f} ms   p90 {f['p90'] * 1e3:8.1f} ms   max {f['max'] * 1e3:8.1f} ms"
+            f"  {label:<16} median {f['median'] * 1e3:8.1f} ms   p90 {f['p90'] * 1e3:8.1f} ms   "
+            f"max {f['max'] * 1e3:8.1f} ms"
         )
     print(f"  busy / quiet     {figures['busy_over_quiet']:.2f}x")
     if args.out:

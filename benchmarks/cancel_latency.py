@@ -76,7 +76,8 @@ async def main(args: argparse.Namespace) -> None:
         else:
             finished += 1
         print(
-            f"{op:8} cancelled {into_s * 1e3:3.0f} ms into its compile: ended {'cancelled' if cancelled else 'NOT cancelled'} "
+            f"{op:8} cancelled {into_s * 1e3:3.0f} ms into its compile: "
+            f"ended {'cancelled' if cancelled else 'NOT cancelled'} "
             f"{seconds * 1e3:6.1f} ms later, compilers left {len(left)}, compiles again {compiles}, "
             f"worker restarts {client.restarts}",
             flush=True,

@@ -15,6 +15,7 @@ Tasks (the result goes to OUT.json; stdout and stderr are left to the libraries'
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -189,8 +190,8 @@ def task_wall(args: argparse.Namespace) -> dict:
         compiled_chain = torch.compile(chain_fn, dynamic=False)
         compiled_plain = torch.compile(plain_fn, dynamic=False)
         for mode in args.modes:
-            same = (lambda: chain_fn(a, b, N=n)) if mode == "eager" else (lambda: compiled_chain(a, b, N=n))
-            plain = (lambda: plain_fn(a, b)) if mode == "eager" else (lambda: compiled_plain(a, b))
+            same = functools.partial(chain_fn if mode == "eager" else compiled_chain, a, b, N=n)
+            plain = functools.partial(plain_fn if mode == "eager" else compiled_plain, a, b)
             for _ in range(3):  # warm up (compile) outside anything timed
                 same()
                 plain()
@@ -217,7 +218,7 @@ def task_wall(args: argparse.Namespace) -> dict:
                     "failures": failures,
                 }
             )
-        del a, b, compiled_chain, compiled_plain
+        del a, b, compiled_chain, compiled_plain, same, plain
         torch.cuda.empty_cache()
     return {"rows": out}
 

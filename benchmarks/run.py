@@ -5,7 +5,7 @@ probes.engine.sweep.run_profile in a subprocess where a worker adds nothing).
     .venv/bin/python benchmarks/run.py [--quick] [--out FILE] [--device cpu|cuda:N] [--only SECTIONS]
 
 Prints a table of every row (target, measured, what it was measured against in the same run,
-pass/fail, or "skipped: why"), then the JSON it writes to benchmarks/results/<gpu-or-host>-<date>.json
+pass/fail, or "skipped: why"), then the JSON it writes to benchmarks/results/run-<machine>.json
 (or --out). See benchmarks/README.md for what each row means.
 """
 
@@ -739,7 +739,8 @@ def bench_wall(b: Bench) -> None:
                 f"wall time per call, {row['mode']}, N={fmt_n(row['size'])}",
                 target,
                 measured=fmt_us(ours),
-                baseline=f"Timer median, same callable: {fmt_us(theirs)} (do_bench, a device-time figure: {fmt_us(bench)}; plain fn(a, b): {fmt_us(plain)})",
+                baseline=f"Timer median, same callable: {fmt_us(theirs)} "
+                f"(do_bench, a device-time figure: {fmt_us(bench)}; plain fn(a, b): {fmt_us(plain)})",
                 ratio=f"{diff:+.1%}" if diff is not None else "-",
                 passed=diff is not None and abs(diff) <= 0.05 and not row["failures"],
                 values=row,
@@ -951,9 +952,9 @@ def table(b: Bench) -> Table:
 
 
 def default_out(info: dict[str, Any]) -> Path:
-    name = slug(info["gpu"]) if info["gpu"] else slug(info["host"])
-    suffix = "-quick" if info["quick"] else ""
-    return ROOT / "benchmarks" / "results" / f"{name}-{info['date'][:10]}{suffix}.json"
+    """benchmarks/results/run-<machine>.json: one current result per machine (git keeps the rest)."""
+    machine = slug(info["gpu"]).removeprefix("nvidia-") if info["gpu"] else f"cpu-{info['cpu_count']}core"
+    return ROOT / "benchmarks" / "results" / f"run-{machine}.json"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import functools
 import importlib
 import importlib.util
 import json
@@ -299,7 +300,7 @@ def chain_cells(chain: Chain, sizes: list[int], device: Any, module: Any, worker
             ours = inproc.get((n, mode))
             theirs = from_worker.get((n, mode))
             user = fn if mode == "eager" else torch.compile(fresh_code(fn), dynamic=False)
-            call = lambda user=user: user(*inputs, N=n)  # noqa: E731
+            call = functools.partial(user, *inputs, N=n)
             with visible_cpp_kernels():
                 bare_count, bare_us = bare_profile(call, device, mode != "eager")
             loop_us = timer_us(call)
@@ -545,8 +546,10 @@ def summarise(report: dict) -> list[str]:
             fails = [name for name, ok in cell["checks"].items() if ok is False]
             fmt = lambda v: f"{v:9.1f}" if v is not None else "        -"  # noqa: E731
             lines.append(
-                f"{chain['chain']:22} N={cell['size']:<8.0e} {cell['mode']:9} k={cell['kernels']['engine']}/{cell['kernels']['bare_profiler']}"
-                f"  wall worker{fmt(w['worker'])} inproc{fmt(w['inprocess'])} timer{fmt(w['timer'])}/{fmt(w['timer_again']).strip()} do_bench{fmt(w['do_bench'])}"
+                f"{chain['chain']:22} N={cell['size']:<8.0e} {cell['mode']:9} "
+                f"k={cell['kernels']['engine']}/{cell['kernels']['bare_profiler']}"
+                f"  wall worker{fmt(w['worker'])} inproc{fmt(w['inprocess'])} "
+                f"timer{fmt(w['timer'])}/{fmt(w['timer_again']).strip()} do_bench{fmt(w['do_bench'])}"
                 + (f"  FAIL {','.join(fails)}" if fails else "")
             )
     checks: dict[str, list[int]] = {}
@@ -563,7 +566,8 @@ def summarise(report: dict) -> list[str]:
     for row in report.get("ncu", []):
         for k in row.get("kernels", []):
             lines.append(
-                f"ncu {row['chain']} N={row['size']:.0e} {row['mode']}: {k['kernel']} engine {k['engine_us']:.1f} µs, ncu {k['ncu_us'] or 0:.1f} µs"
+                f"ncu {row['chain']} N={row['size']:.0e} {row['mode']}: {k['kernel']} "
+                f"engine {k['engine_us']:.1f} µs, ncu {k['ncu_us'] or 0:.1f} µs"
                 + (f" ({k['ratio'] - 1:+.1%})" if k["ratio"] else "")
             )
         if "skipped" in row:

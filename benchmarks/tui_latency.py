@@ -2,6 +2,7 @@
 
     python benchmarks/tui_latency.py [--device cpu|cuda] [--n 1e4] [--edits 5] [--out FILE]
                                      [--only frame,edit,cold,sweep,quit] [--poll-ms MS]
+                                     [--fast-paths on|off|on,off]
 
 Each figure is timed from the user's side of the screen: tmux capture-pane, polled every --poll-ms
 (2 ms on a machine of 8 cores or more; 10 ms on fewer, where the polling would take the cores the
@@ -21,6 +22,10 @@ beside what it is compared with, measured in the same run:
   compile in a fresh process with empty caches;
 - sweep: s -> the whole sweep on screen, each in a freshly started app (warm disk caches; --sweeps);
 - quit: q -> the program gone (and no worker left) when idle, mid-compile and mid-sweep.
+
+--fast-paths on,off runs each section twice in turns, with the start-up and latency tricks on and
+with all of them off (KERNEL_TUI_FAST_PATHS=0, probes.link.fast_paths), and prints what the tricks
+save on each figure a user feels: a trick is worth its code only where it saves at least 5%.
 
 The app's sources are compiled to bytecode first, as an installed tool's are; whether torch's own
 modules import from bytecode is recorded (``torch_bytecode``, ``pycache_prefix``), and where the
@@ -55,6 +60,7 @@ from app_terminal import pane  # noqa: E402
 from terminal import Terminal, TerminalError, alive  # noqa: E402
 
 from probes.link.bytecode_cache import FILL_ENV, has_bytecode, with_bytecode_cache  # noqa: E402
+from probes.link.fast_paths import ENV as FAST_PATHS_ENV  # noqa: E402
 from probes.link.summary import parse_size  # noqa: E402
 
 KEY_INTERVAL_S = 0.030
@@ -489,7 +495,7 @@ def bench_quit(args: argparse.Namespace, report: dict[str, Any]) -> None:
 SECTIONS = {"frame": bench_frame, "edit": bench_edit, "cold": bench_cold, "sweep": bench_sweep, "quit": bench_quit}
 
 
-def summary(report: dict[str, Any]) -> list[str]:
+def summary(report: dict[str, Any], worker_bytecode: str) -> list[str]:
     lines = [
         f"{name}: {section['error'].splitlines()[0]}"
         for name, section in report.items()
@@ -514,10 +520,10 @@ def summary(report: dict[str, Any]) -> list[str]:
         )
         filled = f.get("bytecode_cache_filled_after_rows_s")
         lines.append(
-            f"the worker's bytecode: {report['worker_bytecode']}"
+            f"the worker's bytecode: {worker_bytecode}"
             + (
                 ""
-                if not report["worker_bytecode"].startswith("a cache")
+                if not worker_bytecode.startswith("a cache")
                 else "; not filled within 120 s"
                 if filled is None
                 else f"; filled {filled:.1f} s after the first launch's first rows"
@@ -570,6 +576,35 @@ def summary(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+FELT_FIGURES: tuple[tuple[str, Callable[[dict[str, Any]], float | None]], ...] = (
+    ("launch -> first frame", lambda r: r["frame"]["first_frame_s"]["median"]),
+    ("launch -> first eager rows", lambda r: r["frame"]["first_eager_rows_s"]["median"]),
+    ("last key -> new eager rows", lambda r: r["edit"]["new_eager"]["median"]),
+    ("last key -> new compiled rows", lambda r: r["edit"]["new_compiled"]["median"]),
+    ("last key -> eager rows, cache hit", lambda r: r["edit"]["hit_eager"]["median"]),
+    ("last key -> compiled rows, cache hit", lambda r: r["edit"]["hit_compiled"]["median"]),
+    ("cold: launch -> first compiled rows", lambda r: r["cold"]["launch_to_first_compiled_rows_s"]),
+    ("s -> whole sweep", lambda r: r["sweep"]["s_to_whole_sweep_s"]["median"]),
+    ("q -> exit, idle", lambda r: r["quit"]["idle"]["q_to_exit_s"]),
+)
+"""The figures a user feels, as the fast-paths comparison reads them from a section's results."""
+
+
+def fast_paths_saving(on: dict[str, Any], off: dict[str, Any]) -> list[str]:
+    """Each felt figure with the tricks on and off, and the share of it they save."""
+    lines = [f"{'figure':40} {'on':>10} {'off':>10}  saved"]
+    for name, read in FELT_FIGURES:
+        try:
+            with_tricks, without = read(on), read(off)
+        except (KeyError, TypeError):
+            continue
+        if with_tricks is None or without is None:
+            continue
+        saved = 1 - with_tricks / without if without else 0.0
+        lines.append(f"{name:40} {ms(with_tricks):>10} {ms(without):>10}  {saved:+.0%}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout still closes the tmux servers
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -588,6 +623,12 @@ def main(argv: list[str] | None = None) -> int:
         default=2.0 if (os.cpu_count() or 1) >= 8 else 10.0,
         help="ms between two reads of the screen (default: 2 on 8 cores or more, else 10)",
     )
+    parser.add_argument(
+        "--fast-paths",
+        default="on",
+        choices=("on", "off", "on,off"),
+        help="the start-up and latency tricks: on, off, or each section with both in turns (default on)",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     args.n = args.n or ("1e6" if args.device.startswith("cuda") else "1e4")
@@ -602,21 +643,42 @@ def main(argv: list[str] | None = None) -> int:
         "poll_s": args.poll_s,
         "load_at_start": os.getloadavg(),
     }
-    # An installed tool has its bytecode compiled; a shell with PYTHONDONTWRITEBYTECODE=1 (both of
-    # our machines) would otherwise have every launch compile the app's sources (~55 ms here).
+    # An installed tool has its bytecode compiled; a shell with PYTHONDONTWRITEBYTECODE=1 would
+    # otherwise have every launch compile the app's sources, which no user's launch pays.
     report["bytecode_compiled"] = all(compileall.compile_dir(ROOT / package, quiet=1) for package in ("tui", "probes"))
     report["torch_bytecode"] = has_bytecode("torch")
     report["pycache_prefix"] = sys.pycache_prefix
     report["worker_bytecode"] = worker_bytecode()
-    for name in args.only.split(","):
-        begin = time.monotonic()
-        try:
-            SECTIONS[name](args, report)
-        except (TerminalError, subprocess.SubprocessError, OSError) as exc:
-            report[name] = {"error": str(exc)}
-        print(f"[{name} {time.monotonic() - begin:.0f} s]", file=sys.stderr, flush=True)
+    settings = args.fast_paths.split(",")
+    report["fast_paths"] = settings
+    found: dict[str, dict[str, Any]] = {setting: {} for setting in settings}
+    user_setting = os.environ.get(FAST_PATHS_ENV)
+    try:
+        for name in args.only.split(","):
+            for setting in settings:  # in turns: the machine's speed drifts from minute to minute
+                os.environ[FAST_PATHS_ENV] = "1" if setting == "on" else "0"
+                begin = time.monotonic()
+                try:
+                    SECTIONS[name](args, found[setting])
+                except (TerminalError, subprocess.SubprocessError, OSError) as exc:
+                    found[setting][name] = {"error": str(exc)}
+                print(f"[{name}, fast paths {setting}: {time.monotonic() - begin:.0f} s]", file=sys.stderr, flush=True)
+    finally:
+        if user_setting is None:
+            os.environ.pop(FAST_PATHS_ENV, None)
+        else:
+            os.environ[FAST_PATHS_ENV] = user_setting
     report["load_at_end"] = os.getloadavg()
-    for line in summary(report):
+    if len(settings) == 1:
+        report.update(found[settings[0]])
+        lines = summary(found[settings[0]], report["worker_bytecode"])
+    else:
+        report.update({f"fast_paths_{setting}": sections for setting, sections in found.items()})
+        lines = []
+        for setting in settings:
+            lines += [f"-- fast paths {setting} --", *summary(found[setting], report["worker_bytecode"])]
+        lines += ["-- what the fast paths save --", *fast_paths_saving(found["on"], found["off"])]
+    for line in lines:
         print(line)
     if args.out:
         args.out.write_text(json.dumps(report, indent=1) + "\n")

@@ -75,7 +75,7 @@ def phases(events: Events, key: float) -> dict[str, float] | None:
     if None in (start, result, got, seen):
         return None
     ends = (edited, sent, start, result, got, drawn_by(events, got, seen), seen)
-    return {name: 1000 * (end - key) for name, end in zip(PHASES, ends)}
+    return {name: 1000 * (end - key) for name, end in zip(PHASES, ends, strict=True)}
 
 
 def compiled_phases(events: Events, key: float) -> dict[str, float] | None:
@@ -112,7 +112,7 @@ def compiled_phases(events: Events, key: float) -> dict[str, float] | None:
         seen,
         whole_out,
     )
-    found = {name: 1000 * (end - key) for name, end in zip(COMPILED_PHASES, ends)}
+    found = {name: 1000 * (end - key) for name, end in zip(COMPILED_PHASES, ends, strict=True)}
     found["gc ms"] = sum(float(d.split()[1]) for t, _, e, d in events if e == "gc" and key <= t <= seen)
     return found
 
