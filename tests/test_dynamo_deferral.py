@@ -48,7 +48,8 @@ def test_a_compile_after_the_deferral_finds_torch_as_torch_left_it() -> None:
     keeps a stand-in for its Dynamo mark."""
     got = run_fresh("""
         import gc, json, sys, types
-        from probes.engine.dynamo_deferral import MARK, defer_dynamo_import
+        from probes.engine.dynamo_deferral import defer_dynamo_import
+        from probes.engine.torch_compat import DYNAMO_MARK as MARK
         from probes.engine.sweep import run_profile
         from probes.link.protocol import MeasurementResult, ProfileRequest
         deferred = defer_dynamo_import()
@@ -60,7 +61,7 @@ def test_a_compile_after_the_deferral_finds_torch_as_torch_left_it() -> None:
         print(json.dumps({"deferred": deferred, "ran_compiled": bool(measured) and measured[0].ran_compiled,
                           "stand_ins_left": stand_ins}))
     """)
-    assert got["deferred"] > 0, "torch no longer wraps its functions as probes.engine.dynamo_deferral expects"
+    assert got["deferred"] > 0, "torch no longer wraps its functions as probes.engine.torch_compat expects"
     assert got["ran_compiled"] is True
     assert got["stand_ins_left"] == 0
 
@@ -71,9 +72,10 @@ def test_a_stand_in_called_once_dynamo_is_imported_puts_the_real_mark_in_place()
     got = run_fresh("""
         import json
         import torch
-        from probes.engine.dynamo_deferral import MARK, _deferred, defer_dynamo_import
+        from probes.engine.dynamo_deferral import defer_dynamo_import
+        from probes.engine.torch_compat import DYNAMO_MARK as MARK, deferred_functions
         defer_dynamo_import()
-        deferred = list(_deferred)
+        deferred = deferred_functions()
         import torch._dynamo
         x = torch.empty(4, device="meta")
         x + x

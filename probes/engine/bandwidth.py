@@ -12,15 +12,18 @@ other processes loaded the CPU) and when a kernel beats it by more than ``BEATEN
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
+from probes.engine import torch_compat
 from probes.engine.device_lock import measuring
 from probes.engine.noise import CpuLoad, LoadWindow, iqr_is_wide, quartiles
 from probes.link.state_files import user_cache_dir, write_private_file
@@ -48,7 +51,7 @@ class Peak:
     """Measured while the machine was busy: measure again next time."""
 
 
-def _timed_rates(device: torch.device, op: Callable[[], None], nbytes_moved: int) -> list[float]:
+def _timed_rates(device: torch.device, op: Callable[[], Any], nbytes_moved: int) -> list[float]:
     """GB/s of each repeat of ``op`` (warm-up repeats dropped)."""
     rates = []
     for rep in range(WARMUP_REPS + REPS):
@@ -95,15 +98,15 @@ def _measure_peak(device: torch.device) -> Peak:
         a = torch.ones(n, dtype=torch.float32, device=device)
         b = torch.empty_like(a)
         c = torch.ones_like(a)
-        kernels = {
-            "copy": (lambda: b.copy_(a), 2 * n * 4),
-            "triad": (lambda: torch.add(b, c, alpha=3.0, out=a), 3 * n * 4),
+        kernels: dict[str, tuple[Callable[[], Any], int]] = {
+            "copy": (functools.partial(b.copy_, a), 2 * n * 4),
+            "triad": (functools.partial(torch.add, b, c, alpha=3.0, out=a), 3 * n * 4),
         }
         for name, (op, moved) in kernels.items():
             p25, median, p75 = quartiles(_timed_rates(device, op, moved))
             if best is None or median > best[0]:
                 best = (median, [p25, p75], f"{name}, {nbytes >> 20} MiB arrays")
-        del a, b, c
+        del a, b, c, kernels
     assert best is not None
     load = window.stop()
     gbps, iqr, kernel = best
@@ -111,10 +114,8 @@ def _measure_peak(device: torch.device) -> Peak:
 
 
 def _driver() -> str:
-    try:
-        return f"driver {torch._C._cuda_getDriverVersion()}"
-    except (AttributeError, RuntimeError):
-        return "driver ?"
+    version = torch_compat.cuda_driver_version()
+    return f"driver {version}" if version is not None else "driver ?"
 
 
 def device_key(device: torch.device) -> str:
@@ -125,7 +126,7 @@ def device_key(device: torch.device) -> str:
     return f"{name}|torch {torch.__version__}|{CACHE_VERSION}"
 
 
-def _read_cache(path: Path) -> dict:
+def _read_cache(path: Path) -> dict[str, Any]:
     try:
         cache = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -135,6 +136,8 @@ def _read_cache(path: Path) -> dict:
 
 def _cached(path: Path, key: str) -> Peak | None:
     entry = _read_cache(path).get(key)
+    if not isinstance(entry, dict):
+        return None
     try:
         return Peak(float(entry["value"]), [float(x) for x in entry["iqr"]], str(entry["kernel"]), bool(entry["busy"]))
     except (TypeError, KeyError, ValueError):
@@ -169,8 +172,8 @@ def cached_peak(filename: str, key: str, measure: Callable[[], Peak], refresh: b
 
     A peak is the most the device reaches, so a measurement that reads lower than the cached one
     replaces it only when the cached one was taken on a busy machine and this one was not. A
-    refresh is asked for because a kernel went past the peak, yet on the H200 one read 581 TFLOP/s
-    where the cached peak was 743, under matmuls at 787-854 (screenshots of 2026-12-01)."""
+    refresh is asked for because a kernel went past the peak, yet a refresh can read well below
+    both the cached peak and the kernels that went past it (a GPU at its power limit)."""
     path = user_cache_dir() / filename
     refresh = refresh and key not in _refreshed
     if refresh:
@@ -193,4 +196,6 @@ def peak(device: torch.device, *, refresh: bool = False) -> Peak:
 
 def beaten(peak_gbps: float | None, kernel_gbps: list[float]) -> bool:
     """A kernel went more than BEATEN_BY past the peak: the peak was probably taken badly."""
-    return bool(peak_gbps) and any(g > BEATEN_BY * peak_gbps for g in kernel_gbps)  # type: ignore[operator]
+    if not peak_gbps:
+        return False
+    return any(g > BEATEN_BY * peak_gbps for g in kernel_gbps)

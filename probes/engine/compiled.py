@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from probes.engine import torch_compat
 from probes.engine.trace import spanned_bytes
 from probes.link.kernel_names import fused_ops
 
@@ -39,16 +40,12 @@ class GeneratedKernel:
 
 
 def wrapper_modules_since(start: int) -> list[ModuleType]:
-    """Inductor wrapper modules loaded after index ``start`` of PyCodeCache's module list."""
-    from torch._inductor.codecache import PyCodeCache
-
-    return [m for m in PyCodeCache.modules[start:] if hasattr(m, "call")]
+    """Inductor wrapper modules loaded after the first ``start`` of them."""
+    return [m for m in torch_compat.inductor_modules(start) if hasattr(m, "call")]
 
 
 def loaded_module_count() -> int:
-    from torch._inductor.codecache import PyCodeCache
-
-    return len(PyCodeCache.modules)
+    return torch_compat.inductor_module_count()
 
 
 def _module_text(module: ModuleType) -> str:
@@ -136,15 +133,9 @@ def recording_kernel_bytes(modules: list[ModuleType], kernels: dict[str, Generat
 def launch_config(modules: list[ModuleType], name: str) -> str | None:
     """Triton launch configuration chosen by the autotuner (XBLOCK, warps, stages), if any."""
     for module in modules:
-        kernel = module.__dict__.get(name)
-        launchers = getattr(kernel, "launchers", None)
-        if not launchers:
-            continue
-        config = getattr(launchers[0], "config", None)
-        if config is None:
-            continue
-        blocks = ", ".join(f"{k}={v}" for k, v in getattr(config, "kwargs", {}).items())
-        return f"{blocks}, num_warps={config.num_warps}, num_stages={config.num_stages}"
+        config = torch_compat.triton_launch_config(module.__dict__.get(name))
+        if config is not None:
+            return config
     return None
 
 
@@ -153,7 +144,7 @@ def estimated_kernel_bytes(modules: list[ModuleType]) -> dict[str, int]:
     estimates: dict[str, int] = {}
     for module in modules:
         for name, kernel in module.__dict__.items():
-            meta = getattr(kernel, "inductor_meta", None)
-            if isinstance(meta, dict) and meta.get("kernel_num_gb"):
-                estimates[name] = int(round(float(meta["kernel_num_gb"]) * 1e9))
+            estimate = torch_compat.inductor_bytes_estimate(kernel)
+            if estimate is not None:
+                estimates[name] = estimate
     return estimates

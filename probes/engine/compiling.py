@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import logging
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -34,12 +33,14 @@ import torch.nn.functional as F
 
 from probes.chain.expr import ParsedChain
 from probes.engine import compiled as inductor
+from probes.engine import torch_compat
 from probes.engine.cpu_kernel_record import light_kernel_records
 from probes.engine.device_lock import compiling, measuring
 from probes.engine.diagnostics import Diagnostics
 from probes.engine.dynamo_deferral import end_dynamo_deferral
 from probes.engine.errors import MeasureError, check_result
 from probes.engine.launches import BACKWARD_LABEL
+from probes.link import fast_paths
 from probes.link.protocol import ChainErrorInfo, CompileInfo
 
 CHAIN_NAMESPACE: dict[str, Any] = {"torch": torch, "F": F}
@@ -50,7 +51,7 @@ CPU_KERNEL_PROFILE = {"cpp.enable_kernel_profile": True}
 CUDA_GRAPH_BYTES = {"benchmark_kernel": True}
 """Inductor's own bytes estimate per Triton kernel (kernel_num_gb): the fall-back for kernels that
 only run inside a CUDA graph, where no Python call can be observed. It makes every compile slower
-(~0.1 s a chain on an H200), so only the modes that replay CUDA graphs get it."""
+(it benchmarks each kernel), so only the modes that replay CUDA graphs get it."""
 CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")
 
 COMPILED_CACHE_SIZE = 16
@@ -114,11 +115,11 @@ def _wrapped(mode: str) -> _Wrapped:
 
 def make_spare_wrapper() -> None:
     """Make the next new chain's ``torch.compile`` wrapper now (default mode), for a worker with
-    nothing to do: ``torch.compile(fn)`` copies Inductor's whole config, 2.2 ms on the H200 box
-    (median of 12 new chains), in the way of the chain's compiled rows. The wrapper is what the
-    compile would make then: the config is only read by torch again as the chain compiles."""
+    nothing to do: ``torch.compile(fn)`` copies Inductor's whole config, milliseconds in the way of
+    the chain's compiled rows. The wrapper is what the compile would make then: the config is only
+    read by torch again as the chain compiles. A fast path (``probes.link.fast_paths``)."""
     global _spare
-    if _spare is None:
+    if _spare is None and fast_paths.enabled():
         end_dynamo_deferral()
         _spare = _wrapped("compiled")
 
@@ -184,24 +185,9 @@ def grad_leaves(chain: ParsedChain, inputs: list[torch.Tensor], n: int) -> list[
     return leaves
 
 
-def cache_entries(fn: Callable[..., Any]) -> int:
-    """How many compiled entries Dynamo holds for ``fn``'s own code object."""
-    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
-
-    return len(_debug_get_cache_entry_list(fn.__code__))
-
-
-@contextmanager
-def _quiet_fake_tensor_log() -> Iterator[None]:
-    """A fake-tensor failure (a shape mismatch) is logged with its whole stack, then re-raised;
-    classify_failure reports it in plain words, so the log would only be a traceback."""
-    logger = logging.getLogger("torch._subclasses.fake_tensor")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
+def cache_entries(fn: Callable[..., Any]) -> int | None:
+    """How many compiled entries Dynamo holds for ``fn``'s own code object (None: unknown)."""
+    return torch_compat.dynamo_cache_entries(fn.__code__)
 
 
 def compile_settings(mode: str, device: torch.device) -> dict[str, Any]:
@@ -214,11 +200,11 @@ def compile_settings(mode: str, device: torch.device) -> dict[str, Any]:
 
 @contextmanager
 def tool_compile_settings(mode: str, device: torch.device) -> Iterator[None]:
-    """The Inductor settings the tool's own compiles need, for the duration of the block only."""
-    import torch._inductor.config as inductor_config
-
+    """The Inductor settings the tool's own compiles need, for the duration of the block only. A
+    fake-tensor failure (a shape mismatch) is logged with its whole stack, then re-raised;
+    classify_failure reports it in plain words, so the log is silenced meanwhile."""
     records = light_kernel_records() if device.type == "cpu" else nullcontext()
-    with inductor_config.patch(compile_settings(mode, device)), _quiet_fake_tensor_log(), records:
+    with torch_compat.inductor_settings(compile_settings(mode, device)), torch_compat.quiet_fake_tensor_log(), records:
         yield
 
 
@@ -227,15 +213,12 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _dynamo_counters() -> dict[str, Counter[str]]:
-    from torch._dynamo.utils import counters
-
-    return {key: Counter(value) for key, value in counters.items()}
-
-
-def _counted_since(before: dict[str, Counter[str]]) -> tuple[int, dict[str, int]]:
-    """(graphs captured, graph breaks by reason) since ``before``, leaving torch's counters alone."""
-    now = _dynamo_counters()
+def _counted_since(before: dict[str, Counter[str]] | None) -> tuple[int | None, dict[str, int]]:
+    """(graphs captured, graph breaks by reason) since ``before``, leaving torch's counters alone;
+    graphs None where Dynamo's counters cannot be read."""
+    now = torch_compat.dynamo_counters()
+    if before is None or now is None:
+        return None, {}
     graphs = now.get("stats", Counter())["unique_graphs"] - before.get("stats", Counter())["unique_graphs"]
     breaks: dict[str, int] = {}
     for reason, count in (now.get("graph_break", Counter()) - before.get("graph_break", Counter())).items():
@@ -302,7 +285,11 @@ def _call_compiled(
     return lambda: fn(*inputs, N=n)
 
 
-def _fallback_reason(graphs: int, entries: int, breaks: dict[str, int], diagnostics: Diagnostics) -> str | None:
+def _fallback_reason(
+    graphs: int | None, entries: int | None, breaks: dict[str, int], diagnostics: Diagnostics
+) -> str | None:
+    """Why a compile ran eager, as far as Dynamo tells (None where it tells nothing: the profile
+    still shows whether compiled code ran)."""
     limit = next((line for line in diagnostics if "recompile_limit" in line), None)
     if limit:
         return f"ran eager: {limit}"
@@ -323,7 +310,7 @@ def _compile(
     """A fresh ``torch.compile`` of the chain at this size (with its backward when ``leaves``):
     compile, warm up, and inspect."""
     end_dynamo_deferral()
-    before = _dynamo_counters()
+    before = torch_compat.dynamo_counters()
     modules_before = inductor.loaded_module_count()
     fn = chain.build_function(CHAIN_NAMESPACE)
     wrapped = _take_wrapped(mode)
@@ -347,13 +334,13 @@ def _compile(
             for _ in range(3):
                 call()
             _sync(device)
-    recompiles = max(0, cache_entries(frame) - entries)
+    recompiles = _new_entries(frame, entries)
     modules = inductor.wrapper_modules_since(modules_before)
     kernels = inductor.generated_kernels(modules)
     fallback = _fallback_reason(graphs, entries, breaks, diagnostics)
     info = CompileInfo(
         compile_time_s=compile_time,
-        graphs=graphs,
+        graphs=graphs if graphs is not None else len(modules),
         graph_breaks=sum(breaks.values()),
         break_reasons=list(breaks),
         recompiles=recompiles,
@@ -361,6 +348,12 @@ def _compile(
         launch_config={name: cfg for name in kernels if (cfg := inductor.launch_config(modules, name))},
     )
     return CompiledChain(compiled_fn, frame, info, modules, kernels, fallback is None, fallback, list(diagnostics))
+
+
+def _new_entries(frame: Callable[..., Any], before: int | None) -> int:
+    """Compiled entries Dynamo added to ``frame`` since it held ``before`` (0 where unknown)."""
+    now = cache_entries(frame)
+    return max(0, now - before) if now is not None and before is not None else 0
 
 
 def _cache_key(
@@ -389,13 +382,19 @@ def prepare(
     leaves = grad_leaves(chain, inputs, n) if grad else None
     if mode == "eager":
         fn = chain.build_function(CHAIN_NAMESPACE)
-        forward = lambda: fn(*inputs, N=n)  # noqa: E731
+
+        def forward() -> Any:
+            return fn(*inputs, N=n)
+
         with measuring(device):
             if leaves is None:
                 prepared = PreparedCall(call=forward)
                 check_result(prepared.call())
             else:
-                step = lambda: loss_of(forward())  # noqa: E731
+
+                def step() -> torch.Tensor:
+                    return loss_of(forward())
+
                 prepared = PreparedCall(
                     call=GradStep(step, leaves), profiled_call=GradStep(step, leaves, labelled=True), grad=True
                 )
@@ -416,10 +415,11 @@ def prepare(
         for line in compiled.diagnostics:
             diagnostics.add(line)
     _compiled_cache.move_to_end(key)
-    call = _call_compiled(compiled.fn, mode, device, inputs, n)
+    forward = _call_compiled(compiled.fn, mode, device, inputs, n)
+    call: Callable[[], Any] = forward
     profiled_call = None
     if leaves is not None:
-        call, profiled_call = GradStep(call, leaves), GradStep(call, leaves, labelled=True)
+        call, profiled_call = GradStep(forward, leaves), GradStep(forward, leaves, labelled=True)
     info = compiled.info
     if cached:
         entries = cache_entries(compiled.frame)
@@ -430,7 +430,7 @@ def prepare(
             for _ in range(2):
                 call()
             _sync(device)
-        again = cache_entries(compiled.frame) - entries
+        again = _new_entries(compiled.frame, entries)
         if again > 0:
             info = dataclasses.replace(info, recompiles=info.recompiles + again)
             diagnostics.add(f"{mode}: compiled again at N={n:,} ({again} new graph(s))")

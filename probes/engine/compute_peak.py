@@ -27,10 +27,9 @@ def measure_compute_peak(device: torch.device, dtype: str) -> Peak:
     """TFLOP/s of ``[S, S] @ [S, S]`` in ``dtype`` as the tool measures a chain's kernels: at full
     clocks, each rep one matmul after the L2 flush; the median over repeats, with its IQR.
 
-    Not back to back: a stream of large matmuls runs into the power limit (on an H200, bf16 8192
-    matmuls five at a time sustained 671-774 TFLOP/s, while a training step's 4096 matmuls, each
-    after a flush, reached 779-852), and two lone matmuls as the only warm-up left the clocks low
-    (734). Either way a measured kernel would stand above its roof.
+    Not back to back: a stream of large matmuls runs into the power limit and sustains less than a
+    training step's matmuls reach, each after a flush; two lone matmuls as the only warm-up leave
+    the clocks low. Either way a measured kernel would stand above its roof.
     """
     with measuring(device):
         return _measure_compute_peak(device, dtype)
@@ -44,7 +43,7 @@ def _measure_compute_peak(device: torch.device, dtype: str) -> Peak:
     flush = L2Flusher(device)
     window = LoadWindow().start()
     # Warmed up as a chain is: the clocks are up, and the device is not yet held at its power limit
-    # (0.1 s of bf16 matmuls on an H200 left the reps ~15% below what a chain's matmuls reach).
+    # (a longer warm-up of matmuls leaves the reps below what a chain's matmuls reach).
     begin = time.perf_counter()
     while time.perf_counter() - begin < WARMUP_MIN_S:
         torch.mm(a, b)

@@ -3,22 +3,26 @@
 With ``cpp.enable_kernel_profile`` each C++ kernel opens a profiler range named after it
 (``graph_N_cpp_fused_*``) through ``torch::aot_inductor::RAIIAtenRecordFunctionHandle`` from
 ``aoti_runtime/utils.h``. Compiling that header and the handle's templates is what the range
-costs: a new chain's compile + first call 1.11x a user's own, and 1.00x with the same range
-declared from the C shim alone (2-core CPU machine, torch 2.13:
-``benchmarks/results/vm-2026-12-02-kernel-record/``). Around the tool's own compiles on the CPU,
-each kernel's source is built with that light declaration instead: a plain object whose two shim
-calls open and close the same range; the kernel's body is untouched. The source the tool shows is
-Inductor's, as its wrapper module holds it.
+costs: a new chain's compile and first run take a tenth longer than a user's own, and no longer
+with the same range declared from the C shim alone (docs/performance.md). Around the tool's own compiles on
+the CPU, each kernel's source is built with that light declaration instead: a plain object whose
+two shim calls open and close the same range; the kernel's body is untouched. The source the tool
+shows is Inductor's, as its wrapper module holds it.
+
+A fast path (``probes.link.fast_paths``); without it, the kernels are built as Inductor writes
+them. How the source reaches Inductor's code cache is torch's own
+(``probes.engine.torch_compat.rewriting_cpp_kernels``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+
+from probes.engine import torch_compat
+from probes.link import fast_paths
 
 HEAVY_INCLUDE = "#include <torch/csrc/inductor/aoti_runtime/utils.h>\n"
 HEAVY_RECORD = "torch::aot_inductor::RAIIAtenRecordFunctionHandle "
@@ -64,25 +68,10 @@ def _shim_has_record_calls() -> bool:
     return "aoti_record_function_start(" in text and "aoti_record_function_end(" in text
 
 
-@contextmanager
-def light_kernel_records() -> Iterator[None]:
+def light_kernel_records() -> contextlib.AbstractContextManager[None]:
     """For the duration of the block, C++ kernels given to Inductor's code cache are built with
     ``light_record_source`` (the cache's key is the source built, so a user's own compile of the
-    same kernel keeps its own entry). Only the kernels' own cache: the caches built on it (a
-    C++ wrapper's, with its other uses of AOTI's helpers) get their source as it is."""
-    from torch._inductor.codecache import CppPythonBindingsCodeCache
-
-    owner = CppPythonBindingsCodeCache
-    original = owner.__dict__["load_pybinding_async"]
-    load = original.__func__
-
-    def load_pybinding_async(cls: type, argtypes: Any, main_code: str, *args: Any, **kwargs: Any) -> Any:
-        if cls is owner:  # its kernels come whole as main_code; only a C++ wrapper passes kernel_code
-            main_code = light_record_source(main_code)
-        return load(cls, argtypes, main_code, *args, **kwargs)
-
-    owner.load_pybinding_async = classmethod(load_pybinding_async)  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        owner.load_pybinding_async = original  # type: ignore[method-assign]
+    same kernel keeps its own entry); as Inductor writes them where the fast paths are off."""
+    if not fast_paths.enabled():
+        return contextlib.nullcontext()
+    return torch_compat.rewriting_cpp_kernels(light_record_source)

@@ -1,14 +1,17 @@
 """One measurement at a time on a device, across processes.
 
-The app may run two workers on one GPU (``probes.link.worker_pair``: one measures eager rows while the
-other compiles), and a user may run two kernel-tui sessions on one box. Two measurements running
-on one device at once read each other's kernels as their own time, so each measurement holds the
-device's lock: an ``flock`` on a file of the user's cache directory, per device.
+The app may run two workers on one GPU (``probes.link.worker_pair``: one measures eager rows
+while the other compiles), and a user may run two kernel-tui apps on one machine. Two
+measurements running on one device at once read each other's kernels as their own time, so each
+measurement holds the device's lock: an ``flock`` on a file of the user's cache directory, per
+device.
 
 A compile on a GPU is host work (tracing, code generation, building kernels), so ``compiling()``
 lets the lock go for its duration, and the other worker measures meanwhile; only Inductor's own
 benchmarks of candidate kernels run on the device then, and they take the lock back for each
-benchmark. On the CPU, a compile uses the cores a measurement times, so it keeps the lock.
+benchmark. That is a fast path (``probes.link.fast_paths``): without it, or where Inductor's
+benchmarks cannot be reached, a compile holds the lock. On the CPU, a compile uses the cores a
+measurement times, so it always keeps the lock.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ try:
 except ImportError:  # Windows: no flock; one process measures at a time there only by the pair's routing
     fcntl = None  # type: ignore[assignment]
 
+from probes.engine import torch_compat
+from probes.link import fast_paths
 from probes.link.state_files import user_cache_dir
 
 
@@ -167,10 +172,11 @@ def _is_cuda(device: Any) -> bool:
 @contextmanager
 def compiling(device: Any) -> Iterator[None]:
     """The span of a compile on ``device``: on a GPU, the device is let go (Inductor's benchmarks
-    take it back each time); elsewhere, or where those benchmarks cannot be reached, it is held."""
+    take it back each time); elsewhere, with the fast paths off, or where those benchmarks cannot
+    be reached, it is held."""
     global _compiling
     lock = device_lock(device)
-    if not _is_cuda(device) or not _guard_inductor_benchmarks():
+    if not _is_cuda(device) or not fast_paths.enabled() or not torch_compat.wrap_inductor_benchmarks(_guarded):
         with lock.measuring():
             yield
         return
@@ -185,8 +191,8 @@ def compiling(device: Any) -> Iterator[None]:
 def importing_compiler(device: Any) -> contextlib.AbstractContextManager[None]:
     """The span of Dynamo's and Inductor's import, before a first compile: on a GPU host work that
     holds nothing; elsewhere a compile's first part, on the cores a measurement times, so it holds
-    the device (on the 2-core machine, a compile worker importing them beside the other worker's
-    first eager measurement made its 1e6 ops read 13-16 ms for 0.13 ms)."""
+    the device (a compile worker importing them beside the other worker's first eager measurement
+    made its ops read a hundred times slower on a small machine)."""
     if _is_cuda(device):
         return contextlib.nullcontext()
     return device_lock(device).measuring()
@@ -201,22 +207,3 @@ def _guarded(benchmark: Callable[..., Any]) -> Callable[..., Any]:
             return benchmark(*args, **kwargs)
 
     return locked_benchmark
-
-
-def _guard_inductor_benchmarks() -> bool:
-    """Make Inductor's benchmarker (one object, shared by its autotuners) hold the device lock
-    while a compile runs. False where this torch has no such object: compiles then hold the lock."""
-    try:
-        from torch._inductor.runtime.benchmarking import benchmarker
-    except ImportError:
-        return False
-    if getattr(benchmarker, "_kernel_tui_guarded", False):
-        return True
-    names = ("benchmark", "benchmark_gpu", "benchmark_gpu_with_cuda_graph")
-    methods = [name for name in names if callable(getattr(benchmarker, name, None))]
-    if not methods:
-        return False
-    for name in methods:
-        setattr(benchmarker, name, _guarded(getattr(benchmarker, name)))
-    benchmarker._kernel_tui_guarded = True  # type: ignore[attr-defined]
-    return True

@@ -1,11 +1,11 @@
 """The GPU's context, made by the driver while the worker imports torch.
 
-A worker's start on the H200 box is ``import torch`` (1.3-1.9 s), then the device's context
-(~0.3 s), then the memory guard's first run: the first eager rows of a launch wait for all of it.
+A worker's start on a GPU is ``import torch`` (seconds), then the device's context (a fraction of
+a second), then the memory guard's first run: the first eager rows of a launch wait for all of it.
 The context is the CUDA driver's work: made here through ``libcuda`` on a thread of its own
 (ctypes lets go of the GIL), it is ready by the time torch has imported, and torch's runtime uses
-it, since the runtime works in each device's primary context. Where there is no CUDA driver,
-nothing is started.
+it, since the runtime works in each device's primary context. Where there is no CUDA driver, or
+the fast paths are off (``probes.link.fast_paths``), nothing is started.
 
 This module never imports torch: it runs before torch is imported.
 """
@@ -17,6 +17,8 @@ import os
 import threading
 from collections.abc import Callable
 from typing import Any
+
+from probes.link import fast_paths
 
 CUDA_SUCCESS = 0
 
@@ -37,6 +39,8 @@ def make_primary_context(lib: Any, ordinal: int = 0) -> ctypes.c_void_p | None:
 
 def start_driver_context(load: Callable[[str], Any] = ctypes.CDLL) -> threading.Thread | None:
     """Make device 0's context on a daemon thread, where a CUDA driver can be loaded."""
+    if not fast_paths.enabled():
+        return None
     try:
         lib = load("libcuda.so.1")
     except OSError:

@@ -14,7 +14,8 @@ from typing import Any
 
 import torch
 
-from probes.link.protocol import ChainErrorInfo
+from probes.engine import torch_compat
+from probes.link.protocol import ChainErrorInfo, ErrorKind
 
 CUDA_POISON_MARKERS = (
     "illegal memory access",
@@ -96,7 +97,7 @@ def _user_cause(exc: BaseException) -> BaseException:
     """The error under torch.compile's wrappers: Dynamo re-raises a shape mismatch as "RuntimeError
     when making fake tensor call", the real reason being the innermost exception of the chain."""
     current, seen = exc, set()
-    while type(current).__module__.startswith(("torch._dynamo", "torch._inductor")):
+    while torch_compat.is_compiler_error(current):
         seen.add(id(current))
         below = current.__cause__ or current.__context__
         if below is None or id(below) in seen:
@@ -129,8 +130,8 @@ def classify_failure(exc: BaseException, mode: str) -> MeasureError:
         return MeasureError(ChainErrorInfo("runtime", message + hint, line=_chain_line(exc)))
     if isinstance(exc, RecursionError):
         return MeasureError(ChainErrorInfo("runtime", "the chain nests too deeply to run"))
-    kind = "runtime"
-    if mode != "eager" and type(exc).__module__.startswith(("torch._dynamo", "torch._inductor")):
+    kind: ErrorKind = "runtime"
+    if mode != "eager" and torch_compat.is_compiler_error(exc):
         if "BackendCompilerFailed" in type(exc).__name__ or "InductorError" in type(exc).__name__:
             kind = "compile"
     return MeasureError(ChainErrorInfo(kind, message, line=_chain_line(exc)))

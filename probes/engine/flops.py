@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
+from probes.engine.torch_compat import TorchDispatchMode
 from probes.link.protocol import KernelRow, Measurement
 from probes.link.summary import SHORT_DTYPE_NAMES
 
@@ -34,7 +34,7 @@ class _CountingMode(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        packet = func._overloadpacket
+        packet = func.overloadpacket
         if packet in flop_registry:
             count = int(flop_registry[packet](*args, **kwargs, out_val=out))
             if count:
@@ -98,5 +98,5 @@ def apply_compute_peak(measurement: Measurement, peak_tflops: float | None) -> N
             measurement.diagnostics.append(
                 f"{row.short_name} reached {row.pct_of_compute_peak:.0f}% {OVER_COMPUTE_PEAK}: the peak is one "
                 "large matmul measured once; a GPU held near its power limit runs the same matmul up to ~10% "
-                "faster or slower from one minute to the next (an H200 read 700-785 bf16 TFLOP/s)"
+                "faster or slower from one minute to the next"
             )

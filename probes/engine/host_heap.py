@@ -4,12 +4,15 @@ glibc gives freed memory at the top of its heap back to the system once more tha
 threshold is free there, and serves requests above an mmap threshold with a mapping of their own,
 unmapped when freed. Both start low (128 kB) and rise as the process frees large blocks, so
 whether a CPU call's outputs are reused or given back, and faulted in again by the next call
-(~0.75 µs a 4 kB page here), depends on what the process did before; a profiler session's own
-allocations between the outputs tip it either way. On the 2-core machine, eager rows of
-``(a + b).relu()`` at 1e6 read 0.75-1.1 ms a kernel in one worker and 60-90 µs in the next, with
-a tight spread either way (``benchmarks/cpu_page_faults.py``). Fixed at glibc's largest dynamic
-mmap threshold (32 MB: a larger tensor is mapped and unmapped with every call, in a user's loop as
-here) and a trim threshold of 256 MB, a repeated call reuses what the last one freed.
+(most of a microsecond a 4 kB page), depends on what the process did before; a profile's own
+allocations between the outputs tip it either way. Eager rows of ``(a + b).relu()`` at 1e6 then
+read ten times slower in one worker than in the next, each with a tight spread
+(``benchmarks/cpu_page_faults.py``). Fixed at glibc's largest dynamic mmap threshold (32 MB: a
+larger tensor is mapped and unmapped with every call, in a user's loop as here) and a trim
+threshold of 256 MB, a repeated call reuses what the last one freed.
+
+A fast path (``probes.link.fast_paths``): without it, the thresholds move as glibc moves them,
+and the profiled reps that fault in pages are left out (``probes.engine.timing``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+
+from probes.link import fast_paths
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -33,9 +38,14 @@ def _glibc() -> bool:
         return False
 
 
-@functools.cache
 def pin_malloc_thresholds() -> bool:
-    """Fix both thresholds (the first call of a process does; glibc only). True where they are fixed."""
+    """Fix both thresholds (the first call of a process does; glibc only, with the fast paths on).
+    True where they are fixed."""
+    return fast_paths.enabled() and _pin()
+
+
+@functools.cache
+def _pin() -> bool:
     if not _glibc():
         return False
     libc = ctypes.CDLL(None)

@@ -1,15 +1,17 @@
 """Measure one chain in one mode at one size: kernel rows, device time, wall time, bytes, spread.
 
-The rules: warm up first and report compile time apart; kernel rows
-come from profiler device events over several reps, counting only real kernels (memcpy/memset
-apart, nothing the tool launched itself); device time per call is the sum of the rows (launches x
-median time per launch); wall time per call is timed separately, after the rows (which a caller
-may have first: ``on_rows``), as the median of blocks of back-to-back calls (``probes.engine.timing``). Every time carries its interquartile range, and a
-measurement taken while its spread was wide or the machine busy says so.
+The rules: warm up first and report compile time apart; kernel rows come from profiler device
+events over several reps, counting only real kernels (memcpy/memset apart, nothing the tool
+launched itself); device time per call is the sum of the rows (launches x median time per launch);
+wall time per call is timed separately, after the rows (which a caller may have first:
+``on_rows``), as the median of blocks of back-to-back calls (``probes.engine.timing``). Every time
+carries its interquartile range, and a measurement taken while its spread was wide or the machine
+busy says so.
 
-The pieces: ``probes.engine.compiling`` (eager or a fresh compile), ``probes.engine.timing`` (flush, reps,
-profiler session), ``probes.engine.launches`` (events -> launches), ``probes.engine.bytes_moved``,
-``probes.engine.errors``; this module puts a ``Measurement`` together.
+The pieces: ``probes.engine.compiling`` (eager or a fresh compile), ``probes.engine.timing``
+(flush, reps, the profile), ``probes.engine.launches`` (events -> launches),
+``probes.engine.bytes_moved``, ``probes.engine.errors``; this module puts a ``Measurement``
+together.
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ from probes.engine.timing import (
     choose_reps,
     measure_wall_time,
     profile_run,
+    set_up_ahead,
 )
 from probes.engine.trace import OpTrace, recording_ops
+from probes.link import fast_paths
 from probes.link.kernel_names import classify_device_event, short_name, strip_graph_prefix
 from probes.link.protocol import KernelRow, Measurement
 
@@ -141,7 +145,10 @@ def _over_peak_reason(row: KernelRow, device: torch.device) -> str:
         return f"{head}: at this size its data stays in the CPU caches, which are faster than memory"
     l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)
     if row.bytes is not None and l2 and row.bytes <= 2 * l2:
-        return f"{head}: it moves {row.bytes / 1e6:.0f} MB, close to the {l2 / 1e6:.0f} MB L2, so part of it is served from cache"
+        return (
+            f"{head}: it moves {row.bytes / 1e6:.0f} MB, close to the {l2 / 1e6:.0f} MB L2, "
+            "so part of it is served from cache"
+        )
     return f"{head}: its mix of reads and writes streams a little better than the copy/triad the peak was measured with"
 
 
@@ -159,7 +166,7 @@ def apply_peak(measurement: Measurement, peak_gbps: float | None, device: torch.
 def _noise(
     wall: list[float] | None, device_iqr: list[float], device_us: float, profiled_reps: int, load: CpuLoad | None
 ) -> list[str]:
-    reasons = []
+    reasons: list[str] = []
     spreads = [spread_reason("device time", device_iqr[0], device_us, device_iqr[1], profiled_reps)]
     if wall is not None:
         p25, median, p75 = quartiles(wall)
@@ -218,7 +225,7 @@ def _collect(
         pin_malloc_thresholds()  # a call's outputs reused, not faulted in anew (probes.engine.host_heap)
     set_up: ProfilerSetUp | None = None
     try:
-        if mode != "eager":
+        if mode != "eager" and set_up_ahead():
             set_up = ProfilerSetUp(device)  # while the chain compiles (see ProfilerSetUp)
         prepared = prepare(chain, mode, inputs, n, device, diagnostics, grad)  # holds the device but for a compile
         with measuring(device):
@@ -282,14 +289,14 @@ def _flops(
 ) -> dict[str | None, dict[str, list[int]]]:
     """FLOPs by counted op, per pass (None without grad), from one eager call of each; none at
     all when counting fails (the measurement stands, its kernels' FLOPs are unknown). A chain
-    whose ops include none with a FLOP formula is not run again (7 ms of each H200 measurement):
-    neither its forward nor its backward can count any."""
-    if trace is not None and not any(op.op in flops.COUNTED_OPS for op in trace.ops):
+    whose ops include none with a FLOP formula is not run again (a fast path: a call's worth of
+    time in every measurement): neither its forward nor its backward can count any."""
+    if fast_paths.enabled() and trace is not None and not any(op.op in flops.COUNTED_OPS for op in trace.ops):
         return {None: {}}
     fn = chain.build_function(CHAIN_NAMESPACE)
     try:
         return _counted_flops(fn, inputs, n, grad)
-    except Exception:  # noqa: BLE001 - the chain already ran; a counting failure only means "unknown"
+    except Exception:  # the chain already ran; a counting failure only means "unknown"
         return {None: {}}
     finally:
         for leaf in inputs:
@@ -351,7 +358,7 @@ def measure(
             )
         except MeasureError:
             raise
-        except Exception as exc:  # noqa: BLE001 - anything the chain or torch raises becomes a message
+        except Exception as exc:  # anything the chain or torch raises becomes a message
             raise classify_failure(exc, mode) from exc
     return _measurement(chain, mode, n, device, dtype, inputs, got, diagnostics, peak_gbps, grad)
 

@@ -28,13 +28,14 @@ from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._pytree import tree_map
 
 from probes.chain.expr import ChainError, ParsedChain
+from probes.engine import torch_compat
 from probes.engine.errors import MeasureError, classify_failure
 from probes.engine.inputs import input_specs, meta_inputs
 from probes.engine.trace import OpTrace, RecordingMode
 from probes.engine.watchdog import WATCH, ChainStuck, stuck_message
+from probes.link import fast_paths
 from probes.link.protocol import ChainErrorInfo
 
 MEMORY_HEADROOM = 0.9
@@ -72,9 +73,13 @@ def free_memory(device: torch.device) -> tuple[int, int]:
 def release_memory(device: torch.device, *, full: bool = False) -> None:
     """Give back what finished runs held. Reference counting has freed their tensors already; a
     collection of the young generations catches cycles made since. A full collection walks every
-    object Inductor ever built (70-120 ms after a few compiles, in the way of the next request), so
-    it is only for when memory runs short, where every byte counts."""
-    gc.collect() if full else gc.collect(1)
+    object Inductor ever built (tens of milliseconds after a few compiles, in the way of the next
+    request), so it is only for when memory runs short, where every byte counts, or where the fast
+    paths are off (``probes.link.fast_paths``)."""
+    if full or not fast_paths.enabled():
+        gc.collect()
+    else:
+        gc.collect(1)
     if device.type == "cuda":
         torch.cuda.empty_cache()
 
@@ -190,11 +195,12 @@ def _upper_bound(func: Any, args: tuple, kwargs: dict) -> Any:
             else:
                 every.append(index)
         return func(x, every)
-    if packet is aten._unique2 or (
+    unique = torch_compat.unique_op()
+    if (unique is not None and packet is unique) or (
         packet is aten.unique_consecutive and _argument(args, kwargs, "dim", 3, None) is None
     ):
         x = args[0]
-        first = 2 if packet is aten._unique2 else 1
+        first = 2 if packet is unique else 1
         inverse = _argument(args, kwargs, "return_inverse", first, False)
         counts = _argument(args, kwargs, "return_counts", first + 1, False)
         return (
@@ -222,7 +228,7 @@ class _MetaTraceMode(RecordingMode):
                     "rejected", f"the chain runs over {MAX_TRACED_OPS:,} tensor ops per call: too many to measure"
                 )
             )
-        args, kwargs = tree_map(_to_meta, (args, kwargs))
+        args, kwargs = torch_compat.tree_map(_to_meta, (args, kwargs))
         if kwargs.get("pin_memory"):
             kwargs["pin_memory"] = False
         try:
@@ -249,7 +255,10 @@ def _as_on_device(message: str) -> str:
         dim = at + len(expected) if at < 0 else at
         if 0 <= dim < len(expected):
             sizes = (length, expected[dim]) if index == 0 else (expected[dim], length)
-            return f"The size of tensor a ({sizes[0]}) must match the size of tensor b ({sizes[1]}) at non-singleton dimension {dim}"
+            return (
+                f"The size of tensor a ({sizes[0]}) must match the size of tensor b ({sizes[1]}) "
+                f"at non-singleton dimension {dim}"
+            )
     matmul = _META_MATMUL.search(message)
     if matmul:
         return f"mat1 and mat2 shapes cannot be multiplied ([{matmul[1]}] @ [{matmul[2]}])"
@@ -296,7 +305,7 @@ def trace_on_meta(fn: Callable[..., Any], metas: list[torch.Tensor], n: int) -> 
         raise ChainError(ChainErrorInfo("stuck", stuck_message(WATCH.limit_s))) from None
     except ChainError:
         raise
-    except Exception as exc:  # noqa: BLE001 - whatever the chain raises becomes one plain line
+    except Exception as exc:  # whatever the chain raises becomes one plain line
         info = classify_failure(exc, "eager").info
         if _reads_values(str(exc)):
             info = ChainErrorInfo("rejected", _READS_VALUES, info.line)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 NOISY_IQR_FRACTION = 0.10
 BUSY_OTHER_CORES = 0.5
 """Cores kept busy by other processes (beyond this one) from which a measurement is noisy, when
-they leave less than ``SPARE_CORES`` idle. Even half a core stolen on a 2-core machine shifts
-host-bound timings by tens of percent; on a 16-core box the same load takes nothing from the
-measuring thread."""
+they leave less than ``SPARE_CORES`` idle. Even half a core stolen on a two-core machine shifts
+host-bound timings by tens of percent; on a sixteen-core machine the same load takes nothing from
+the measuring thread."""
 SPARE_CORES = 1.0
 KERNELS_OVER_WALL = 1.05
 """Kernel times that add up to more than this many times the call's wall time contradict it (a
@@ -42,11 +42,14 @@ def iqr_is_wide(p25: float, median: float, p75: float) -> bool:
 def kernels_over_wall_reason(device_us: float, wall_us: float) -> str | None:
     """A call's kernels cannot take longer than the call: kernel times (from the profiled reps)
     that add up to more than the wall time (from the timed reps) say the two sets of reps ran at
-    different speeds, and neither figure is to be read on its own. On the CPU machine eager rows
-    of ``(a + b).relu()`` at 1e6 read 1.2-1.5x their wall time; no H200 recording does."""
+    different speeds, and neither figure is to be read on its own (on a loaded CPU machine, eager
+    rows of ``(a + b).relu()`` can read well above their wall time)."""
     if wall_us <= 0 or device_us <= KERNELS_OVER_WALL * wall_us:
         return None
-    return f"the kernel times add up to {device_us / wall_us:.1f}x the call's wall time: the profiled reps ran slower than the timed ones"
+    return (
+        f"the kernel times add up to {device_us / wall_us:.1f}x the call's wall time: "
+        "the profiled reps ran slower than the timed ones"
+    )
 
 
 def spread_reason(what: str, p25: float, median: float, p75: float, reps: int) -> str | None:

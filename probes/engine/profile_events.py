@@ -1,16 +1,20 @@
-"""A profiler session's events as the tool reads them: what ran, where, when, and (for CPU events)
-the ops around it.
+"""A profile's events as the tool reads them: what ran, where, when, and (for CPU events) the ops
+around it.
 
 torch's own reading, ``profile.function_events``, builds a FunctionEvent of ~40 fields for each
-event, demangling its name twice: 6-10 ms for the ~220 events of a measurement's profiled reps on
-the H200 box (the timeline's ``profiler`` marks), in the way of every measurement's rows. The tool
-needs a few fields and the nesting of CPU events, read here from the session's raw results: 2.8 ms
-for those events (median, session 18's timeline). The reading follows torch's own rules (``_parse_kineto_results`` and
-``EventList._build_tree``): events in order of start; a runtime call on the thread of the op it is
-linked to; on each thread, an event is the child of the innermost event whose time range holds it
-whole; async events (ending on another thread) are nobody's parent or child; a parent of the same
-name with that event as its only child stands for both. The bookkeeping events torch leaves out of
-its list (``_filter_name``) are left out here too.
+event and demangles each name twice, several milliseconds for the few hundred events of a
+measurement's profiled reps, in the way of every measurement's rows. The tool needs a few fields
+and the nesting of CPU events, read here straight from the profile's raw results in about a third
+of that time (``read_events``). The reading follows torch's own rules (its
+``_parse_kineto_results`` and ``EventList._build_tree``): events in order of start; a runtime call
+on the thread of the op it is linked to; on each thread, an event is the child of the innermost
+event whose time range holds it whole; async events (ending on another thread) are nobody's parent
+or child; a parent of the same name with that event as its only child stands for both. The
+bookkeeping events torch leaves out of its list are left out here too.
+
+The raw reading is a fast path (``probes.link.fast_paths``) on the torch versions it was checked
+on (``probes.engine.torch_compat``); otherwise the events are torch's own reading, copied
+(``from_function_events``).
 """
 
 from __future__ import annotations
@@ -21,21 +25,23 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-import torch
 from torch.autograd import DeviceType
-from torch.autograd.profiler_util import _filter_name  # the bookkeeping events torch's reading drops
+from torch.autograd.profiler import profile
+
+from probes.engine import torch_compat
+from probes.link import fast_paths
 
 
 @dataclass(eq=False, slots=True)
 class ProfileEvent:
-    """One event of a session: a CPU op or range, a runtime call, or what ran on the device."""
+    """One event of a profile: a CPU op or range, a runtime call, or what ran on the device."""
 
     name: str
     device_type: DeviceType
     correlation_id: int
     """Ties a device event to the runtime call (``cudaLaunchKernel``...) that launched it."""
     start_us: float
-    """Since the session's start."""
+    """Since the profile's start."""
     end_us: float
     thread: int
     is_async: bool
@@ -51,8 +57,8 @@ class ProfileEvent:
 
 @functools.lru_cache(maxsize=4096)
 def _name(raw: str) -> str:
-    """The name as torch shows it: a C++ kernel's demangled (once: a session repeats its kernels)."""
-    return torch._C._demangle(raw) if raw.startswith("_Z") else raw
+    """The name as torch shows it: a C++ kernel's demangled (once: a profile repeats its kernels)."""
+    return torch_compat.demangle(raw) if raw.startswith("_Z") else raw
 
 
 def _event(raw: Any, name: str, trace_start_ns: int) -> ProfileEvent:
@@ -69,14 +75,46 @@ def _event(raw: Any, name: str, trace_start_ns: int) -> ProfileEvent:
     )
 
 
+def read_profile(prof: profile) -> list[ProfileEvent]:
+    """The events of a finished profile, CPU events nested, in order of start: read from its raw
+    results where that is a fast path here, else copied from torch's own reading."""
+    results = prof.kineto_results
+    if results is not None and fast_paths.enabled() and torch_compat.raw_profile_events_readable():
+        return read_events(results)
+    return from_function_events(prof.function_events)
+
+
+def from_function_events(function_events: Any) -> list[ProfileEvent]:
+    """torch's reading of a profile (``profile.function_events``) as ProfileEvents, with torch's
+    nesting."""
+    ours = {
+        id(e): ProfileEvent(
+            name=e.name,
+            device_type=e.device_type,
+            correlation_id=e.id,
+            start_us=e.time_range.start,
+            end_us=e.time_range.end,
+            thread=e.thread,
+            is_async=e.is_async,
+            is_user_annotation=bool(getattr(e, "is_user_annotation", False)),
+        )
+        for e in function_events
+    }
+    for e in function_events:
+        event = ours[id(e)]
+        event.cpu_parent = ours[id(e.cpu_parent)] if e.cpu_parent is not None else None
+        event.cpu_children = [ours[id(child)] for child in e.cpu_children]
+    return list(ours.values())
+
+
 def read_events(results: Any) -> list[ProfileEvent]:
-    """The events of a finished session (``profile.kineto_results``), CPU events nested, in order
-    of start (the longer first where two start together)."""
+    """The events of a finished profile's raw results (``profile.kineto_results``), CPU events
+    nested, in order of start (the longer first where two start together)."""
     start = results.trace_start_ns()
     read = []
     for raw in results.events():
         name = raw.name()
-        if _filter_name(name) or (hasattr(raw, "is_hidden_event") and raw.is_hidden_event()):
+        if torch_compat.is_profiler_bookkeeping(name) or (hasattr(raw, "is_hidden_event") and raw.is_hidden_event()):
             continue
         read.append((_event(raw, name, start), raw.linked_correlation_id()))
     _on_their_ops_threads(read)

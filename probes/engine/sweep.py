@@ -22,7 +22,6 @@ from probes.engine.measure import apply_peak, measure
 from probes.engine.memory_guard import check_memory, free_memory, release_memory
 from probes.engine.timing import L2Flusher
 from probes.link.protocol import (
-    MODES,
     ChainErrorInfo,
     DeviceInfo,
     Event,
@@ -32,6 +31,7 @@ from probes.link.protocol import (
     Progress,
     RequestDone,
     RequestFailed,
+    Stage,
 )
 
 
@@ -117,12 +117,9 @@ def _run_profile(
     modes = list(dict.fromkeys(request.modes))  # eager,eager measures once
     try:
         chain = parse_chain(request.chain)
-        unknown = [mode for mode in modes if mode not in MODES]
-        if unknown:
-            raise MeasureError(ChainErrorInfo("input", f"unknown mode '{unknown[0]}': use {', '.join(MODES)}"))
-        bad_sizes = [size for size in request.sizes if size <= 0]
-        if bad_sizes:
-            raise MeasureError(ChainErrorInfo("input", f"size {bad_sizes[0]} is not positive"))
+        invalid = request.invalid()  # the settings model's limits, as every front end checks them
+        if invalid:
+            raise MeasureError(ChainErrorInfo("input", invalid))
         device = resolve_device(request.device)
     except ChainError as exc:
         emit(RequestFailed(rid, exc.info))
@@ -154,9 +151,9 @@ def _run_profile(
                 raise Cancelled
             try:
                 trace = check_memory(chain, n, request.dtype, device)
-                # Not under the device lock: filling them is a few short kernels (~5 µs at 1e6 on an
-                # H200), and a compile worker that waited here would start its compile only after the
-                # eager measurement of the same edit (~0.1 s).
+                # Not under the device lock: filling them is a few short kernels, and a compile
+                # worker that waited here would start its compile only after the eager measurement
+                # of the same edit.
                 inputs = make_inputs(input_specs(chain, n, request.dtype), device, n)
             except ChainError as exc:
                 emit(RequestFailed(rid, exc.info, size=n))
@@ -182,9 +179,8 @@ def _run_profile(
                 if cancelled():
                     raise Cancelled
                 step += 1
-                verb, stage = (
-                    ("compiling and measuring", "compiling") if mode != "eager" else ("measuring", "measuring")
-                )
+                stage: Stage = "compiling" if mode != "eager" else "measuring"
+                verb = "compiling and measuring" if mode != "eager" else "measuring"
                 progress = Progress(rid, f"{verb} {mode} at N={n:,}", stage, mode, n, step, steps)
                 if mode != "eager":
                     with importing_compiler(device):

@@ -4,34 +4,36 @@ Nothing of the tool may land in a figure:
 
 - **The flush leaves nothing behind.** Zero-filling a buffer larger than L2 (what ``do_bench``
   does) leaves L2 full of *dirty* lines; the measured kernel then pays for writing them back
-  (+11..20% on reductions at 1e8 on an H200). Here the zero-fill is followed by a read pass over a
+  (a fifth more on large reductions). Here the zero-fill is followed by a read pass over a
   second buffer, which evicts those lines inside the flush and leaves only clean ones.
 - **Wall time is the time per call of a loop of calls, host included.** Each wall rep is a block of
   back-to-back calls between two synchronisations (what ``torch.utils.benchmark.Timer`` times):
-  the host launches call k+1 while the device runs call k, as in a user's loop, so a host-bound
+  the host launches the next call while the device runs this one, as in a user's loop, so a host-bound
   call reads its host time and a device-bound call its device time. Each block starts after the
   flush has ended. ``do_bench`` instead queues each call behind its flush, so any host overhead
-  shorter than the flush (a 256 MB flush runs ~140 us on an H200) vanishes from its figure: a
-  compiled call at N=1e2 that needs ~40 us of host time read 3.8 us "per call", faster than eager.
-  Timing each call alone from an idle GPU (host + device, never overlapped) overstates it the
-  other way: 1.5-3x a loop's figure below 1e7 on the H200 (benchmarks/results, the truth runs).
+  shorter than the flush (a 256 MB flush runs for a hundred microseconds or more) vanishes from
+  its figure: a small compiled call bound by tens of microseconds of host time reads a few
+  microseconds "per call", faster than eager. Timing each call alone from an idle GPU (host +
+  device, never overlapped) overstates it the other way, by up to several times a loop's figure at
+  small sizes (docs/performance.md).
 - **No idle clocks.** Warm-up runs the call back to back for at least ``WARMUP_MIN_S`` (do_bench's
   25 ms) so a GPU that idled while the user typed is at full clocks before the first rep, not when
   any process timed reps on it less than ``WARM_FOR_S`` ago (see there); on the CPU, whose clocks
-  are the host's, for ``CPU_WARMUP_MIN_S``, which wakes torch's threads.
+  are the host's, for ``CPU_WARMUP_MIN_S``, which wakes torch's threads. Both shortcuts are fast
+  paths (``probes.link.fast_paths``): without them every measurement warms up for
+  ``WARMUP_MIN_S``.
 - **No garbage collection inside a rep**: the collector is paused during the reps.
 - **No page faults of the profiler's making** (CPU): the profiler's own allocations between a
-  call's outputs can make the next call's outputs land on fresh pages, which it faults in (~1 ms
-  at 1e6 on the 2-core machine, 10x the add itself). A profiled rep that faults in more pages than
+  call's outputs can make the next call's outputs land on fresh pages, which it faults in (at 1e6
+  elements, several times the add itself). A profiled rep that faults in more pages than
   a call did while warming up is left out of the rows and another rep runs in its place
   (``probes.engine.host_heap`` keeps the process from doing it on every call).
-- **Nothing left installed**: the profiler session and the op-recording mode end with their block.
-- **The profiler's set-up hidden behind a compile.** Setting a session up attaches CUPTI anew
-  (``TEARDOWN_CUPTI``): 10-19 ms of each measurement on an H200, with the GIL released. A compiled
-  mode's measurement starts it on a thread of its own (``ProfilerSetUp``) ``SET_UP_AFTER_S`` into
-  its compile, so a compile of ~0.4 s hides it whole. The set-up holds the device like a
-  measurement: eager rows timed in the other worker while it attached read one wall time 15% high
-  (97 against 84 µs).
+- **Nothing left installed**: the profile and the op-recording mode end with their block.
+- **The profiler's set-up hidden behind a compile** (a fast path). Setting a profile up attaches
+  CUPTI anew (``TEARDOWN_CUPTI``): on a GPU, milliseconds of each measurement, with the GIL
+  released. A compiled mode's measurement starts it on a thread of its own (``ProfilerSetUp``)
+  ``SET_UP_AFTER_S`` into its compile, so a compile hides it whole. The set-up holds the device
+  like a measurement: eager rows timed in the other worker while it attached read high.
 """
 
 from __future__ import annotations
@@ -48,13 +50,16 @@ from typing import Any
 import torch
 from torch.autograd.profiler import profile, record_function
 
+from probes.engine import torch_compat
 from probes.engine.device_lock import device_lock, measuring
 from probes.engine.launches import FLUSH_LABEL, REP_LABEL, Launch, read_profile
-from probes.engine.profile_events import ProfileEvent, read_events
+from probes.engine.profile_events import ProfileEvent
+from probes.engine.profile_events import read_profile as read_profile_events
 from probes.engine.trace import OpTrace, recording_ops
+from probes.link import fast_paths
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
-"""Larger than any current GPU's L2 (H200: 60 MB), like do_bench's cache buffer."""
+"""Larger than any current GPU's L2 (tens of MB), like do_bench's cache buffer."""
 
 TARGET_TIMING_S = 0.05
 """Wall-time reps are sized to take about this long: enough for a stable median, short enough
@@ -71,20 +76,16 @@ FAULT_SLACK_PAGES = 64
 profiler's own buffers (a 4 MB output is 1024 pages)."""
 WARMUP_MIN_S = 0.025
 CPU_WARMUP_MIN_S = 0.005
-"""On the CPU a warm-up of this long reads the same figures as one of WARMUP_MIN_S: 120 pairs of
-new chains at N=1e4 and 24 at 1e6 on the 2-core machine, eager + compiled as an edit sends them,
-after 0.4 s or 3 s idle, in turns: device times alike pair by pair, no more of them far from their
-pair's, the spread within a measurement no wider (benchmarks/results/vm-2026-12-02-cpu-warm-length).
-An edit's eager rows come ~20 ms sooner, its compiled rows, behind both warm-ups, 30-40 ms sooner."""
+"""On the CPU a warm-up of this long reads the same figures as one of WARMUP_MIN_S (device times
+alike pair by pair, the spread within a measurement no wider, after short and long idle spells),
+and an edit's rows come that much sooner (docs/performance.md)."""
 WARMUP_MAX_CALLS = 2000
 WARM_FOR_S = 2.0
 """On a GPU, a warm-up within this long of the last timed rep on it, in this process or another
 (the app's other worker: a new chain's compiled rows follow its eager rows timed in the eager
-worker), changes no figure: on the H200, eager
-rows of three chains with and without it, in turns, 0, 0.3, 1 and 3 s after the last request,
-read the same device times (within 1%) and device-bound wall times (within 0.5%); host-bound wall
-times spread ±20% either way (benchmarks/results/h200-2026-12-01-warmup). It is 20 ms of each
-request, a fifth of a new chain's eager rows. On the CPU an idle second slows the next calls (the
+worker), changes no figure: with and without it, device times and device-bound wall times read
+the same within a percent, and host-bound wall times spread alike either way; it is a fifth of a
+new chain's eager rows (docs/performance.md). On the CPU an idle second slows the next calls (the
 thread pool sleeps): the warm-up always runs there."""
 SETTLE_BUDGET_S = 0.5
 
@@ -151,7 +152,7 @@ the GPU's lock (``DeviceLock.mark_timed``), where it can be."""
 def needs_warm_up(device: torch.device, now: float) -> bool:
     """Whether the clocks may have dropped since the last timed rep on the device (see WARM_FOR_S);
     ``now`` from time.time()."""
-    if device.type != "cuda":
+    if device.type != "cuda" or not fast_paths.enabled():
         return True
     last = max(_last_timed, device_lock(device).last_timed() or float("-inf"))
     return not 0 <= now - last < WARM_FOR_S
@@ -166,7 +167,7 @@ def warm_up(call: Callable[[], Any], device: torch.device, single_s: float) -> f
     """Back-to-back calls for at least WARMUP_MIN_S (CPU_WARMUP_MIN_S on the CPU), so clocks are
     up when the reps start (one call where they are: ``needs_warm_up``); returns the page faults
     of a warm call."""
-    length = WARMUP_MIN_S if device.type == "cuda" else CPU_WARMUP_MIN_S
+    length = CPU_WARMUP_MIN_S if device.type != "cuda" and fast_paths.enabled() else WARMUP_MIN_S
     wanted = length if needs_warm_up(device, time.time()) else 0.0
     calls = int(min(WARMUP_MAX_CALLS, max(1, wanted / single_s)))
     before = page_faults()
@@ -232,30 +233,48 @@ def measure_wall_time(call: Callable[[], Any], device: torch.device, plan: RepPl
 
 
 def _new_profiler(device: torch.device) -> profile:
-    """A profiler session on ``device``, not started (CUPTI's detach after each session is asked
-    for by importing ``probes``: see its docstring)."""
-    # The autograd profiler, not torch.profiler.profile: the latter's start asks
-    # hasattr(torch, "_inductor"), which imports Inductor and Dynamo (0.4 s on the 2-core machine)
-    # in a worker that may never compile.
+    """A profile of ``device``, not started (CUPTI's detach after each profile is asked for by
+    importing ``probes.engine``: see its docstring). The autograd profiler, which
+    ``torch.profiler.profile`` drives, on its own: the latter's start asks
+    ``hasattr(torch, "_inductor")``, which imports Inductor and Dynamo (a fraction of a second) in a
+    worker that may never compile."""
     return profile(use_device="cuda" if device.type == "cuda" else None, use_kineto=True)
+
+
+@contextmanager
+def _public_profiler(device: torch.device) -> Iterator[profile]:
+    """A profile of ``device`` through ``torch.profiler.profile`` (the plain path of
+    ``_new_profiler``), for the block; yields the autograd profile it drives."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=activities) as prof:
+        assert prof.profiler is not None
+        yield prof.profiler
+
+
+def set_up_ahead() -> bool:
+    """Whether a compiled mode's profile is set up while it compiles (``ProfilerSetUp``): a fast
+    path, where this torch sets a profile up apart from its start."""
+    return fast_paths.enabled() and torch_compat.profiler_set_up_apart()
 
 
 SET_UP_AFTER_S = 0.1
 """A compile's profiler set-up starts this far into the compile, or when its rows need it if
 sooner: the other worker's eager measurement of the same edit, sent with the compile, then has
-the device first (~80 ms on an H200), instead of waiting for the set-up's hold (~15 ms)."""
+the device first, instead of waiting for the set-up's hold."""
 
 
 class ProfilerSetUp:
-    """A profiler session being set up on a thread of its own while the caller compiles:
-    ``profile_run`` then only starts it. Its calls are the ones ``torch.profiler.profile`` makes
-    for a schedule's warm-up and active steps. One that is not used is ended by ``discard``, so no
-    half-made session outlives the measurement.
+    """A profile being set up on a thread of its own while the caller compiles: ``profile_run``
+    then only starts it. Its calls are the ones ``torch.profiler.profile`` makes for a schedule's
+    warm-up and active steps. One that is not used is ended by ``discard``, so no half-made profile
+    outlives the measurement.
 
     Not for eager runs, which have no compile to hide it behind and whose rows are tied to their
-    ops by the profiler's CPU events: on the H200 (torch 2.11), eager forward + backward of a
-    matmul measured in a session set up on another thread tied both backward matmuls' FLOPs to one
-    kernel (3 runs of 3); Inductor's kernels are tied to their ops by their names."""
+    ops by the profiler's CPU events: eager forward + backward of a matmul measured in a profile
+    set up on another thread tied both backward matmuls' FLOPs to one kernel; Inductor's kernels
+    are tied to their ops by their names."""
 
     _first_done = False
     """Kineto initialises itself at a process's first set-up, which must run on the thread that
@@ -282,8 +301,8 @@ class ProfilerSetUp:
     def _prepare(self) -> None:
         try:
             with measuring(self.device):  # attaching CUPTI is not to land in another worker's reps
-                self.profiler._prepare_trace()
-        except BaseException as exc:  # noqa: BLE001 - raised again on the measuring thread
+                torch_compat.prepare_profile(self.profiler)
+        except BaseException as exc:  # raised again on the measuring thread
             self._error = exc
 
     def _join(self) -> None:
@@ -292,17 +311,17 @@ class ProfilerSetUp:
             self._thread.join()
 
     def take(self) -> profile:
-        """The session, set up (waiting for the rest of its set-up)."""
+        """The profile, set up (waiting for the rest of its set-up)."""
         self._join()
         if self._error is not None:
             raise self._error
         return self.profiler
 
     def discard(self) -> None:
-        """End a session that will not be used (the compile failed or was stopped)."""
+        """End a profile that will not be used (the compile failed or was stopped)."""
         self._join()
         if self._error is None and self.profiler.entered and self.profiler.kineto_results is None:
-            self.profiler._start_trace()
+            torch_compat.start_prepared_profile(self.profiler)
             self.profiler.__exit__(None, None, None)
 
 
@@ -328,20 +347,20 @@ def profile_run(
     faults_per_call: float | None = None,
     set_up: ProfilerSetUp | None = None,
 ) -> ProfiledRun:
-    """One profiler session (starting one costs tens of ms): first, optionally, one eager call with
-    every op labelled, which ties each kernel to the op that launched it; then ``reps`` reps. With
+    """One profile (starting one costs tens of ms): first, optionally, one eager call with every op
+    labelled, which ties each kernel to the op that launched it; then ``reps`` reps. With
     ``faults_per_call`` (a warm call's page faults), a rep that takes more is left out and another
     runs, up to ``reps`` more (all are kept when too few were clean).
 
-    On CUDA a session that recorded no device event at all (not even the flush's kernels) lost
-    them to the profiler itself and runs once more: with ``TEARDOWN_CUPTI``, of sessions run back
+    On CUDA a profile that recorded no device event at all (not even the flush's kernels) lost
+    them to the profiler itself and runs once more: with ``TEARDOWN_CUPTI``, of profiles run back
     to back with no launch between them, every second one recorded nothing of the device and ran
-    its reps 3x slower (the H200, torch 2.11: the profiler detaches at the first launch after a
-    session, here inside the next one). A measurement launches between its sessions; a caller of
-    its own may not. ``set_up``: the session, set up while the caller did something else."""
-    recorded, trace, faulted, ran = _session(call, device, reps, flush, labelled_call, faults_per_call, set_up)
+    its reps several times slower (the profiler detaches at the first launch after a profile, here
+    inside the next one). A measurement launches between its profiles; a caller of its own may
+    not. ``set_up``: the profile, set up while the caller did something else."""
+    recorded, trace, faulted, ran = _one_profile(call, device, reps, flush, labelled_call, faults_per_call, set_up)
     if device.type == "cuda" and not any(e.device_type == torch.autograd.DeviceType.CUDA for e in recorded):
-        recorded, trace, faulted, ran = _session(call, device, reps, flush, labelled_call, faults_per_call, None)
+        recorded, trace, faulted, ran = _one_profile(call, device, reps, flush, labelled_call, faults_per_call, None)
     if ran - len(faulted) < min(reps, MIN_PROFILE_REPS):
         faulted = []  # faulting is how this call runs: every rep counts
     events = read_profile(recorded, device)
@@ -355,7 +374,7 @@ def profile_run(
     )
 
 
-def _session(
+def _one_profile(
     call: Callable[[], Any],
     device: torch.device,
     reps: int,
@@ -364,7 +383,7 @@ def _session(
     faults_per_call: float | None,
     set_up: ProfilerSetUp | None,
 ) -> tuple[list[ProfileEvent], OpTrace | None, list[int], int]:
-    """The profiler session of ``profile_run``: (its events, the labelled call's op trace, the
+    """The profile of ``profile_run``: (its events, the labelled call's op trace, the
     reps that faulted, the reps run)."""
     trace = None
     faulted: list[int] = []
@@ -387,17 +406,19 @@ def _session(
                     faulted.append(ran)
                 ran += 1
             sync(device)
-    return read_events(prof.kineto_results), trace, faulted, ran
+    return read_profile_events(prof), trace, faulted, ran
 
 
 @contextmanager
 def _running(prepared: profile | None, device: torch.device) -> Iterator[profile]:
-    """A profiler session for the block: ``prepared`` (set up already) started, or a new one."""
+    """A profile for the block: ``prepared`` (set up already) started, or a new one (the public
+    profiler's where the fast paths are off)."""
     if prepared is None:
-        with _new_profiler(device) as prof:
+        new = _new_profiler(device) if fast_paths.enabled() else _public_profiler(device)
+        with new as prof:
             yield prof
         return
-    prepared._start_trace()
+    torch_compat.start_prepared_profile(prepared)
     try:
         yield prepared
     finally:

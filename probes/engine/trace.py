@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
+
+from probes.engine.torch_compat import TorchDispatchMode, tree_leaves
 
 OP_LABEL_PREFIX = "kernel_tui::op#"
 """record_function label put around op i during the attribution pass: kernel_tui::op#i."""
@@ -26,7 +26,7 @@ def spanned_bytes(tensor: torch.Tensor) -> int:
     if tensor.numel() == 0:
         return 0
     elements = 1
-    for size, stride in zip(tensor.shape, tensor.stride()):
+    for size, stride in zip(tensor.shape, tensor.stride(), strict=True):
         if stride != 0:
             elements *= size
     return elements * tensor.element_size()

@@ -41,11 +41,13 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from typing import IO
+from typing import IO, Any
 
+from probes.engine import torch_compat
 from probes.engine.child_processes import kill_compilers
 from probes.engine.driver_context import start_driver_context
 from probes.engine.watchdog import WATCH, ChainStuck, Interrupted, clear_in_thread, raise_in_thread, stuck_message
+from probes.link import fast_paths
 from probes.link.bytecode_cache import fill_later
 from probes.link.protocol import (
     EXIT_DEVICE_POISONED,
@@ -119,14 +121,16 @@ def _inject_test_fault(stage: str) -> None:
 STOP_SIGNAL = signal.SIGUSR1
 """Sent to the main thread with a stop that must reach it inside a blocking system call. A compile
 waits for the compilers it started (g++ on the CPU, ptxas for Triton) in a read or a wait, where an
-exception raised in the thread fires only when the call returns (0.3-0.7 s later on the 2-core
-machine). A compile's stop ends those compilers first (``_end_compilers``), then this signal wakes
-any other wait: the compile stops within 8-15 ms there."""
+exception raised in the thread fires only when the call returns (up to a compiler's whole run,
+most of a second). A compile's stop ends those compilers first (``_end_compilers``), then this
+signal wakes any other wait, and the compile stops within milliseconds. The signal is a fast path
+(``probes.link.fast_paths``): without it the stop fires once the wait returns."""
 
 
 def _end_compilers() -> None:
     """The compilers a stopped compile started, and theirs: killing only the one it waits for (as
-    ``subprocess.run`` does on the way out) leaves g++'s cc1plus on the cores for ~0.5 s."""
+    ``subprocess.run`` does on the way out) leaves g++'s cc1plus on the cores the next measurement
+    times, for as long as it still had to run."""
     kill_compilers(os.getpid())
 
 
@@ -193,11 +197,12 @@ class _MainThreadStop:
                 raise_in_thread(self._main, StopRequest)
                 if interrupt is not None:
                     interrupt()
-                    if self._can_wake:
+                    if self._can_wake and fast_paths.enabled():
                         signal.pthread_kill(self._main, STOP_SIGNAL)
 
 
-def _tiny(x):  # noqa: ANN001, ANN202 - the warm-up's compile
+def _tiny(x: Any) -> Any:
+    """The warm-up's compile."""
     return (x + 1).relu()
 
 
@@ -334,14 +339,15 @@ class Worker:
 
     def _ready_next_compile(self) -> None:
         """In a worker that compiles (its compiler imported), with no request waiting: the next
-        compile's ``torch.compile`` wrapper, made now rather than on a new chain's way to its rows."""
-        if "torch._inductor.compile_fx" not in sys.modules or not self._requests.empty():
+        compile's ``torch.compile`` wrapper, made now rather than on a new chain's way to its rows
+        (a fast path: ``probes.engine.compiling.make_spare_wrapper``)."""
+        if not fast_paths.enabled() or not torch_compat.compiler_imported() or not self._requests.empty():
             return
         from probes.engine.compiling import make_spare_wrapper
 
         try:
             make_spare_wrapper()
-        except Exception:  # noqa: BLE001 - only a head start: the next compile makes its own
+        except Exception:  # only a head start: the next compile makes its own
             return
 
     def _handle(self, request: Request) -> int | None:
@@ -356,9 +362,14 @@ class Worker:
         from probes.engine.errors import DevicePoisoned
         from probes.engine.sweep import run_profile
 
+        request_id = request.id
+
+        def cancelled() -> bool:
+            return request_id in self._cancelled
+
         try:
             _inject_test_fault("start")
-            run_profile(request, self.emit, lambda rid=request.id: rid in self._cancelled, self._import_compiler)
+            run_profile(request, self.emit, cancelled, self._import_compiler)
         except DevicePoisoned as exc:
             # No RequestDone: the client sees this process end while the request is still
             # open, so it restarts the worker before the next request is sent.
@@ -367,7 +378,7 @@ class Worker:
         except ChainStuck:  # a test fault's watched spin (chains are stopped inside the memory guard)
             self.emit(RequestFailed(request.id, ChainErrorInfo("stuck", stuck_message(WATCH.limit_s))))
             self.emit(RequestDone(request.id))
-        except Exception as exc:  # noqa: BLE001 - a bug in the engine must not kill the session
+        except Exception as exc:  # a bug in the engine must not end the worker
             message = f"internal error in the worker: {type(exc).__name__}: {exc}"
             self.emit(RequestFailed(request.id, ChainErrorInfo("worker", message[:300])))
             self.emit(RequestDone(request.id))
@@ -375,9 +386,9 @@ class Worker:
 
     def _import_compiler(self, step: Progress | None = None) -> None:
         """Dynamo and Inductor, imported whole before a compile needs them (a worker starts
-        without them, probes.engine.dynamo_deferral): a stop inside an import would leave a module half
-        made for the rest of the process. ``step``: the request's step that waits for it."""
-        if "torch._inductor.compile_fx" in sys.modules:
+        without them, probes.engine.dynamo_deferral): a stop inside an import would leave a module
+        half made for the rest of the process. ``step``: the request's step that waits for it."""
+        if not torch_compat.compiler_to_import():
             return
         from probes.engine.dynamo_deferral import end_dynamo_deferral
 
@@ -386,7 +397,7 @@ class Worker:
 
         end_dynamo_deferral()
         with self._stop.held(), long_lived():
-            import torch._inductor.compile_fx  # noqa: F401
+            torch_compat.import_compiler()
 
     def _warm_up(self, request: WarmupRequest) -> None:
         """Import Inductor and compile a tiny kernel on the device, so that the first real compile
@@ -420,10 +431,13 @@ def long_lived() -> Iterator[None]:
     """For a block that makes what lives as long as the process (torch's import, Inductor's): the
     collector is off while it runs and leaves what it made out of every later pass (frozen).
     Imports make hundreds of thousands of objects and almost no garbage; the collector's full
-    passes over them cost ~0.2 s of a worker's start (first eager rows 0.28 s sooner without them
-    on the H200, in turns) and as much of its compiler's import, and every later full pass would
-    walk them again. What is garbage already is collected first (~50 ms before the compiler's
-    import on the CPU machine): frozen, a dead cycle holding a tensor would hold it for good."""
+    passes over them cost a noticeable part of a worker's start and as much of its compiler's
+    import, and every later full pass would walk them again. What is garbage already is collected
+    first: frozen, a dead cycle holding a tensor would hold it for good. A fast path
+    (``probes.link.fast_paths``): without it the collector runs as Python runs it."""
+    if not fast_paths.enabled():
+        yield
+        return
     gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
@@ -437,9 +451,12 @@ def long_lived() -> Iterator[None]:
 
 def _release() -> None:
     """Give back what a stopped request held (its tensors went with its frames). Only the young
-    generations: a stop comes with the next edit, whose request must not wait ~0.1 s for a full
-    collection (the memory guard runs one before it would refuse a size)."""
-    gc.collect(1)
+    generations, a fast path: a stop comes with the next edit, whose request must not wait for a
+    full collection (the memory guard runs one before it would refuse a size)."""
+    if fast_paths.enabled():
+        gc.collect(1)
+    else:
+        gc.collect()
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -448,10 +465,12 @@ def _release() -> None:
 def _initialise_device(driver_context: threading.Thread | None = None) -> None:
     """Create the default device's context, and load what the memory guard's first meta run
     would (sympy, torch's meta kernels), now, while the client waits for WorkerReady anyway. The
-    context is made in a thread beside the meta run: on a GPU most of its 0.25-0.35 s runs outside
-    the GIL (0.2 s off the H200 box's start). ``driver_context``: the driver's thread that made it
-    while torch imported (probes.engine.driver_context), to be waited for. Dynamo is not loaded
-    (probes.engine.dynamo_deferral): a worker imports it with its first compile or warm-up."""
+    context is made in a thread beside the meta run: on a GPU most of it runs outside the GIL.
+    ``driver_context``: the driver's thread that made it while torch imported
+    (probes.engine.driver_context), to be waited for. Dynamo is not loaded
+    (probes.engine.dynamo_deferral): a worker imports it with its first compile or warm-up. The
+    early meta run and the thread are fast paths (``probes.link.fast_paths``): without them the
+    context is made here, and the first request's meta run loads what it needs."""
     import torch
 
     from probes.chain.expr import parse_chain
@@ -461,6 +480,11 @@ def _initialise_device(driver_context: threading.Thread | None = None) -> None:
 
     defer_dynamo_import()
     device = torch.device(default_device())
+    if not fast_paths.enabled():
+        torch.ones(1, device=device).add_(1)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        return
     failure: list[BaseException] = []
 
     def make_context() -> None:
@@ -470,7 +494,7 @@ def _initialise_device(driver_context: threading.Thread | None = None) -> None:
             torch.ones(1, device=device).add_(1)
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
-        except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
+        except BaseException as exc:  # raised again in the main thread
             failure.append(exc)
 
     context = threading.Thread(target=make_context, name="device-context")

@@ -2,9 +2,8 @@
 
 Python compiles a module's source at every import unless it finds the module's bytecode. pip writes
 torch's when it installs it; a torch installed some other way under ``PYTHONDONTWRITEBYTECODE=1``
-(container images do this; the H200 box we measure on is one) has none, and every worker compiles
-the thousands of modules it imports again: ``import torch, torch._dynamo`` took 9.9 s there, and
-3.7-4.5 s with bytecode.
+(container images often do this) has none, and every worker compiles the thousands of modules it
+imports again: torch and Dynamo then take more than twice as long to import.
 
 There, the first worker, once its first request is done, starts a filler at the lowest CPU priority
 (``fill_later``): it compiles every module the worker imported into a cache of the user's own, off
@@ -14,6 +13,8 @@ outside it, so an empty cache would make the start slower (the standard library 
 package compiled too). The cache is in the user's private cache directory: one that anyone else
 could write to would let them run code in the worker. Bytecode of a changed source is stale by
 Python's own check, and rewritten there by the import that finds it so.
+
+A fast path (``probes.link.fast_paths``): without it, a worker imports as its environment has it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
+from probes.link import fast_paths
 from probes.link.state_files import user_cache_dir
 
 BYTECODE_CACHE_ENV = "KERNEL_TUI_BYTECODE_CACHE"
@@ -67,7 +69,7 @@ def _filled_marker(cache: Path, torch_origin: str) -> Path:
 
 def _cache_wanted(env: dict[str, str]) -> tuple[Path, str] | None:
     """The cache and torch's ``__init__``, where the worker should have a cache; else None."""
-    if env.get(BYTECODE_CACHE_ENV) == "0" or env.get("PYTHONPYCACHEPREFIX"):
+    if not fast_paths.enabled(env) or env.get(BYTECODE_CACHE_ENV) == "0" or env.get("PYTHONPYCACHEPREFIX"):
         return None
     origin = _origin("torch")
     if origin is None or _compiled(origin):
@@ -98,6 +100,8 @@ def fill_later(modules: Iterable[ModuleType]) -> subprocess.Popen[bytes] | None:
 
     It runs in the worker's process group, so it dies with the worker when the app kills that."""
     cache = os.environ.get(FILL_ENV)
+    if not fast_paths.enabled():
+        return None
     torch = sys.modules.get("torch")
     origin = getattr(torch, "__file__", None)
     if not cache or origin is None or sys.pycache_prefix is not None:
@@ -127,7 +131,7 @@ def fill(cache: Path, torch_origin: str, sources: list[str]) -> None:
     """Compile ``sources`` into ``cache`` (this process's pycache prefix); mark it filled if all went in.
 
     One filler at a time: another that finds the lock taken leaves the work to it."""
-    import py_compile  # noqa: PLC0415 (the filler's alone: the app imports this module at its start)
+    import py_compile  # the filler's alone: the app imports this module at its start
 
     cache.mkdir(mode=0o700, exist_ok=True)
     with open(cache / ".filling", "w") as lock:

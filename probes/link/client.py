@@ -24,7 +24,7 @@ import os
 import signal
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Literal
 
 from probes.link.protocol import (
@@ -233,6 +233,8 @@ class WorkerClient:
             try:
                 event = decode(line.decode("utf-8", "replace"))
             except ProtocolError:
+                event = None
+            if not isinstance(event, Event):  # a worker sends events only: anything else is noise
                 self._last_words.lines.append(line.decode("utf-8", "replace").rstrip())
                 continue
             if isinstance(event, WorkerReady) and event.id is None:
@@ -406,7 +408,7 @@ class WorkerClient:
                 async with asyncio.timeout(min(silent_at, cancel_at) - now):
                     return await queue.get()
 
-    async def request(self, request: Request) -> AsyncIterator[Event]:
+    async def request(self, request: Request) -> AsyncGenerator[Event]:
         """Send ``request`` and yield its events (not heartbeats); the last one is always a RequestDone.
 
         Requests queue behind each other; a warm-up in flight gives way at once. If the worker
@@ -444,7 +446,7 @@ class WorkerClient:
                         yield RequestDone(request.id, cancelled=True)
                         await self._restart_quietly(f"it did not stop within {self.cancel_ack_s:.0f} s of a cancel")
                         return
-                    if event == "silent":
+                    if isinstance(event, str):  # "silent"
                         message = (
                             f"the worker sent nothing for {self.silence_s:.0f} s (stuck in one long operation, "
                             "such as arithmetic on a huge Python integer): stopped, and the worker restarted"

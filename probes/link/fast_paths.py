@@ -13,10 +13,12 @@ worker inherits the variable from the app, so one setting covers both processes.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 ENV = "KERNEL_TUI_FAST_PATHS"
 
 
-def enabled() -> bool:
-    """Whether the start-up and latency tricks are on (read each time: tests flip it)."""
-    return os.environ.get(ENV, "1").strip() != "0"
+def enabled(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the start-up and latency tricks are on, in this process's environment or in ``env``
+    (a worker's, before it starts). Read each time: tests flip it."""
+    return (os.environ if env is None else env).get(ENV, "1").strip() != "0"

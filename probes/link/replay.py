@@ -1,6 +1,6 @@
 """A worker that answers from recorded reports instead of a GPU: ``python -m probes.link.replay FILE...``.
 
-UI tests and snapshot tests run against it, so they show real results recorded on the GPU box
+UI tests and snapshot tests run against it, so they show real results recorded on a GPU
 (``tests/data/*.json``, as printed by ``kernel-tui profile --json``) on a machine without one.
 It speaks exactly the worker protocol (a cancel ends the request it names at once; a warm-up has
 nothing to do) and never imports torch.
@@ -123,7 +123,7 @@ class _Requests:
             if isinstance(message, CancelRequest):
                 self.cancelled.add(message.id)
                 self.wake.set()
-            else:
+            elif isinstance(message, (ProfileRequest, InfoRequest, WarmupRequest)):
                 self.queue.put(message)
         self.queue.put(None)
 

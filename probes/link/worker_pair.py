@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 
+from probes.link import fast_paths
 from probes.link.client import Request, WorkerClient, WorkerState
 from probes.link.protocol import (
     ChainErrorInfo,
@@ -88,13 +89,15 @@ class WorkerPair:
 
     async def _start_both(self, eager: WorkerClient, compiler: WorkerClient) -> WorkerReady:
         """Two workers launched together import torch side by side, and either may be ready first
-        (by 50-280 ms in a third of the H200's launches): the app's first rows wait for the one
-        that measures them, so that one is whichever is ready first."""
+        (by a tenth of a second or more, in many launches): the app's first rows wait for the one
+        that measures them, so that one is whichever is ready first (a fast path,
+        ``probes.link.fast_paths``: without it the eager worker keeps its role)."""
         starts = {client: asyncio.ensure_future(client.start()) for client in (eager, compiler)}
         self._roles_decided.clear()
         try:
             await asyncio.wait(starts.values(), return_when=asyncio.FIRST_COMPLETED)
-            if _started(starts[compiler]) and not _started(starts[eager]):
+            swap = _started(starts[compiler]) and not _started(starts[eager])
+            if swap and fast_paths.enabled():
                 self._swap_roles()
             assert self.compiler is not None
             self._compiler_start = asyncio.ensure_future(self._compiler_started(starts[self.compiler]))
@@ -118,7 +121,7 @@ class WorkerPair:
     async def _compiler_started(self, start: Awaitable[WorkerReady]) -> None:
         try:
             await start
-        except Exception as exc:  # noqa: BLE001 (the eager worker compiles instead)
+        except Exception as exc:
             self.compiler_failure = str(exc) or exc.__class__.__name__
             if self._on_compiler_state is not None:
                 self._on_compiler_state("failed", self.compiler_failure)
@@ -147,7 +150,7 @@ class WorkerPair:
         await asyncio.wait([self._compiler_start])  # not cancelled with this request: the start goes on
         return self.compiler if self.compiles_apart() and self.compiler is not None else self.primary
 
-    async def request(self, request: Request) -> AsyncIterator[Event]:
+    async def request(self, request: Request) -> AsyncGenerator[Event]:
         """Send ``request`` (split between the workers) and yield its events; the last one is its
         one RequestDone (cancelled if either part was). While the compile worker starts, the eager
         part of a request goes at once and its compiled part waits for that start."""
@@ -169,11 +172,13 @@ class WorkerPair:
         try:
             # The inner stream closed with this one (a consumer may stop at any event), at once, not
             # when the garbage collector finds it: until then it holds its worker's lock.
-            if len(parts) == 1 and parts[0][0] is not None:
-                client, part = parts[0]
-                events = client.request(part)
+            only, part = parts[0]
+            events: AsyncGenerator[Event]
+            if len(parts) == 1 and only is not None:
+                events = only.request(part)
             else:
-                events = self._merged(request, parts)  # type: ignore[arg-type] (split: a ProfileRequest)
+                assert isinstance(request, ProfileRequest)  # only a profile request is split
+                events = self._merged(request, parts)
             async with contextlib.aclosing(events):
                 async for event in events:
                     yield event
@@ -183,7 +188,7 @@ class WorkerPair:
 
     async def _merged(
         self, request: ProfileRequest, parts: list[tuple[WorkerClient | None, Request]]
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event]:
         """The parts' events as one stream; a part without its worker yet (None) is sent once its
         worker has started, unless the request was cancelled meanwhile."""
         queue: asyncio.Queue[tuple[int, Event]] = asyncio.Queue()
@@ -198,7 +203,7 @@ class WorkerPair:
                 async with contextlib.aclosing(client.request(part)) as events:
                     async for event in events:
                         queue.put_nowait((index, event))
-            except Exception as exc:  # noqa: BLE001 (a part that breaks ends in words, like a lost worker)
+            except Exception as exc:
                 queue.put_nowait(
                     (index, RequestFailed(request.id, ChainErrorInfo("worker", f"lost the worker: {exc}")))
                 )

@@ -5,12 +5,13 @@ more on a slow host): torch imports in the worker while the app imports and pain
 event loop yet then, so ``EarlyWorker`` starts the process with ``subprocess``, and
 ``WorkerClient.start`` later adopts it (``EarlyWorker.adopt``) as if it had started it itself.
 This module imports asyncio only once there is a loop to adopt it on: everything the app imports
-before it starts its workers delays their torch import as much (asyncio ~20 ms of the CPU machine's).
+before it starts its workers delays their torch import as much.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shlex
 import signal
@@ -81,7 +82,7 @@ class PipedProcess:
         return self._popen.poll()
 
     async def wait(self) -> int:
-        import asyncio  # noqa: PLC0415 (see the module's docstring)
+        import asyncio  # see the module's docstring
 
         while (code := self._popen.poll()) is None:
             await asyncio.sleep(0.01)
@@ -107,7 +108,7 @@ class EarlyWorker:
 
     async def adopt(self) -> PipedProcess:
         """Its pipes as asyncio streams, on the running loop."""
-        import asyncio  # noqa: PLC0415 (see the module's docstring)
+        import asyncio  # see the module's docstring
 
         loop = asyncio.get_running_loop()
         popen = self.popen
@@ -115,7 +116,7 @@ class EarlyWorker:
         readers = []
         for pipe in (popen.stdout, popen.stderr):
             reader = asyncio.StreamReader(limit=STREAM_LIMIT)
-            await loop.connect_read_pipe(lambda reader=reader: asyncio.StreamReaderProtocol(reader), pipe)
+            await loop.connect_read_pipe(functools.partial(asyncio.StreamReaderProtocol, reader), pipe)
             readers.append(reader)
         # asyncio has no public way to make a StreamWriter for a pipe: this is what its
         # create_subprocess_exec builds for a child's stdin.
