@@ -3,11 +3,7 @@
 For scripts, CI and non-interactive SSH. It measures in a worker child through
 ``probes.link.client.WorkerClient``, exactly as the app does: the same figures, and a poisoned CUDA
 context, a crash or a flood of device printf is one line here, never a traceback. This process
-never imports torch.
-
-Exit status: 0 measured; 1 nothing could be measured (the reasons are on stderr, one line each)
-or a ``--fail-on`` metric regressed against ``--baseline`` beyond its noise; 2 bad input (one
-line on stderr); 130 interrupted.
+never imports torch. The exit status is in ``EPILOG`` (and ``--help``).
 """
 
 from __future__ import annotations
@@ -19,16 +15,16 @@ import os
 import platform
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from rich.console import Console
 from rich.text import Text
 
 from probes.chain.dtype_names import DTYPES
+from probes.link.help_text import HelpFormatter
 from probes.link.protocol import (
-    DEFAULT_SIZES,
-    MODES,
     ChainErrorInfo,
     Event,
     Measurement,
@@ -40,14 +36,40 @@ from probes.link.protocol import (
     RequestFailed,
     WorkerReady,
 )
-from probes.link.report_tables import plain, print_size, print_sweep
+from probes.link.report_tables import output_console, plain, print_size, print_sweep
 from probes.link.safe_text import inert_line
-from probes.link.summary import SHORT_DTYPE_NAMES, format_size, parse_sizes
+from probes.link.settings import (
+    DEFAULT_MODES,
+    DEFAULT_SIZES,
+    MODES,
+    REPS,
+    SettingError,
+    check_device,
+    check_reps,
+    parse_modes,
+    parse_sizes,
+)
+from probes.link.summary import SHORT_DTYPE_NAMES, format_size
 
-EXIT_BAD_INPUT = 2
+EXIT_MEASURED = 0
 EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 USER_ERROR_KINDS = ("syntax", "rejected", "input")
+T = TypeVar("T")
+
+EPILOG = f"""\
+output:
+  Tables fit a terminal; piped or redirected (| cat, > log, CI) they are printed at full width,
+  every kernel name whole. No line ends in spaces. --json prints one JSON document instead.
+
+exit status:
+  {EXIT_MEASURED}    every requested size and mode was measured (or the report was printed)
+  {EXIT_FAILED}    a measurement failed (one line each on stderr), or a --fail-on metric regressed
+  {EXIT_BAD_INPUT}    bad usage or input: an unknown option or value, a chain that does not parse or
+       is refused, a report that cannot be read (one line on stderr)
+  {EXIT_INTERRUPTED}  interrupted (ctrl+c)
+"""
 
 
 class UsageError(Exception):
@@ -65,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="kernel-tui profile",
         description="Measure the kernels an op chain launches, eager vs torch.compile, over tensor sizes.",
+        epilog=EPILOG,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument(
         "chain", nargs="?", help="the op chain, e.g. '(a + b).relu()'; use '\\n' or ';' for several lines"
@@ -74,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=",".join(format_size(s) for s in DEFAULT_SIZES),
         help="comma-separated sizes N: 1e6, 1_000_000 and 1M all work",
     )
-    parser.add_argument("--modes", default="eager,compiled", help=f"comma-separated: {', '.join(MODES)}")
+    parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help=f"comma-separated, any of: {', '.join(MODES)}")
     parser.add_argument("--device", default=None, help="cuda, cuda:N or cpu (default: CUDA if present)")
     parser.add_argument("--dtype", default="fp32", choices=DTYPES, help="dtype of the default inputs a, b, c")
     parser.add_argument(
@@ -84,7 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DECL",
         help="declare an input, e.g. 'x: [N, 4096] bf16' (repeatable)",
     )
-    parser.add_argument("--reps", type=int, default=None, help="timing reps (default: sized to the kernel time)")
+    parser.add_argument(
+        "--reps", type=int, default=None, help=f"timing reps, {REPS} (default: sized to the kernel time)"
+    )
     parser.add_argument(
         "--grad",
         action="store_true",
@@ -128,30 +154,27 @@ def _no_cuda_here() -> bool:
     return not (Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists())
 
 
-def parse_request(args: argparse.Namespace) -> ProfileRequest:
+def _flag(flag: str, check: Callable[[Any], T], value: object) -> T:
+    """``check(value)``; its refusal a UsageError that names the flag."""
     try:
-        sizes = parse_sizes(args.sizes)
-    except ValueError as exc:
-        raise UsageError(f"--sizes: {exc}") from None
-    modes = list(dict.fromkeys(m.strip() for m in args.modes.split(",") if m.strip()))
-    for mode in modes:
-        if mode not in MODES:
-            raise UsageError(f"--modes: unknown mode '{inert_line(mode)}': use {', '.join(MODES)}")
-    if not modes:
-        raise UsageError("--modes: give at least one mode")
-    if args.reps is not None and not 1 <= args.reps <= 10_000:
-        raise UsageError("--reps: give a number between 1 and 10000")
-    device = (args.device or "").strip().lower() or None
+        return check(value)
+    except SettingError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+
+
+def parse_request(args: argparse.Namespace) -> ProfileRequest:
+    """The request the flags ask for, each checked by the settings model (UsageError otherwise)."""
+    device = _flag("--device", check_device, args.device)
     if device is not None and device.startswith("cuda") and _no_cuda_here():
-        raise UsageError(f"--device {inert_line(device)}: this machine has no NVIDIA GPU; use --device cpu")
+        raise UsageError(f"--device {device}: this machine has no NVIDIA GPU; use --device cpu")
     return ProfileRequest(
         id="cli",
         chain=chain_text(args.chain, args.input),
-        sizes=sizes,
-        modes=modes,
+        sizes=_flag("--sizes", parse_sizes, args.sizes),
+        modes=_flag("--modes", parse_modes, args.modes),
         device=device,
         dtype=args.dtype,
-        reps=args.reps,
+        reps=_flag("--reps", check_reps, args.reps),
         grad=args.grad,
     )
 
@@ -174,8 +197,8 @@ def show_report(args: argparse.Namespace, console: Console) -> int:
     """A saved report: its JSON as it is (``--json``), or its tables as the run printed them."""
     text, report = read_report(args.report)
     if args.json:
-        console.file.write(text if text.endswith("\n") else text + "\n")
-        return baseline_verdict(args, report.results, Console(file=sys.stderr))
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return baseline_verdict(args, report.results, console, Console(file=sys.stderr))
     console.print(
         plain(f"{report.device_label} ({report.device}), torch {report.torch}, {report.date}"), highlight=False
     )
@@ -186,36 +209,37 @@ def show_report(args: argparse.Namespace, console: Console) -> int:
         print_size(console, by_size[size])
     if len(by_size) > 1:
         print_sweep(console, report.results)
-    return baseline_verdict(args, report.results, Console(file=sys.stderr))
+    return baseline_verdict(args, report.results, console, Console(file=sys.stderr))
 
 
-def baseline_verdict(args: argparse.Namespace, results: list[Measurement], err: Console) -> int:
+def baseline_verdict(args: argparse.Namespace, results: list[Measurement], console: Console, err: Console) -> int:
     """Print the deltas against ``--baseline`` (to stderr when stdout carries JSON); 1 when a
     ``--fail-on`` metric regressed beyond its threshold and its noise."""
     if args.baseline is None:
-        return 0
+        return EXIT_MEASURED
     from probes.link.baseline import compare, regressions
 
     _, pinned = read_report(args.baseline, "--baseline")
     deltas = compare(pinned.results, results)
-    out = err if args.json else Console(file=sys.stdout, soft_wrap=True)
-    out.print(plain(f"against {args.baseline}:", "bold"), highlight=False)
+    out = err if args.json else console
+    out.print(plain(f"against {args.baseline}:", "bold"), highlight=False, soft_wrap=True)
     for delta in deltas:
         style = {"worse": "red", "better": "green", "same": "dim"}[delta.verdict]
-        out.print(plain(delta.text(), style), highlight=False)
+        out.print(plain(delta.text(), style), highlight=False, soft_wrap=True)
     if not deltas:
-        out.print(plain("no size and mode in common with the baseline"), highlight=False)
+        out.print(plain("no size and mode in common with the baseline"), highlight=False, soft_wrap=True)
     failed = [d for metric, threshold in args.fail_on_parsed for d in regressions(deltas, metric, threshold)]
     for delta in failed:
-        err.print(plain(f"regression: {delta.text()}", "red"), highlight=False)
-    return EXIT_FAILED if failed else 0
+        err.print(plain(f"regression: {delta.text()}", "red"), highlight=False, soft_wrap=True)
+    return EXIT_FAILED if failed else EXIT_MEASURED
 
 
-def _failure_line(event: RequestFailed) -> Text:
-    where = " ".join(x for x in (event.mode or "", f"N={event.size:,}" if event.size else "") if x)
+def _failure_line(mode: str | None, size: int | None, message: str) -> Text:
+    """``error (compiled N=1,000): why``: one line, whatever the message held."""
+    where = " ".join(x for x in (mode or "", f"N={size:,}" if size else "") if x)
     line = Text("error", style="red")
     line.append(f" ({where})" if where else "")
-    line.append(": " + inert_line(event.error.located()))
+    line.append(": " + inert_line(message))
     return line
 
 
@@ -261,9 +285,23 @@ class _Run:
         elif isinstance(event, RequestFailed):
             self.failures.append(event)
             if not _is_usage_error(event):  # that one becomes the usage line, printed once
-                self.err.print(_failure_line(event), highlight=False, soft_wrap=True)
+                line = _failure_line(event.mode, event.size, event.error.located())
+                self.err.print(line, highlight=False, soft_wrap=True)
+
+    def unaccounted(self) -> list[tuple[int, str]]:
+        """The (size, mode) pairs asked for that neither came back measured nor failed."""
+        measured = {(m.size, m.mode) for m in self.results}
+        failed = {(f.size, f.mode) for f in self.failures}
+        return [
+            (size, mode)
+            for size in self.request.sizes
+            for mode in self.request.modes
+            if (size, mode) not in measured and not failed & {(size, mode), (size, None), (None, mode), (None, None)}
+        ]
 
     def finish(self) -> None:
+        for size, mode in self.unaccounted():
+            self.err.print(_failure_line(mode, size, "not measured"), highlight=False, soft_wrap=True)
         if not self.as_json:
             for size in sorted(self.by_size):
                 if len(self.by_size[size]) != len(self.request.modes):
@@ -284,14 +322,14 @@ class _Run:
             peak_gbps=next((m.peak_gbps for m in self.results if m.peak_gbps), None),
             compute_peaks_tflops=compute_peaks(self.results),
         )
-        self.console.file.write(report.to_json() + "\n")
+        sys.stdout.write(report.to_json() + "\n")
 
     def exit_code(self) -> int:
-        if self.results:
-            return 0
+        """2 for a request refused as a whole for bad input, 1 when any size or mode was not
+        measured, else 0."""
         if any(_is_usage_error(f) for f in self.failures):
             return EXIT_BAD_INPUT
-        return EXIT_FAILED if self.failures else 0
+        return EXIT_FAILED if self.failures or self.unaccounted() else EXIT_MEASURED
 
 
 async def _measure_in_worker(run: _Run) -> None:
@@ -347,7 +385,8 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
     code = measured.exit_code()
     if code == EXIT_BAD_INPUT:
         raise UsageError(inert_line(next(f for f in measured.failures if _is_usage_error(f)).error.located()))
-    return code or baseline_verdict(args, measured.results, err)
+    verdict = baseline_verdict(args, measured.results, console, err)
+    return EXIT_FAILED if EXIT_FAILED in (code, verdict) else EXIT_MEASURED
 
 
 def _quiet_broken_pipe() -> int:
@@ -359,11 +398,13 @@ def _quiet_broken_pipe() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    console = Console(file=sys.stdout, soft_wrap=False)
+    console = output_console(sys.stdout)
     err = Console(file=sys.stderr)
     try:
         args = build_parser().parse_args(argv)
-        return run(args, console, err)
+        code = run(args, console, err)
+        console.file.flush()
+        return code
     except UsageError as exc:
         sys.stderr.write(f"kernel-tui profile: {exc}\n")
         return EXIT_BAD_INPUT

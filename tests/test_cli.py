@@ -1,4 +1,4 @@
-"""`kernel-tui profile`: the JSON document's shape, the tables, and one-line errors."""
+"""`kernel-tui profile`: the JSON document's shape, the tables, one-line errors and exit statuses."""
 
 from __future__ import annotations
 
@@ -163,8 +163,9 @@ def test_json_from_a_report_is_the_report_byte_for_byte() -> None:
 
 
 def test_a_closed_pipe_is_not_a_traceback() -> None:
+    report = shlex.quote(str(DATA / "h200_add_relu_sweep.json"))
     proc = subprocess.run(
-        f"{shlex.quote(sys.executable)} -m tui profile --from {shlex.quote(str(DATA / 'h200_add_relu_sweep.json'))} | head -1",
+        f"{shlex.quote(sys.executable)} -m tui profile --from {report} | head -1",
         shell=True,
         capture_output=True,
         text=True,
@@ -212,6 +213,7 @@ def test_baseline_deltas_and_fail_on(tmp_path: Path) -> None:
     worse = run_cli("--from", str(source), "--baseline", str(pinned), "--fail-on", "device_time:5%")
     assert worse.returncode == 1
     assert "regression: device_time" in worse.stderr and "+25.0%" in worse.stderr
+    assert " µs -> " in worse.stderr  # figures carry their unit
     lenient = run_cli("--from", str(source), "--baseline", str(pinned), "--fail-on", "device_time:30%")
     assert lenient.returncode == 0
 
@@ -232,3 +234,100 @@ def test_baseline_noise_makes_a_small_delta_no_change() -> None:
 @pytest.mark.parametrize("argv", [["--fail-on", "speed:5%"], ["--fail-on", "device_time:5%"]])
 def test_bad_baseline_options_are_one_line(argv: list[str]) -> None:
     one_line_error(run_cli("--from", str(DATA / "h200_add.json"), *argv), "--fail-on")
+
+
+def test_baseline_deltas_carry_their_units() -> None:
+    """``9.216 -> 2.205`` says nothing: times read in µs, bytes in B/kB/MB/GB, counts in kernels
+    and transfers in input-sized arrays."""
+    proc = run_cli("--from", str(DATA / "h200_add.json"), "--baseline", str(DATA / "h200_add_relu_sweep.json"))
+    assert proc.returncode == 0, proc.stderr
+    deltas = {line.split(" N=")[0]: line for line in proc.stdout.splitlines() if " -> " in line and " N=" in line}
+    assert "2 kernels -> 1 kernel" in deltas["kernels eager"]
+    assert "5N -> 3N" in deltas["transfers eager"]
+    assert "20.0 MB -> 12.0 MB" in deltas["bytes eager"]
+    assert deltas["device_time eager"].count(" µs") == 2 and deltas["wall_time eager"].count(" µs") == 2
+
+
+def long_named_report(tmp_path: Path) -> Path:
+    """The H200 training step, one kernel renamed as Inductor names a fused relu backward."""
+    data = json.loads((DATA / "h200_gelu_matmul_grad.json").read_text())
+    kernel = data["results"][1]["kernels"][3]
+    kernel["short_name"] = "triton_poi_fused_add_relu_threshold_backward_mul_sum_0"
+    kernel["ops"] = ["add", "relu", "threshold_backward", "mul", "sum"]
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps(data))
+    return report
+
+
+def test_piped_tables_show_every_name_whole_without_trailing_spaces(tmp_path: Path) -> None:
+    """Piped (``| cat``, ``> log``, CI) the tables are laid out at full width, not cut at 80
+    columns, whatever COLUMNS says; and no line ends in spaces."""
+    report = long_named_report(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui", "profile", "--from", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ | {"COLUMNS": "80"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    recorded = json.loads(report.read_text())
+    names = {k["short_name"] for r in recorded["results"] for k in r["kernels"]}
+    words = proc.stdout.split()
+    assert all(name in words for name in names), sorted(names - set(words))
+    assert "threshold_backward," in words
+    assert [line for line in proc.stdout.splitlines() if line != line.rstrip()] == []
+
+
+def test_json_output_is_left_as_it_is() -> None:
+    proc = run_cli("--from", str(DATA / "h200_gelu_matmul_grad.json"), "--json")
+    assert proc.stdout == (DATA / "h200_gelu_matmul_grad.json").read_text().rstrip("\n") + "\n"
+
+
+def test_help_documents_the_exit_statuses() -> None:
+    proc = run_cli("--help")
+    assert proc.returncode == 0
+    status = proc.stdout.split("exit status:")[1]
+    for code, meaning in (("0", "every requested size and mode"), ("1", "failed"), ("2", "bad usage")):
+        assert any(line.split()[:1] == [code] and meaning in line for line in status.splitlines()), status
+
+
+@pytest.fixture(scope="module")
+def regressed_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    faster = json.loads((DATA / "h200_add.json").read_text())
+    for result in faster["results"]:
+        result["device_time_us"] *= 0.8
+    path = tmp_path_factory.mktemp("baseline") / "faster.json"
+    path.write_text(json.dumps(faster))
+    return path
+
+
+CPU = ["--device", "cpu", "--modes", "eager", "--reps", "2"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "stderr_lines"),
+    [
+        pytest.param(["--from", "{report}"], 0, 0, id="a report printed"),
+        pytest.param(["a + b", "--sizes", "1e3", *CPU], 0, 0, id="every size measured"),
+        pytest.param(["a + b", "--sizes", "1e3,1e11", *CPU], 1, 1, id="one size of a sweep failed"),
+        pytest.param(["a + b", "--sizes", "1e11,2e11", *CPU], 1, 2, id="every size failed"),
+        pytest.param(
+            ["--from", "{report}", "--baseline", "{faster}", "--fail-on", "device_time:5%"], 1, 4, id="a regression"
+        ),
+        pytest.param(["a +* b"], 2, 1, id="a chain that does not parse"),
+        pytest.param(["__import__('os')"], 2, 1, id="a chain refused"),
+        pytest.param(["a + b", "--modes", "turbo"], 2, 1, id="an unknown mode"),
+        pytest.param(["a + b", "--reps", "0"], 2, 1, id="reps out of range"),
+        pytest.param(["a + b", "--frobnicate"], 2, 1, id="an unknown option"),
+        pytest.param(["--from", "/nonexistent.json"], 2, 1, id="an unreadable report"),
+    ],
+)
+def test_exit_status(argv: list[str], code: int, stderr_lines: int, regressed_baseline: Path) -> None:
+    """0: all measured; 1: a measurement failed (one line each) or a --fail-on regression; 2: usage."""
+    args = [a.format(report=DATA / "h200_add.json", faster=regressed_baseline) for a in argv]
+    proc = run_cli(*args)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == code, proc.stderr
+    assert len(lines) == stderr_lines, proc.stderr
+    assert "Traceback" not in proc.stderr

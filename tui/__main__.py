@@ -1,49 +1,78 @@
 """``kernel-tui``: the app, or ``kernel-tui profile ...`` (headless, no textual imported).
 
 kernel-tui [CHAIN] [--device cpu|cuda:N] [--sizes 1e2,1e4,...] [--dtype fp32|bf16|fp16]
-           [--modes both|eager|compiled] [--n SIZE] [--reps N]
-           [--worker-cmd CMD] [--workspace FILE] [--replay REPORT.json ...]
+           [--modes eager,compiled] [--n SIZE] [--reps N]
+           [--worker-cmd CMD] [--workspace FILE] [--replay REPORT.json ...] [--export-dir DIR]
 kernel-tui profile CHAIN [...]      # tables or JSON, no TUI (see kernel-tui profile --help)
 kernel-tui demo [--device cpu|cuda:N] [--dtype ...] [--reps N] [--worker-cmd CMD] [--replay REPORT.json ...]
                                     # a guided walk through the story: space/right next, left back, q quit
+
+Every setting is checked by ``probes.link.settings``, the same model the headless command, the
+workspace reader and the worker use, so ``--modes`` takes the same names everywhere.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import gc
 import os
+import re
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 if TYPE_CHECKING:
     from probes.link.worker_process import EarlyWorker
 
+SUBCOMMANDS: dict[str, str] = {
+    "profile": "measure without the app: tables or JSON, for scripts and CI",
+    "demo": "a guided walk through the story, one live measurement per step",
+}
+USAGE = """\
+kernel-tui [CHAIN] [options]          the app
+       kernel-tui profile CHAIN [options]    headless (kernel-tui profile --help)
+       kernel-tui demo [options]             the guided demo (kernel-tui demo --help)"""
+EXPORT_DIR_HELP = (
+    "where exports go (default: the current directory; when that is inside kernel-tui's own source "
+    "checkout, as with 'make run', the exports folder of kernel-tui's user data directory, e.g. "
+    "~/.local/share/kernel-tui/exports); each saved file is shown with its full path"
+)
+T = TypeVar("T")
+
 FRAME_RATE = "240"
 """Textual's cap on frames per second (``TEXTUAL_FPS``, 60 by default). A change reaches the screen
-at the next tick of the screen's update timer, one or two periods after it is made: at 60 fps the
-rows of a compile-cache hit were drawn ~45 ms after the key on the CPU machine, ~21 ms at 240
-(timed in-process). Frames are drawn only when something changed, so idling costs nothing more; a
-user's own ``TEXTUAL_FPS`` wins."""
+at the next tick of the screen's update timer, one or two periods after it is made, so a higher cap
+brings new rows to the screen sooner. Frames are drawn only when something changed, so idling costs
+nothing more; a user's own ``TEXTUAL_FPS`` wins."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     from probes.chain.dtype_names import DTYPES  # noqa: PLC0415 (keep `profile` free of app imports)
+    from probes.link.help_text import HelpFormatter  # noqa: PLC0415
+    from probes.link.settings import COMPILED_MODES  # noqa: PLC0415 (light: names and limits)
 
+    commands = "\n".join(f"  {name:<9}{what} (kernel-tui {name} --help)" for name, what in SUBCOMMANDS.items())
     parser = argparse.ArgumentParser(
         prog="kernel-tui",
+        usage=USAGE,
         description="A live terminal profiler for PyTorch kernels: eager vs torch.compile, counts, device "
-        "time, bytes and bandwidth. 'kernel-tui profile ...' runs headless.",
+        "time, bytes and bandwidth.",
+        epilog=f"commands:\n{commands}",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("chain", nargs="?", help="open the app with this op chain, e.g. '(a + b).relu()'")
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: the worker's, CUDA when present)")
     parser.add_argument("--sizes", help="the sweep's sizes, comma-separated: 1e2,1e4,1e6 (1M and 1_000_000 work)")
     parser.add_argument("--dtype", choices=DTYPES, help="dtype of the default inputs a, b, c")
-    parser.add_argument("--modes", choices=("both", "eager", "compiled", "static+dynamic"), help="what to measure")
+    parser.add_argument(
+        "--modes",
+        help="what to measure, comma-separated as in 'kernel-tui profile': eager, a compiled mode "
+        f"({', '.join(COMPILED_MODES)}), both (eager,compiled), or a compiled mode and dynamic (compiled,dynamic)",
+    )
     parser.add_argument("--n", dest="focus_size", help="the size profiled on every edit (default 1e6)")
     parser.add_argument("--reps", type=int, help="timing reps (default: sized to the kernel time)")
     parser.add_argument(
@@ -57,26 +86,46 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REPORT",
         help="answer from recorded reports (kernel-tui profile --json) instead of measuring",
     )
-    parser.add_argument("--export-dir", type=Path, help="where exports go (default: the current directory)")
+    parser.add_argument("--export-dir", type=Path, metavar="DIR", help=EXPORT_DIR_HELP)
     return parser
+
+
+def _checked(parser: argparse.ArgumentParser, flag: str, check: Callable[[Any], T], value: object) -> T:
+    """``check(value)`` (a settings-model check); its refusal a one-line usage error naming the flag."""
+    from probes.link.settings import SettingError  # noqa: PLC0415 (after the workers start)
+
+    try:
+        return check(value)
+    except SettingError as exc:
+        parser.error(f"{flag}: {exc}")
+
+
+def _export_dir(parser: argparse.ArgumentParser, given: Path | None) -> Path:
+    """The folder exports go to, absolute so that each saved path is shown in full."""
+    from tui.export import default_export_dir  # noqa: PLC0415
+
+    if given is None:
+        return default_export_dir()
+    folder = given.expanduser().absolute()
+    if folder.exists() and not folder.is_dir():
+        parser.error(f"--export-dir: {folder} is not a folder")
+    return folder
 
 
 def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
     """The app for ``kernel-tui ARGV`` (argparse exits with a one-line message on bad input)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.reps is not None and not 1 <= args.reps <= 10_000:
-        parser.error("--reps: give a number between 1 and 10000")
     command = _worker_command(parser, args)
     early, early_compiler = _start_workers(command)
     with _killed_unless_built(early, early_compiler):
-        from probes.link.summary import parse_size, parse_sizes  # noqa: PLC0415
+        from probes.link import settings  # noqa: PLC0415 (after the workers start)
+        from tui.workspace import modes_toggle  # noqa: PLC0415
 
-        try:
-            sizes = parse_sizes(args.sizes) if args.sizes else None
-            focus = parse_size(args.focus_size) if args.focus_size else None
-        except ValueError as exc:
-            parser.error(str(exc))
+        sizes = _checked(parser, "--sizes", settings.parse_sizes, args.sizes) if args.sizes else None
+        focus = _checked(parser, "--n", settings.parse_size, args.focus_size) if args.focus_size else None
+        modes = _checked(parser, "--modes", settings.parse_modes, args.modes) if args.modes else None
+        toggle, compile_mode = _checked(parser, "--modes", modes_toggle, modes) if modes else (None, None)
         chain = args.chain.replace("\\n", "\n").replace(";", "\n") if args.chain is not None else None
 
         from tui.app import KernelTuiApp  # noqa: PLC0415 (textual only for the app)
@@ -89,13 +138,14 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
                 early_worker=early,
                 early_compiler=early_compiler,
                 workspace_path=args.workspace,
-                device=args.device,
+                device=_checked(parser, "--device", settings.check_device, args.device),
                 sizes=sizes,
                 dtype=args.dtype,
-                modes=args.modes,
+                modes=toggle,
+                compile_mode=compile_mode,
                 focus_size=focus,
-                reps=args.reps,
-                export_dir=args.export_dir,
+                reps=_checked(parser, "--reps", settings.check_reps, args.reps),
+                export_dir=_export_dir(parser, args.export_dir),
             )
         except WorkspaceRefused as exc:
             parser.exit(2, f"kernel-tui: {exc}\n")
@@ -173,21 +223,36 @@ def build_demo(argv: list[str]):  # noqa: ANN201 (DemoApp, imported lazily)
     """The app for ``kernel-tui demo ARGV``."""
     parser = build_demo_parser()
     args = parser.parse_args(argv)
-    if args.reps is not None and not 1 <= args.reps <= 10_000:
-        parser.error("--reps: give a number between 1 and 10000")
     command = _worker_command(parser, args)
     early, early_compiler = _start_workers(command)
+    with _killed_unless_built(early, early_compiler):
+        from probes.link import settings  # noqa: PLC0415 (after the workers start)
+        from tui.demo import DemoApp  # noqa: PLC0415
 
-    from tui.demo import DemoApp  # noqa: PLC0415
+        return DemoApp(
+            worker_command=command,
+            early_worker=early,
+            early_compiler=early_compiler,
+            device=_checked(parser, "--device", settings.check_device, args.device),
+            dtype=args.dtype,
+            reps=_checked(parser, "--reps", settings.check_reps, args.reps),
+        )
 
-    return DemoApp(
-        worker_command=command,
-        early_worker=early,
-        early_compiler=early_compiler,
-        device=args.device,
-        dtype=args.dtype,
-        reps=args.reps,
+
+def _mistyped_command(word: str) -> str | None:
+    """The subcommand ``word`` was probably meant to be (``profle`` -> ``profile``), or None. A
+    chain is never one bare word near a command's name: its names are inputs like a, b, c."""
+    if word in SUBCOMMANDS or not re.fullmatch(r"[A-Za-z][A-Za-z_-]{2,}", word):
+        return None
+    close = difflib.get_close_matches(word.lower(), SUBCOMMANDS, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _refuse_mistyped(word: str, meant: str) -> NoReturn:
+    sys.stderr.write(
+        f"kernel-tui: unknown command '{word}': did you mean 'kernel-tui {meant}'? (see kernel-tui --help)\n"
     )
+    raise SystemExit(2)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,10 +261,13 @@ def main(argv: list[str] | None = None) -> int:
         from probes.cli import main as profile_main  # noqa: PLC0415 (headless: no textual import)
 
         return profile_main(argv[1:])
+    meant = _mistyped_command(argv[0]) if argv else None
+    if meant is not None:
+        _refuse_mistyped(argv[0], meant)
     os.environ.setdefault("TEXTUAL_FPS", FRAME_RATE)  # before Textual is imported
     # Start-up makes a few hundred thousand objects that live as long as the app: the collector's
-    # passes over them took ~30 ms of the first frame. It is off until that frame is drawn (the
-    # apps' on_ready), and what start-up made is left out of its later passes (frozen).
+    # passes over them delay the first frame. It is off until that frame is drawn (the apps'
+    # on_ready), and what start-up made is left out of its later passes (frozen).
     gc.disable()
     if argv and argv[0] == "demo":
         app = build_demo(argv[1:])

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from probes.chain.dtype_names import DTYPES
 from probes.chain.expr import ChainError, op_words
-from probes.link.protocol import COMPILED_MODES, DEFAULT_SIZES
+from probes.link import settings as limits
+from probes.link.settings import COMPILED_MODES, DEFAULT_DTYPE, DEFAULT_FOCUS_SIZE, DEFAULT_SIZES, SettingError
 from probes.link.state_files import user_state_dir, write_private_file
 
 VERSION = 1
@@ -24,10 +24,10 @@ WORKSPACE_FILE = "workspace.json"
 
 MODE_CHOICES: tuple[str, ...] = ("both", "eager", "compiled", "static+dynamic")
 """What the mode toggle cycles through; ``compiled`` means the selected compile mode;
-``static+dynamic`` sets the static compile mode beside the dynamic-shape one."""
+``static+dynamic`` sets the static compile mode beside the dynamic-shape one. The command line
+speaks the measurement modes themselves (``eager,compiled``): see ``modes_toggle``."""
 COMPILE_MODES: tuple[str, ...] = COMPILED_MODES
 """``compiled`` (torch.compile's default mode), ``max-autotune``, ``reduce-overhead``."""
-DEFAULT_FOCUS_SIZE = 1_000_000
 CHART_VIEWS: tuple[str, ...] = ("time", "device", "gbps")
 """What the sweep chart plots: wall time, device time, or achieved GB/s."""
 
@@ -37,6 +37,24 @@ SEED_CHAINS: tuple[tuple[str, str], ...] = (
     ("gelu_mul", "F.gelu(a * b + c)"),
     ("softmax", "x: [N // 1024, 1024]\ntorch.softmax(x, dim=-1)"),
 )
+
+
+def modes_toggle(modes: list[str]) -> tuple[str, str | None]:
+    """The toggle and compile mode that measure ``modes`` (checked names, as ``kernel-tui profile
+    --modes`` takes them): ``eager,max-autotune`` -> ("both", "max-autotune"); the compile mode is
+    None where the modes leave it as it was (``eager``). SettingError for what the app cannot
+    show side by side."""
+    compiled = [mode for mode in modes if mode != "eager"]
+    if modes == ["eager"]:
+        return "eager", None
+    if len(compiled) == 1:
+        return ("both" if "eager" in modes else "compiled"), compiled[0]
+    if len(modes) == 2 and "dynamic" in compiled:
+        return "static+dynamic", next(mode for mode in compiled if mode != "dynamic")
+    raise SettingError(
+        "the app measures one or two modes: eager, a compiled mode, eager and a compiled mode "
+        f"(eager,compiled), or a compiled mode and dynamic (compiled,dynamic); not {','.join(modes)}"
+    )
 
 
 AUTOMATIC_NAME = re.compile(r"(chain|cli)(_\d+)?")
@@ -72,7 +90,7 @@ class Chain:
 class Settings:
     modes: str = "both"
     compile_mode: str = "compiled"
-    dtype: str = "fp32"
+    dtype: str = DEFAULT_DTYPE
     device: str | None = None
     """None: the worker's default device (CUDA when there is one)."""
     sizes: list[int] = field(default_factory=lambda: list(DEFAULT_SIZES))
@@ -112,38 +130,36 @@ class Settings:
         return f"eager+{compiled}"
 
     def sanitize(self) -> list[str]:
-        """Repair values a hand-edited or older file may hold; returns what was repaired."""
+        """Repair values a hand-edited or older file may hold (each checked by the settings model
+        that the command line and the worker use); returns what was repaired."""
+        defaults = Settings()
+        checks: tuple[tuple[str, str, Any], ...] = (
+            ("modes", "modes", _check_toggle),
+            ("compile_mode", "compile mode", limits.check_compile_mode),
+            ("dtype", "dtype", limits.check_dtype),
+            ("sizes", "sizes", limits.check_sizes),
+            ("focus_size", "focus size", limits.check_size),
+            ("reps", "reps", limits.check_reps),
+            ("device", "device", limits.check_device),
+            ("grad", "grad", limits.check_flag),
+        )
         fixed = []
-        if self.modes not in MODE_CHOICES:
-            fixed.append(f"modes {self.modes!r}")
-            self.modes = "both"
-        if self.compile_mode not in COMPILE_MODES:
-            fixed.append(f"compile mode {self.compile_mode!r}")
-            self.compile_mode = "compiled"
-        if self.dtype not in DTYPES:
-            fixed.append(f"dtype {self.dtype!r}")
-            self.dtype = "fp32"
-        if (
-            not isinstance(self.sizes, list)
-            or not self.sizes
-            or not all(isinstance(s, int) and s > 0 for s in self.sizes)
-        ):
-            fixed.append("sizes")
-            self.sizes = list(DEFAULT_SIZES)
-        if not isinstance(self.focus_size, int) or self.focus_size <= 0:
-            fixed.append("focus size")
-            self.focus_size = DEFAULT_FOCUS_SIZE
-        if self.reps is not None and (not isinstance(self.reps, int) or not 1 <= self.reps <= 10_000):
-            fixed.append("reps")
-            self.reps = None
+        for name, shown, check in checks:
+            try:
+                setattr(self, name, check(getattr(self, name)))
+            except SettingError:
+                value = f" {getattr(self, name)!r:.40}" if name in ("modes", "compile_mode", "dtype") else ""
+                fixed.append(shown + value)
+                setattr(self, name, getattr(defaults, name))
         if self.chart not in CHART_VIEWS:
-            self.chart = "time"
-        if self.device is not None and not isinstance(self.device, str):
-            self.device = None
-        if not isinstance(self.grad, bool):
-            fixed.append("grad")
-            self.grad = False
+            self.chart = defaults.chart
         return fixed
+
+
+def _check_toggle(value: object) -> str:
+    if value not in MODE_CHOICES:
+        raise SettingError(f"unknown mode toggle {value!r:.40}")
+    return str(value)
 
 
 @dataclass
@@ -262,7 +278,8 @@ class Workspace:
             else:
                 problems.append("a chain that is not a name and a text")
         names = {f.name for f in dataclasses.fields(Settings)}
-        raw = data.get("settings") if isinstance(data.get("settings"), dict) else {}
+        given = data.get("settings")
+        raw: dict[str, Any] = given if isinstance(given, dict) else {}
         unknown += sorted(f"settings.{k}" for k in raw if k not in names)
         settings = Settings(**{k: v for k, v in raw.items() if k in names})
         fixed = settings.sanitize()
@@ -274,7 +291,7 @@ class Workspace:
         workspace = cls(chains=chains, current=current if isinstance(current, int) else 0, settings=settings)
         if not workspace.chains:
             workspace.chains = [Chain(name, text) for name, text in SEED_CHAINS]
-        workspace.chain  # clamps current
+        _ = workspace.chain  # clamps current
         pins = data.get("pins")
         if isinstance(pins, dict):
             names = {c.name for c in workspace.chains}

@@ -112,7 +112,7 @@ def _lock(path: Path) -> tuple[IO[str] | None, str | None]:
 def open_workspace(path: Path | None = None) -> WorkspaceFile:
     """Open the workspace at ``path`` (the default one when None); see the module doc."""
     own = path is None
-    path = ws.default_path() if own else path
+    path = ws.default_path() if path is None else path
     _check_saveable(path)
     try:
         text = path.read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from probes.link.protocol import Measurement
-from probes.link.summary import transfers
+from probes.link.summary import format_bytes, format_time_us, transfers
 
 METRICS = ("kernels", "transfers", "bytes", "device_time", "wall_time")
 Metric = Literal["kernels", "transfers", "bytes", "device_time", "wall_time"]
@@ -44,12 +44,21 @@ class Delta:
         sign = f"{self.change:+.1%}"
         noise = f" (noise ±{self.noise:.1%})" if self.noise else ""
         shown = {"better": "better", "worse": "WORSE", "same": "no change"}[self.verdict]
-        return (
-            f"{self.metric} {self.mode} N={self.size:,}: {_fmt(self.base)} -> {_fmt(self.now)}, {sign}{noise}: {shown}"
-        )
+        was, now = with_unit(self.metric, self.base), with_unit(self.metric, self.now)
+        return f"{self.metric} {self.mode} N={self.size:,}: {was} -> {now}, {sign}{noise}: {shown}"
 
 
-def _fmt(value: float) -> str:
+def with_unit(metric: str, value: float) -> str:
+    """A metric's figure in its unit: µs/ms/s for times, B/kB/MB/GB for bytes, kernels, and
+    input-sized arrays (``5N``) for transfers."""
+    if metric in ("device_time", "wall_time"):
+        return format_time_us(value)
+    if metric == "bytes":
+        return format_bytes(value)
+    if metric == "transfers":
+        return f"{value:.3g}N"
+    if metric == "kernels":
+        return f"{value:g} kernel" + ("" if value == 1 else "s")
     return f"{value:,.4g}"
 
 

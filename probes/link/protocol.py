@@ -19,6 +19,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from probes.link.settings import COMPILED_MODES as COMPILED_MODES
+from probes.link.settings import DEFAULT_DTYPE, DEFAULT_FOCUS_SIZE, DEFAULT_MODES, MeasureSettings, SettingError
+from probes.link.settings import DEFAULT_SIZES as DEFAULT_SIZES
+from probes.link.settings import MODES as MODES
+
 PROTOCOL_VERSION = 3
 """Bumped whenever a message changes shape; ``WorkerReady.protocol`` carries the worker's."""
 
@@ -26,14 +31,6 @@ EXIT_DEVICE_POISONED = 3
 """Worker exit status after a CUDA error that leaves the context unusable (the client restarts it)."""
 EXIT_STUCK = 4
 """Worker exit status when its watchdog stopped a chain stuck in plain Python."""
-
-MODES: tuple[str, ...] = ("eager", "compiled", "max-autotune", "reduce-overhead", "dynamic")
-"""Every measurement mode. The others are ``torch.compile`` with that compile mode; ``dynamic`` is
-the default compile mode with ``dynamic=True`` (one symbolic-shape compile for every size)."""
-
-COMPILED_MODES: tuple[str, ...] = MODES[1:]
-
-DEFAULT_SIZES: tuple[int, ...] = (100, 10_000, 1_000_000, 10_000_000, 100_000_000)
 
 ErrorKind = Literal["syntax", "rejected", "input", "runtime", "memory", "compile", "worker", "replay", "stuck"]
 KernelKind = Literal["kernel", "memcpy", "memset"]
@@ -220,29 +217,38 @@ class ProfileRequest:
 
     id: str
     chain: str
-    sizes: list[int] = field(default_factory=lambda: [1_000_000])
-    modes: list[str] = field(default_factory=lambda: ["eager", "compiled"])
+    sizes: list[int] = field(default_factory=lambda: [DEFAULT_FOCUS_SIZE])
+    modes: list[str] = field(default_factory=lambda: list(DEFAULT_MODES))
     device: str | None = None
     """None: the worker's default (CUDA if present, else the CPU)."""
-    dtype: str = "fp32"
+    dtype: str = DEFAULT_DTYPE
     reps: int | None = None
     """None: sized to the kernel time."""
     grad: bool = False
     """Measure forward + backward: float inputs require grad, the result is reduced with .sum()."""
     early_rows: bool = False
     """Each mode answers twice: once its profiled reps end (the rows, wall time None), then whole.
-    The rows show without waiting for the wall-time reps (~40 ms on an H200, sized by
-    ``TARGET_TIMING_S``): a third of a new chain's eager rows, more after a compile's long wait.
-    On a GPU only (``rows_before_wall_time``)."""
+    The rows show without waiting for the wall-time reps (sized by ``TARGET_TIMING_S``), which
+    are a large part of a new chain's eager wait. On a GPU only (``rows_before_wall_time``)."""
     type: Literal["profile"] = "profile"
+
+    def settings(self) -> MeasureSettings:
+        return MeasureSettings(tuple(self.sizes), tuple(self.modes), self.dtype, self.device, self.reps, self.grad)
+
+    def invalid(self) -> str | None:
+        """Why this request cannot be measured as asked (a setting out of its limits, in the
+        settings model's words), or None."""
+        try:
+            self.settings().checked()
+        except SettingError as exc:
+            return str(exc)
+        return None
 
     def rows_before_wall_time(self, device: str) -> bool:
         """Whether each mode's rows go out before its wall-time reps on ``device`` (``cuda:0``,
         ``cpu``): not on the CPU, whose wall-time reps run on every core, so the app drawing the
-        rows meanwhile lands in them (in the app on the 2-core machine, the wall times' spread
-        over 12 chains each: eager ±16% against ±7% without, compiled ±42% against ±12%,
-        ``benchmarks/results/vm-2026-12-02-cpu-wall-early-rows``). On a GPU the app draws on a
-        core of its own."""
+        rows meanwhile lands in them and widens their spread. On a GPU the app draws on a core of
+        its own."""
         return self.early_rows and not device.startswith("cpu")
 
 
@@ -348,8 +354,8 @@ class RequestDone:
     type: Literal["done"] = "done"
 
 
-Request = Union[ProfileRequest, InfoRequest, WarmupRequest, CancelRequest, ShutdownRequest]
-Event = Union[WorkerReady, Progress, Heartbeat, MeasurementResult, RequestFailed, RequestDone]
+Request = ProfileRequest | InfoRequest | WarmupRequest | CancelRequest | ShutdownRequest
+Event = WorkerReady | Progress | Heartbeat | MeasurementResult | RequestFailed | RequestDone
 
 _MESSAGES: dict[str, type] = {
     get_args(get_type_hints(cls)["type"])[0]: cls for cls in (*get_args(Request), *get_args(Event))
@@ -417,7 +423,7 @@ def _build(tp: Any, value: Any, where: str) -> Any:
             raise ProtocolError(f"{where}: expected an object, got {type(value).__name__}")
         _, item = get_args(tp)
         return {str(k): _build(item, v, f"{where}.{k}") for k, v in value.items()}
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return from_dict(tp, value, where)
     if tp is Any:
         return value
@@ -511,7 +517,7 @@ class ProfileReport:
 
     def to_json(self) -> str:
         data = to_dict(self)
-        for result, measurement in zip(data["results"], self.results):
+        for result, measurement in zip(data["results"], self.results, strict=True):
             result["compile_time_s"] = measurement.compile_time_s
             result["gbps"] = measurement.gbps
         return json.dumps(data, indent=1)

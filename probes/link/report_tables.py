@@ -2,9 +2,16 @@
 
 Every string that came from outside (kernel names, ops, reasons, the device label: a report file
 can hold anything) is made inert and placed as a rich ``Text``, never parsed as markup.
+
+Output fits where it goes (``output_console``): a terminal gets tables as wide as the terminal, a
+long kernel name cut with an ellipsis; a pipe, a file or a CI log gets every table at its full
+width, so every name is whole and nothing is wrapped mid-word. No line ends in spaces.
 """
 
 from __future__ import annotations
+
+import re
+from typing import IO, TextIO, cast
 
 from rich import box
 from rich.console import Console
@@ -27,6 +34,61 @@ from probes.link.summary import (
     sweep_verdict,
 )
 
+FULL_WIDTH = 10_000
+"""The width tables are laid out in when the output is not a terminal: wider than any table, so
+each takes its natural width (rich does not stretch a table to the console)."""
+NAME_WIDTH = 34
+"""The kernel column's width in a terminal too narrow for the names: the rest of a row fits 80
+columns beside it."""
+OTHER_COLUMNS = 46
+"""About what the kernel table's other columns take: a wide terminal gives the names the rest."""
+
+_TRAILING = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)+$")
+"""A line's end: spaces and the style codes a terminal gets between them."""
+
+
+def _trimmed(line: str) -> str:
+    """``line`` without its trailing spaces, the style codes among them kept."""
+    end = _TRAILING.search(line)
+    return line if end is None else line[: end.start()] + end.group().replace(" ", "").replace("\t", "")
+
+
+class TrimmedLines:
+    """A text stream that drops the spaces rich pads a line's end with (a table's last cell, a
+    title): a log, a diff or ``grep ' $'`` of the output meets none. A line reaches the stream
+    when it ends; ``flush`` writes a partial one as it is."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.encoding = getattr(stream, "encoding", None) or "utf-8"
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        if lines:
+            self.stream.write("".join(_trimmed(line) + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._partial:
+            self.stream.write(self._partial)
+            self._partial = ""
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+
+def output_console(stream: TextIO) -> Console:
+    """A console for ``stream``: the terminal's width on a terminal, FULL_WIDTH elsewhere (a
+    pipe, a file, a CI log), trailing spaces trimmed either way."""
+    trimmed = cast(IO[str], TrimmedLines(stream))  # rich writes, flushes and asks isatty/fileno only
+    return Console(file=trimmed, soft_wrap=False, width=None if trimmed.isatty() else FULL_WIDTH)
+
 
 def plain(text: object, style: str = "") -> Text:
     """Outside text as one inert line of rich Text (markup is never interpreted)."""
@@ -44,8 +106,10 @@ def _time_cell(us: float | None, iqr: list[float] | None, noisy: bool) -> Text:
     return text
 
 
-def kernels_table(size: int, results: list[Measurement]) -> Table:
-    """Kernel rows of every mode at one size, a section per mode; memcpy/memset rows dimmed."""
+def kernels_table(size: int, results: list[Measurement], width: int = FULL_WIDTH) -> Table:
+    """Kernel rows of every mode at one size, a section per mode; memcpy/memset rows dimmed.
+    ``width``: the console's; the kernel names get what the other columns leave (at least
+    NAME_WIDTH) and are cut with an ellipsis only past that."""
     table = Table(
         title=f"N = {format_size(size)}  ({size:,} elements)",
         title_justify="left",
@@ -53,7 +117,8 @@ def kernels_table(size: int, results: list[Measurement]) -> Table:
         padding=(0, 1),
         pad_edge=False,
     )
-    table.add_column("kernel", no_wrap=True, overflow="ellipsis", min_width=16, max_width=34)
+    name_width = max(NAME_WIDTH, width - OTHER_COLUMNS)
+    table.add_column("kernel", no_wrap=True, overflow="ellipsis", min_width=16, max_width=name_width)
     for column in ("n", "µs", "bytes", "GB/s", "%pk"):
         table.add_column(column, justify="right", no_wrap=True)
     table.add_column("ops", overflow="fold", min_width=8)
@@ -101,11 +166,8 @@ def notes(results: list[Measurement]) -> list[Text]:
     lines = []
     for m in results:
         if m.grad and m.forward_time_us is not None and m.backward_time_us is not None:
-            lines.append(
-                plain(
-                    f"{m.mode}: forward {format_time_us(m.forward_time_us)}, backward {format_time_us(m.backward_time_us)} (device)"
-                )
-            )
+            forward, backward = format_time_us(m.forward_time_us), format_time_us(m.backward_time_us)
+            lines.append(plain(f"{m.mode}: forward {forward}, backward {backward} (device)"))
         for reason in m.noise_reasons:
             lines.append(plain(f"~ {m.mode}: noisy: {reason}", "yellow"))
         for line in m.diagnostics:
@@ -146,7 +208,7 @@ def _ratio_cell(found: Ratio | None) -> Text:
 def print_size(console: Console, batch: list[Measurement]) -> None:
     """One size: its kernel rows, the headline counts, notes, and the eager -> compiled line."""
     batch = sorted(batch, key=lambda m: _mode_order(m.mode))
-    console.print(kernels_table(batch[0].size, batch))
+    console.print(kernels_table(batch[0].size, batch, console.width))
     console.print(headline_table(batch))
     for line in notes(batch):
         console.print(line, soft_wrap=True)

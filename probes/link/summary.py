@@ -7,52 +7,19 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from probes.chain.expr import ChainError, parse_chain
 from probes.link.protocol import Measurement
-from probes.link.safe_text import inert_line
+from probes.link.settings import MAX_SIZE as MAX_SIZE
+from probes.link.settings import parse_size as parse_size
+from probes.link.settings import parse_sizes as parse_sizes
 
 ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp64": 8}
 SHORT_DTYPE_NAMES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float64": "fp64"}
 """torch's dtype names (as op traces write them) -> the short names requests and peaks use."""
-
-_SIZE = re.compile(r"([+-]?+[0-9][0-9_]*+(?:\.[0-9]++)?+(?:e[+-]?+[0-9]++)?+)\s*+([kmgt]?+)", re.IGNORECASE)
-"""Possessive quantifiers (``*+``): a long text that does not match fails in linear time."""
-_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-MAX_SIZE = 10**13
-MAX_SIZES_TEXT = 1_000
-"""Longest sizes text accepted (a sweep is a handful of sizes)."""
-
-
-def parse_size(text: str) -> int:
-    """``1e6``, ``1_000_000``, ``1M``, ``10k`` -> an int; ValueError with a plain reason otherwise."""
-    match = _SIZE.fullmatch(text.strip()) if len(text) <= MAX_SIZES_TEXT else None
-    if not match:
-        shown = inert_line(text if len(text) <= 40 else text[:37] + "...")
-        raise ValueError(f"'{shown}' is not a size: use e.g. 1e6, 1_000_000 or 1M")
-    value = float(match.group(1).replace("_", "")) * _SUFFIX[match.group(2).lower()]
-    shown = text.strip()
-    if not math.isfinite(value) or value > MAX_SIZE:  # 1e400 is inf
-        raise ValueError(f"size '{shown}' is absurdly large (over {MAX_SIZE:.0e} elements)")
-    if value != int(value):
-        raise ValueError(f"'{shown}' is not a whole number of elements")
-    if value <= 0:
-        raise ValueError(f"size '{shown}' must be positive")
-    return int(value)
-
-
-def parse_sizes(text: str) -> list[int]:
-    """A comma-separated list of sizes (see parse_size); ValueError with a plain reason otherwise."""
-    if len(text) > MAX_SIZES_TEXT:
-        raise ValueError(f"the sizes are too long ({len(text):,} characters; the limit is {MAX_SIZES_TEXT:,})")
-    sizes = [parse_size(part) for part in text.split(",") if part.strip()]
-    if not sizes:
-        raise ValueError("no sizes given: use e.g. 1e2,1e4,1e6")
-    return sizes
 
 
 def input_dtypes(m: Measurement) -> str:

@@ -34,8 +34,8 @@ def test_the_workers_start_before_the_app_imports_its_libraries(tmp_path: Path) 
     code = (
         "import sys, tui.__main__ as m\n"
         "def start(command):\n"
-        "    print(sorted(name for name in ('asyncio', 'probes.link.protocol', 'probes.link.summary', 'textual', 'rich')"
-        " if name in sys.modules))\n"
+        "    names = ('asyncio', 'probes.link.protocol', 'probes.link.summary', 'textual', 'rich')\n"
+        "    print(sorted(name for name in names if name in sys.modules))\n"
         "    raise SystemExit(0)\n"
         "m._start_workers = start\n"
         "m.main(['(a + b).relu()', '--sizes', '1e2,1e4'])\n"
@@ -179,9 +179,13 @@ def test_replay_option_uses_the_replay_worker(monkeypatch: pytest.MonkeyPatch) -
     ("argv", "message"),
     [
         (["--sizes", "1e2,lots"], "not a size"),
-        (["--n", "0"], "must be positive"),
+        (["--n", "0"], "is not positive"),
         (["--reps", "0"], "between 1 and 10000"),
         (["--dtype", "fp8"], "invalid choice"),
+        (["--modes", "both"], "unknown mode 'both'"),
+        (["--modes", "eager,compiled,dynamic"], "one or two modes"),
+        (["--device", "tpu"], "unknown device 'tpu'"),
+        (["--export-dir", __file__], "is not a folder"),
         (["--replay", "/nonexistent.json"], "no such file"),
         (["--worker-cmd", "ssh 'unclosed"], "--worker-cmd"),
     ],
@@ -225,3 +229,81 @@ def test_bad_settings_are_repaired_in_a_read_only_session(tmp_path: Path) -> Non
     assert s.dtype == "fp32" and s.sizes and s.reps is None
     assert loaded.read_only and "dtype" in loaded.read_only  # saving would lose 'fp8': the file is left as it is
     loaded.release()
+
+
+@pytest.mark.parametrize(
+    ("modes", "toggle", "compile_mode"),
+    [
+        ("eager", "eager", "compiled"),
+        ("eager,max-autotune", "both", "max-autotune"),
+        ("compiled,dynamic", "static+dynamic", "compiled"),
+    ],
+)
+def test_the_app_takes_the_mode_names_of_the_headless_command(
+    modes: str, toggle: str, compile_mode: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tui.__main__ import main
+
+    seen = captured_app(monkeypatch)
+    assert main(["--modes", modes, "--workspace", str(tmp_path / "w.json"), "--worker-cmd", "true"]) == 0
+    s = seen["app"].workspace.settings
+    assert (s.modes, s.compile_mode) == (toggle, compile_mode)
+    assert s.request_modes() == modes.split(",")
+
+
+def test_help_lists_the_commands_and_the_same_mode_names(capsys: pytest.CaptureFixture[str]) -> None:
+    from probes.cli import build_parser as profile_parser
+    from probes.link.settings import MODES
+    from tui.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    app_help = " ".join(capsys.readouterr().out.split())
+    assert "kernel-tui profile" in app_help and "kernel-tui demo" in app_help
+    profile_help = " ".join(profile_parser().format_help().split())
+    for mode in MODES:
+        assert mode in app_help and mode in profile_help
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("profle", "profile"), ("porfile", "profile"), ("dmeo", "demo")])
+def test_a_mistyped_command_suggests_the_right_one(typed: str, meant: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from tui.__main__ import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([typed, "(a + b).relu()"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"did you mean 'kernel-tui {meant}'" in err
+
+
+def test_a_chain_is_not_taken_for_a_mistyped_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tui.__main__ import main
+
+    seen = captured_app(monkeypatch)
+    assert main(["a", "--workspace", str(tmp_path / "w.json"), "--worker-cmd", "true"]) == 0
+    assert seen["app"].workspace.chain.text == "a"
+
+
+def test_exports_go_where_asked_with_the_full_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tui.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    seen = captured_app(monkeypatch)
+    assert main(["--export-dir", "out", "--workspace", str(tmp_path / "w.json"), "--worker-cmd", "true"]) == 0
+    assert seen["app"].export_dir == tmp_path / "out"
+
+
+def test_exports_default_to_the_current_directory_unless_it_is_the_source_checkout(tmp_path: Path) -> None:
+    """``make run`` starts in the checkout: exports there would pile up among the sources."""
+    import platformdirs
+
+    from tui.export import default_export_dir, source_checkout
+
+    checkout = tmp_path / "kernel-tui"
+    (checkout / "tui").mkdir(parents=True)
+    assert default_export_dir(tmp_path, checkout) == tmp_path
+    data_exports = platformdirs.user_data_path("kernel-tui") / "exports"
+    assert default_export_dir(checkout, checkout) == data_exports
+    assert default_export_dir(checkout / "tui", checkout) == data_exports
+    assert source_checkout() == ROOT  # the tests run from a checkout
+    assert default_export_dir(ROOT) == data_exports

@@ -1,0 +1,232 @@
+"""What a measurement can be asked for, and the limits of every setting, written once.
+
+The headless command's flags, the app's command line and dialogs, the workspace reader and the
+worker's check of a ``ProfileRequest`` all validate through this module, so each front end refuses
+the same values in the same words. Each setting has one ``check`` (a value from a file or the
+wire) and, where people type it, one ``parse`` (text); both raise ``SettingError``, a
+``ValueError`` whose message is one plain line.
+
+Dependency-free and light (typed NamedTuples, not dataclasses, whose import costs more): the app's
+command line checks its arguments before it starts its workers, whose torch import waits for
+whatever is imported first.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple, TypeVar
+
+from probes.chain.dtype_names import DTYPES
+from probes.link.safe_text import inert_line
+
+T = TypeVar("T")
+
+
+class SettingError(ValueError):
+    """A setting outside its limits; the message says which and what is allowed, in one line."""
+
+
+MODES: tuple[str, ...] = ("eager", "compiled", "max-autotune", "reduce-overhead", "dynamic")
+"""Every measurement mode. The others are ``torch.compile`` with that compile mode; ``dynamic`` is
+the default compile mode with ``dynamic=True`` (one symbolic-shape compile for every size)."""
+COMPILED_MODES: tuple[str, ...] = MODES[1:]
+DEFAULT_MODES: tuple[str, ...] = ("eager", "compiled")
+DEFAULT_SIZES: tuple[int, ...] = (100, 10_000, 1_000_000, 10_000_000, 100_000_000)
+DEFAULT_FOCUS_SIZE = 1_000_000
+DEFAULT_DTYPE = "fp32"
+
+
+class Bounded(NamedTuple):
+    """A whole number between two limits, both included."""
+
+    what: str
+    low: int
+    high: int
+
+    def check(self, value: object) -> int:
+        if type(value) is not int or not self.low <= value <= self.high:
+            raise SettingError(f"{self.what} must be between {self.low} and {self.high}")
+        return value
+
+    def __str__(self) -> str:
+        return f"{self.low}-{self.high}"
+
+
+REPS = Bounded("reps", 1, 10_000)
+"""Timing reps, when given (None: sized to the kernel time)."""
+MAX_SIZE = 10**13
+"""Largest N: far past any device's memory, small enough that arithmetic on it stays exact."""
+MAX_SIZES_TEXT = 1_000
+"""Longest sizes text accepted (a sweep is a handful of sizes)."""
+MAX_SIZES = 64
+"""Most sizes in one sweep."""
+
+_SIZE = re.compile(r"([+-]?+[0-9][0-9_]*+(?:\.[0-9]++)?+(?:e[+-]?+[0-9]++)?+)\s*+([kmgt]?+)", re.IGNORECASE)
+"""Possessive quantifiers (``*+``): a long text that does not match fails in linear time."""
+_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_DEVICE = re.compile(r"cpu|cuda(:[0-9]{1,3})?")
+
+
+def _shown(text: str) -> str:
+    return inert_line(text if len(text) <= 40 else text[:37] + "...")
+
+
+# -- sizes -----------------------------------------------------------------------------------
+
+
+def check_size(value: object) -> int:
+    """A size N from a file or the wire: a whole number from 1 to MAX_SIZE."""
+    if type(value) is not int:
+        raise SettingError(f"size {_shown(repr(value))} is not a whole number of elements")
+    if value <= 0:
+        raise SettingError(f"size {value} is not positive")
+    if value > MAX_SIZE:
+        raise SettingError(f"size {value:,} is absurdly large (over {MAX_SIZE:.0e} elements)")
+    return value
+
+
+def parse_size(text: str) -> int:
+    """``1e6``, ``1_000_000``, ``1M``, ``10k`` -> an int; SettingError with a plain reason otherwise."""
+    match = _SIZE.fullmatch(text.strip()) if len(text) <= MAX_SIZES_TEXT else None
+    if not match:
+        raise SettingError(f"'{_shown(text)}' is not a size: use e.g. 1e6, 1_000_000 or 1M")
+    value = float(match.group(1).replace("_", "")) * _SUFFIX[match.group(2).lower()]
+    shown = _shown(text.strip())
+    if not math.isfinite(value) or value > MAX_SIZE:  # 1e400 is inf
+        raise SettingError(f"size '{shown}' is absurdly large (over {MAX_SIZE:.0e} elements)")
+    if value != int(value):
+        raise SettingError(f"'{shown}' is not a whole number of elements")
+    if value <= 0:
+        raise SettingError(f"size '{shown}' is not positive")
+    return int(value)
+
+
+def check_sizes(values: object) -> list[int]:
+    """A sweep's sizes from a file or the wire: one to MAX_SIZES sizes, each checked."""
+    if not isinstance(values, (list, tuple)) or not values:
+        raise SettingError("no sizes given: use e.g. 1e2,1e4,1e6")
+    if len(values) > MAX_SIZES:
+        raise SettingError(f"{len(values):,} sizes is too many for one sweep (the limit is {MAX_SIZES})")
+    return [check_size(value) for value in values]
+
+
+def parse_sizes(text: str) -> list[int]:
+    """A comma-separated list of sizes (see parse_size); SettingError with a plain reason otherwise."""
+    if len(text) > MAX_SIZES_TEXT:
+        raise SettingError(f"the sizes are too long ({len(text):,} characters; the limit is {MAX_SIZES_TEXT:,})")
+    return check_sizes([parse_size(part) for part in text.split(",") if part.strip()])
+
+
+# -- modes -----------------------------------------------------------------------------------
+
+
+def check_modes(values: Iterable[object]) -> list[str]:
+    """Modes from a file, the wire or a command line: known names, each once, in the order given."""
+    modes: list[str] = []
+    for value in values:
+        if value not in MODES:
+            raise SettingError(f"unknown mode '{_shown(str(value))}': use {', '.join(MODES)}")
+        if value not in modes:
+            modes.append(str(value))
+    if not modes:
+        raise SettingError(f"give at least one mode: {', '.join(MODES)}")
+    return modes
+
+
+def parse_modes(text: str) -> list[str]:
+    """``eager,compiled`` -> ["eager", "compiled"] (see check_modes)."""
+    return check_modes(part.strip() for part in text.split(",") if part.strip())
+
+
+def check_compile_mode(value: object) -> str:
+    """The compile mode set against eager: one of COMPILED_MODES."""
+    if value not in COMPILED_MODES:
+        raise SettingError(f"unknown compile mode '{_shown(str(value))}': use {', '.join(COMPILED_MODES)}")
+    return str(value)
+
+
+# -- dtype, device, reps, grad ----------------------------------------------------------------
+
+
+def check_dtype(value: object) -> str:
+    """The dtype of the default inputs: one of DTYPES (declared inputs may use others)."""
+    if value not in DTYPES:
+        raise SettingError(f"unknown dtype '{_shown(str(value))}': use {', '.join(DTYPES)}")
+    return str(value)
+
+
+def check_device(value: object) -> str | None:
+    """``cpu``, ``cuda`` or ``cuda:N`` (as written, any case), or None for the worker's default;
+    whether this machine has that device is the worker's to say."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise SettingError(f"device {_shown(repr(value))} is not a name: use cpu, cuda or cuda:N")
+    name = value.strip().lower()
+    if not name:
+        return None
+    if not _DEVICE.fullmatch(name):
+        raise SettingError(f"unknown device '{_shown(value)}': use cpu, cuda or cuda:N")
+    return name
+
+
+def check_reps(value: object) -> int | None:
+    """Timing reps from a file or the wire: None (sized to the kernel time) or within REPS."""
+    return None if value is None else REPS.check(value)
+
+
+def parse_reps(text: str) -> int | None:
+    """Typed reps: ``auto`` or nothing for None, else a whole number within REPS."""
+    if text.strip().lower() in ("", "auto"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise SettingError(f"give a whole number of reps ({REPS}) or 'auto'") from None
+    return REPS.check(value)
+
+
+def check_flag(value: object) -> bool:
+    """An on/off setting (grad) from a file or the wire: true or false, nothing else."""
+    if not isinstance(value, bool):
+        raise SettingError("give true or false")
+    return value
+
+
+# -- one request's settings ------------------------------------------------------------------
+
+
+class MeasureSettings(NamedTuple):
+    """What one request measures: the settings every front end sends to the worker."""
+
+    sizes: tuple[int, ...] = DEFAULT_SIZES
+    modes: tuple[str, ...] = DEFAULT_MODES
+    dtype: str = DEFAULT_DTYPE
+    device: str | None = None
+    """None: the worker's default (CUDA if present, else the CPU)."""
+    reps: int | None = None
+    """None: sized to the kernel time."""
+    grad: bool = False
+
+    def checked(self) -> MeasureSettings:
+        """The same settings, normalised (modes once each, the device in lower case); the first
+        setting out of its limits raises SettingError, named."""
+        return MeasureSettings(
+            sizes=tuple(_named("sizes", check_sizes, list(self.sizes))),
+            modes=tuple(_named("modes", check_modes, self.modes)),
+            dtype=_named("dtype", check_dtype, self.dtype),
+            device=_named("device", check_device, self.device),
+            reps=_named("reps", check_reps, self.reps),
+            grad=_named("grad", check_flag, self.grad),
+        )
+
+
+def _named(name: str, check: Callable[[Any], T], value: object) -> T:
+    """``check(value)``, its refusal prefixed with the setting's name where the message lacks it."""
+    try:
+        return check(value)
+    except SettingError as exc:
+        message = str(exc)
+        raise SettingError(message if name.rstrip("s") in message else f"{name}: {message}") from None
