@@ -80,6 +80,7 @@ class KernelTuiApp(
         sizes: list[int] | None = None,
         dtype: str | None = None,
         modes: str | None = None,
+        compile_mode: str | None = None,
         focus_size: int | None = None,
         reps: int | None = None,
         export_dir: Path | None = None,
@@ -101,6 +102,7 @@ class KernelTuiApp(
             ("sizes", sizes),
             ("dtype", dtype),
             ("modes", modes),
+            ("compile_mode", compile_mode),
             ("focus_size", focus_size),
             ("reps", reps),
         ):

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from probes.chain.dtype_names import DTYPES
+from probes.link.settings import parse_reps
 from probes.link.summary import format_size, parse_size, parse_sizes
 from tui import workspace as ws
 from tui.widgets.chains_pane import ChainsPane
@@ -25,13 +26,7 @@ else:
 
 
 def check_reps(value: str) -> str | None:
-    if value.lower() in ("", "auto"):
-        return None
-    try:
-        reps = int(value)
-    except ValueError:
-        return "give a whole number of reps (1-10000) or 'auto'"
-    return None if 1 <= reps <= 10_000 else "reps must be between 1 and 10000"
+    return parse_check(parse_reps)(value)
 
 
 def parse_check(parse: Callable[[str], object]) -> Callable[[str], str | None]:
@@ -137,7 +132,7 @@ class SettingsActions(_App):
 
         def done(value: str | None) -> None:
             if value is not None:
-                s.reps = None if value.lower() in ("", "auto") else int(value)
+                s.reps = parse_reps(value)
                 self.settings_changed(f"reps: {'auto' if s.reps is None else s.reps}")
 
         self.push_screen(
