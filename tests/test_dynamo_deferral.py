@@ -34,7 +34,8 @@ def test_a_worker_starts_and_measures_eager_rows_without_importing_dynamo() -> N
         _initialise_device()
         after_start = "torch._dynamo" in sys.modules
         events = []
-        run_profile(ProfileRequest("r", "(a + b).relu() * a.sum()", sizes=[1000], modes=["eager"], device="cpu"), events.append)
+        request = ProfileRequest("r", "(a + b).relu() * a.sum()", sizes=[1000], modes=["eager"], device="cpu")
+        run_profile(request, events.append)
         rows = [e.measurement.kernels for e in events if isinstance(e, MeasurementResult)]
         print(json.dumps({"after_start": after_start, "after_eager": "torch._dynamo" in sys.modules,
                           "kernels": len(rows[0]) if rows else 0}))
@@ -54,7 +55,8 @@ def test_a_compile_after_the_deferral_finds_torch_as_torch_left_it() -> None:
         from probes.link.protocol import MeasurementResult, ProfileRequest
         deferred = defer_dynamo_import()
         events = []
-        run_profile(ProfileRequest("r", "(a + b).relu()", sizes=[1000], modes=["compiled"], device="cpu"), events.append)
+        request = ProfileRequest("r", "(a + b).relu()", sizes=[1000], modes=["compiled"], device="cpu")
+        run_profile(request, events.append)
         measured = [e.measurement for e in events if isinstance(e, MeasurementResult)]
         stand_ins = sum(1 for f in gc.get_objects() if type(f) is types.FunctionType
                         and getattr(getattr(f, MARK, None), "__name__", "") == "dynamo_mark_deferred")
