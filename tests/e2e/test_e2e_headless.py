@@ -1,10 +1,13 @@
 """``kernel-tui profile`` as scripts use it: a closed pipe is no traceback, ``--from REPORT --json``
-prints the report, a malformed report is one line and exit status 2, repeated modes measure once."""
+prints the report, a malformed report is one line and exit status 2, repeated modes measure once;
+piped through ``cat`` a real measurement shows every kernel name whole with no trailing spaces, and
+a sweep where one size fails exits 1 with that failure on one line."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +92,27 @@ def test_a_mode_given_twice_is_measured_once(tmp_path: Path) -> None:
     done = kernel_tui(tmp_path, *CPU_PROFILE, "--modes", "eager,eager", "--json")
     assert done.returncode == 0, done.stderr
     assert [(r["mode"], r["size"]) for r in json.loads(done.stdout)["results"]] == [("eager", 1000)]
+
+
+def piped(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``kernel-tui ARGS | cat``, with the exit status of kernel-tui (pipefail)."""
+    command = f"set -o pipefail; {shlex.quote(sys.executable)} -m tui {shlex.join(args)} | cat"
+    return subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, env=environment(tmp_path), capture_output=True, text=True, timeout=600
+    )
+
+
+def test_a_measurement_through_cat_shows_every_kernel_name_whole(tmp_path: Path) -> None:
+    done = piped(tmp_path, "profile", "(a + b).relu()", "--device", "cpu", "--sizes", "1e3", "--reps", "3")
+    assert done.returncode == 0, done.stderr
+    words = done.stdout.split()
+    assert {"aten::add", "aten::clamp_min", "cpp_fused_add_relu_0"} <= set(words), done.stdout
+    assert [line for line in done.stdout.splitlines() if line != line.rstrip()] == []
+
+
+def test_a_sweep_where_one_size_fails_exits_1_with_one_line(tmp_path: Path) -> None:
+    done = piped(tmp_path, *CPU_PROFILE[:2], "--sizes", "1e3,1e11", "--device", "cpu", "--modes", "eager")
+    assert done.returncode == 1
+    assert "N = 1e3" in done.stdout
+    [line] = [line for line in done.stderr.splitlines() if line.strip()]
+    assert "N=100,000,000,000" in line
