@@ -1,12 +1,14 @@
 """The kernel-tui app: edit an op chain, see its kernels eager vs compiled, live.
 
 The app is composition and wiring: the panes (``tui.widgets``) render their own state, the live
-loop's rules live in ``tui.session.LiveSession`` (no textual, no torch), and the worker is reached
-through ``tui.bridge.WorkerBridge``. Messages flow up: ``ChainEditor.Edited``, ``WorkerEvent``,
+loop's rules live in ``tui.session.LiveSession`` and what the panes are given is derived from it by
+``tui.presenter`` (both without textual or torch), and the worker is reached through
+``tui.bridge.WorkerBridge``. Messages flow up: ``ChainEditor.Edited``, ``WorkerEvent``,
 ``WorkerStateChanged``, ``ChainsPane.Chosen``, ``KernelPane.KernelChosen``; each is handed to the
 session, whose effects (send, cancel, wake up, say) are carried out, then the panes get their new
-state. The commands (keys, footer, help, palette) come from one table, ``tui.commands``. See
-ARCHITECTURE.md for one edit's way from key press to rows on screen.
+state. The actions live in mixins by job (``tui.actions``), typed against ``tui.actions.host``
+rather than this module. The commands (keys, footer, help, palette) come from one table,
+``tui.commands``. See ARCHITECTURE.md for one edit's way from key press to rows on screen.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from textual.widgets import Footer, Input, TextArea
 from probes.link.protocol import Measurement, ProfileRequest, Progress
 from probes.link.safe_text import inert
 from probes.link.worker_process import EarlyWorker
-from tui import commands
+from tui import commands, presenter
 from tui.actions.baseline import BaselineActions
 from tui.actions.chains import ChainActions
 from tui.actions.compare import CompareActions
@@ -38,11 +40,11 @@ from tui.debug_log import log_error
 from tui.runs import normalize
 from tui.session import Cancel, Effect, LiveSession, Notice, Send, Timing, WakeAt
 from tui.trust import TrustedChains
-from tui.widgets.editor import ChainEditor, ChainErrorLine, EditorStatus
+from tui.widgets.editor import ChainEditor, ChainErrorLine
 from tui.widgets.kernel_pane import KernelPane
 from tui.widgets.op_chain_pane import OpChainPane
 from tui.widgets.status_bar import StatusBar
-from tui.widgets.sweep_pane import SweepPane, SweepPaneState
+from tui.widgets.sweep_pane import SweepPane
 from tui.widgets.workbench import Workbench, is_compact
 from tui.workspace_file import open_workspace
 
@@ -123,16 +125,12 @@ class KernelTuiApp(
         """Every status-bar message (the newest last), for the record and for tests."""
         self.message_of_text = False
         """The status bar's message is about the text as it was (see ``message``)."""
-        self.last_export: Path | None = None
         self.unsaved = False
         """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
         self._wake: Timer | None = None
         self._pending_draw: Timer | None = None
         """Draws the panes a moment after a run was sent or made progress, unless something else
         draws first (see ``draw_soon``)."""
-        self._save_timer: Timer | None = None
-        self._quitting = False
-        self._exiting = False
 
     # -- composition -----------------------------------------------------------------------------
 
@@ -192,8 +190,7 @@ class KernelTuiApp(
     def draw_soon(self) -> None:
         """Draw the panes ``Timing.progress_delay_s`` from now unless something draws first. A
         new run and a run's progress are drawn so: an edit's eager rows usually come within that
-        moment (~100 ms after the key on the H200), and a frame drawn for the edit alone held
-        them up (its layout took 20-35 ms of the event loop, the rows waiting behind it); they
+        moment, and a frame drawn for the edit alone would hold them up behind its layout; they
         show the run's state anyway."""
         if self._pending_draw is None:
             self._pending_draw = self.set_timer(self.session.timing.progress_delay_s, self._draw_pending)
@@ -252,7 +249,7 @@ class KernelTuiApp(
         if event.state == "ready" and event.ready is not None and event.ready is not self.session.ready:
             self.session.compiles_apart = self.bridge.compiles_apart()
             effects = self.session.worker_ready(event.ready, time.monotonic())
-            status.set(device=self.device_label(), torch=event.ready.torch_version)
+            status.set(device=presenter.device_label(self.session), torch=event.ready.torch_version)
             self.apply(effects)
 
     @on(CompileWorkerStateChanged)
@@ -288,36 +285,30 @@ class KernelTuiApp(
             return
         try:
             self._render_panes()
-        except Exception as exc:  # noqa: BLE001 (logged and shown, never silent)
+        except Exception as exc:  # logged and shown, never silent
             where = log_error(self, "internal error drawing the panes", exc)
             self.message(
                 f"internal error drawing the panes: {exc!r}" + (f" (details in {where})" if where else ""), "bold red"
             )
 
     def _render_panes(self) -> None:
-        now = time.monotonic()
-        focus = self.session.focus_view(now)
-        kernels = self.query_one(KernelPane)
-        kernels.baseline = self.baseline_text()
-        kernels.state = focus
-        self.query_one(OpChainPane).state = focus
-        in_editor = isinstance(self.focused, TextArea)
-        self.query_one(SweepPane).state = SweepPaneState(
-            self.session.sweep_view(),
-            self.workspace.settings.chart,
-            self.peak_gbps(),
-            "escape, then s to sweep" if in_editor else "press s to sweep",
-            self.sweep_deltas(),
+        panes = presenter.panes(
+            self.session,
+            name=self.workspace.chain.name,
+            pinned=self.pinned(),
+            now=time.monotonic(),
+            in_editor=isinstance(self.focused, TextArea),
+            read_only=self.store.read_only is not None,
         )
+        kernels = self.query_one(KernelPane)
+        kernels.baseline = panes.baseline
+        kernels.state = panes.focus
+        self.query_one(OpChainPane).state = panes.focus
+        self.query_one(SweepPane).state = panes.sweep
         self.follow_roofline()
-        error = self.session.parse_error
-        text = self.session.text
-        status = "profiling…" if focus.busy else ("edited" if focus.stale or focus.updating else "✓")
-        if error is not None:
-            status = "✗ error" if text.strip() else "empty"
-        self.query_one(ChainEditor).status = EditorStatus(self.workspace.chain.name, status)
-        self.query_one(ChainErrorLine).error = error if text.strip() else None
-        self.query_one(StatusBar).set(settings=self.settings_text())
+        self.query_one(ChainEditor).status = panes.editor
+        self.query_one(ChainErrorLine).error = panes.error
+        self.query_one(StatusBar).set(settings=panes.settings)
         self._tick_clock(spin=False)
         self.query_one(Workbench).relayout()
 
@@ -328,16 +319,9 @@ class KernelTuiApp(
         """What runs now, with its elapsed time (a ticking clock and a spinner while it runs)."""
         if self.closing:
             return
-        activity = self.session.activity()
+        activity, elapsed = presenter.activity_status(self.session, time.monotonic(), frozen=self.frozen)
         bar = self.query_one(StatusBar)
-        if activity is None:
-            bar.set(activity="", elapsed="")
-        elif self.frozen:
-            bar.set(activity=activity.text, elapsed="")
-        else:
-            bar.set(
-                activity=activity.text, elapsed=f"{time.monotonic() - activity.started:.1f}s", spin=bar.info.spin + spin
-            )
+        bar.set(activity=activity, elapsed=elapsed, spin=bar.info.spin + (spin and bool(elapsed)))
 
     def message(self, text: str, style: str = "", *, of_text: bool = False) -> None:
         """Say ``text`` in the status bar (and keep it in the log); ``of_text``: it is about the
@@ -410,12 +394,12 @@ class KernelTuiApp(
 
     @on(KernelPane.KernelChosen)
     def _kernel_chosen(self, event: KernelPane.KernelChosen) -> None:
-        from tui.screens.kernel_detail import KernelDetail  # noqa: PLC0415 (rich.syntax: kept off start-up)
+        from tui.screens.kernel_detail import KernelDetail  # rich.syntax: kept off start-up
 
         self.push_screen(KernelDetail(event.measurement, event.row))
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen  # noqa: PLC0415
+        from tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(commands.help_rows()))

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 if TYPE_CHECKING:
     from textual.app import App, SystemCommand
@@ -263,7 +263,7 @@ def commands(where: Where) -> list[Command]:
     return [c for c in COMMANDS if c.where == where]
 
 
-def bindings(where: Where) -> list[Binding]:
+def bindings(where: Where) -> list[BindingType]:
     """The Textual bindings of the commands that work ``where``."""
     prefix = "app." if where in ("editor", "chains pane") else ""
     return [
@@ -281,7 +281,7 @@ LETTER_ACTIONS = frozenset(c.action for c in commands("outside the editor"))
 
 def help_rows() -> list[tuple[str, str, str]]:
     """(keys, what, where) for the help screen, every command once per place it works."""
-    rows = []
+    rows: list[tuple[str, str, str]] = []
     for where in WHERE_ORDER:
         for c in commands(where):
             if c.keys:
@@ -294,7 +294,7 @@ def help_rows() -> list[tuple[str, str, str]]:
 
 def palette(app: App) -> Iterable[SystemCommand]:
     """One palette entry per command (the ones with a key say it)."""
-    from textual.app import SystemCommand  # noqa: PLC0415
+    from textual.app import SystemCommand
 
     seen = set()
     for c in COMMANDS:

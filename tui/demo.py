@@ -26,10 +26,10 @@ from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
 from tui.driver import quick_exit_driver
 from tui.runs import Run, SweepResults, Target, normalize
-from tui.views import FocusView, ModeView, SweepView, step_activity
+from tui.views import FocusView, ModeView, SweepPaneState, SweepView, step_activity
 from tui.widgets.cells import plain
 from tui.widgets.kernel_pane import KernelPane
-from tui.widgets.sweep_pane import SweepPane, SweepPaneState
+from tui.widgets.sweep_pane import SweepPane
 
 
 def step_view(rs: SweepResults | None, step: DemoStep, size: int) -> FocusView:

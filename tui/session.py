@@ -8,9 +8,11 @@ worker's state, a timer) with the current monotonic time, and carries out the ef
 The rules:
 - measurements are cached per (chain, target, size, mode), so switching back to a text, a setting
   or a chain shows its rows at once, and a late result of a cancelled run is still kept;
-- after an edit, eager runs as soon as the text is valid (a short pause coalesces a burst of keys)
-  and compiled modes once the text has been stable for longer (a compile cannot be interrupted);
-  any run for an older text or settings is cancelled;
+- after an edit, eager runs at once when the text is valid, and the compiled modes with it, unless
+  compiles run in a worker of their own on the CPU (they wait for a pause in the typing: they share
+  the cores the eager run is timed on) or typing has already wasted a compile (the wait then grows
+  each time, ``compile_delay``); any run for an older text or settings is cancelled, a compile too,
+  even inside the compiler;
 - what is shown for a mode is its fresh measurement, else the last one shown, marked stale with the
   reason once the grace period is over (so rows do not flicker while new ones are on their way);
 - a sweep measures every size x mode on demand; its rows also feed the focus size;
@@ -21,6 +23,7 @@ The rules:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from probes.chain.expr import ChainError, parse_chain
@@ -36,29 +39,27 @@ from probes.link.protocol import (
     WorkerReady,
 )
 from probes.link.summary import format_size
-from tui import views
 from tui.runs import MeasureKey, Run, RunBook, RunKind, SweepResults, Target, normalize
-from tui.views import FocusView, SweepView, WorkerActivity
+from tui.views import FocusView, ModeActivity, ModeView, SweepView, WorkerActivity, step_activity
 from tui.workspace import Settings
 
 
 @dataclass(frozen=True)
 class Timing:
+    """The loop's waits. Every one of them lands behind the frame that draws the key, so the
+    defaults wait only where a run sent at once would cost more than it saves."""
+
     eager_delay_s: float = 0.0
-    """Eager runs this long after the last edit. At once by default: a run the next key makes
-    outdated is stopped at once (and a request not sent yet is never sent), while any wait here,
-    however short, lands behind the frame that draws the key, which takes 20 ms of the event loop
-    on the 2-core machine and 27-36 ms on the H200 box."""
+    """Eager runs this long after the last edit: at once by default, since a run the next key makes
+    outdated is stopped at once (and a request not sent yet is never sent)."""
     compile_delay_s: float = 0.25
     """Where compiles run in a worker of their own on the CPU (``compiles_apart``), they wait for
     the text to be stable this long: a compile there shares the cores the eager measurement times."""
     compile_wait_s: float = 0.03
-    """Elsewhere a compile is sent with the edit's eager run, from the edit itself (a wait here,
-    however short, landed behind the frame that draws the key: compiles started 35-55 ms after the
-    last key on the H200, and a burst's keys, which arrive together, cancel each other's requests
-    before they are sent). One the next key makes outdated is stopped within ~10-25 ms, even inside
-    the compiler it started (``probes.engine.worker.STOP_SIGNAL``), so it holds up no eager rows. Once
-    typing has wasted a compile, the next waits this long, doubled each time (``compile_backoff``)."""
+    """Elsewhere a compile is sent with the edit's eager run, from the edit itself: one the next key
+    makes outdated is stopped within a few tens of ms, even inside the compiler it started
+    (``probes.engine.worker.STOP_SIGNAL``), so it holds up no eager rows. Once typing has wasted a
+    compile, the next waits this long, doubled each time (``compile_backoff``)."""
     compile_delay_max_s: float = 2.0
     """The wait doubles (up to this) each time typing resumes while a compile of an older text runs:
     that compile was wasted."""
@@ -66,11 +67,9 @@ class Timing:
     """Rows of the previous text stay undimmed this long while the new ones are on their way."""
     progress_delay_s: float = 0.15
     """A run's progress (the step it is at), and the panes of an edit that started a run, are
-    drawn this long after they come, unless something else draws first: drawn at once, a fast
-    run's "measuring" cost a frame just before its rows, which then waited for it (13 ms of a 60 ms
-    edit on the 2-core machine); 50 ms after it, the compile worker's first step (its request goes
-    out with the eager one) was drawn just as the eager rows came on the H200 (~100 ms after the
-    key), which waited for that frame. The eager rows' own frame shows the step anyway."""
+    drawn this long after they come, unless something else draws first: a fast run's rows come
+    within this moment, and a frame drawn for its progress just before them would hold them up.
+    The rows' own frame shows the step anyway."""
 
 
 # -- effects --------------------------------------------------------------------------------------
@@ -276,14 +275,77 @@ class LiveSession:
     # -- views ---------------------------------------------------------------------------------
 
     def focus_view(self, now: float) -> FocusView:
-        return views.focus_view(self, now)
+        """Per selected mode at the focus size: what to show, whether it is fresh, what runs for it."""
+        book = self.book
+        keys = self.focus_keys()
+        modes = []
+        outdated = False
+        coming = True
+        for mode, key in keys.items():
+            fresh = book.cache.get(key)
+            failure = book.failed.get(key)
+            shown = fresh or self.shown.get(mode)
+            activity = self.mode_activity(mode, key)
+            if fresh is None and shown is not None:
+                outdated = True
+                coming = coming and activity in ("waiting", "starting", "measuring", "compiling", "after a pause")
+            if fresh is None and failure is not None:
+                coming = False
+            modes.append(ModeView(mode, shown, fresh is not None, activity, failure))
+        errors = tuple(f for f in book.failures_of(self.chain, self.target()) if f.size is None and f.mode is None)
+        stale = None
+        updating = False
+        if outdated:
+            within_grace = now - self.changed_at < self.timing.stale_grace_s
+            if self.parse_error is None and coming and within_grace and not errors:
+                updating = True
+            else:
+                stale = "the chain has an error" if self.parse_error is not None else self.held or self.why_stale
+        busy = any(key in book.pending for key in keys.values())
+        return FocusView(self.settings.focus_size, tuple(modes), stale, updating, errors, busy, self.held)
+
+    def mode_activity(self, mode: str, key: MeasureKey) -> ModeActivity:
+        """What happens for ``key`` (the current chain and settings in ``mode``) now."""
+        book = self.book
+        rid = book.pending.get(key)
+        if rid is not None:
+            progress = book.runs[rid].progress
+            if progress is not None and progress.mode == mode and progress.size in (None, key[2]):
+                return step_activity(progress)
+            return "starting" if mode != "eager" and self.compile_worker_starting else "waiting"
+        if key in book.cache or key in book.failed or self.parse_error is not None:
+            return ""
+        if self.held is not None:
+            return "held"
+        if self.ready is None:
+            return "waiting"
+        return "after a pause" if mode != "eager" else "waiting"
 
     def sweep_view(self) -> SweepView:
-        return views.sweep_view(self)
+        """The last sweep, stale (with why) when it no longer covers the text and settings."""
+        s = self.settings
+        sweep = self.sweep
+        stale = None
+        if sweep is not None and not sweep.covers(self.chain, self.target(), self.modes(), tuple(s.sizes)):
+            if self.parse_error is not None:
+                stale = "the chain has an error"
+            elif sweep.run.chain != self.chain:
+                stale = "sweep of an earlier text"
+            else:
+                stale = "settings changed: s sweeps again"
+        running = sweep is not None and not sweep.run.done and not sweep.run.cancelled
+        return SweepView(sweep, tuple(s.sizes), s.compile_mode, stale, running)
 
     def activity(self) -> WorkerActivity | None:
         """The run the worker is serving now (the oldest one not done), in words."""
-        return views.worker_activity(self)
+        run = next((r for r in self.book.runs.values() if r.kind != "other" and not r.cancelled), None)
+        if run is None:
+            return None
+        p = run.progress
+        if p is None:
+            return WorkerActivity("sending", run.started)
+        step = f" ({p.step}/{p.total})" if p.total else ""
+        return WorkerActivity(f"{p.message}{step}", run.started)
 
     def running(self) -> bool:
         return self.book.running()
@@ -332,7 +394,7 @@ class LiveSession:
             request, kind, Target(request.device or self.device, request.dtype, request.reps, request.grad), now
         )
 
-    def _cancel(self, which) -> list[Effect]:  # noqa: ANN001 (Callable[[Run], bool])
+    def _cancel(self, which: Callable[[Run], bool]) -> list[Effect]:
         return [Cancel(rid) for rid in self.book.cancel(which)]
 
     def _cancel_outdated(self) -> list[Effect]:

@@ -16,7 +16,7 @@ from tui_helpers import SEED_CHAIN, focus_done, focus_view, recorded, recording,
 
 from probes.link.protocol import ProfileReport
 from probes.link.summary import comparisons, crossover, format_gbps, format_size
-from tui import commands
+from tui import commands, presenter
 from tui.screens.dialogs import ConfirmDialog, InputDialog
 from tui.screens.help import HelpScreen
 from tui.screens.kernel_detail import KernelDetail
@@ -120,7 +120,7 @@ async def test_device_cycles_through_the_workers_devices(make_app) -> None:
     app = make_app(worker_command=worker)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(pilot, app)
-        assert app.devices() == ["cuda:0", "cpu"]
+        assert presenter.device_names(app.session) == ["cuda:0", "cpu"]
         assert shown(app, "eager").device == "cuda:0"
         await pilot.press("d")
         assert app.workspace.settings.device == "cpu"

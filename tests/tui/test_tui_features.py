@@ -17,6 +17,7 @@ from tui.screens.roofline import RooflineScreen
 from tui.widgets.editor import ChainEditor
 from tui.widgets.kernel_pane import KernelPane, KernelTable
 from tui.widgets.roofline import RooflineChart
+from tui.widgets.status_bar import StatusBar
 
 MATMUL = "x: [N, 256]\nw: [256, 256]\nF.gelu(x @ w)"
 
@@ -62,7 +63,7 @@ async def test_grad_toggle_measures_both_passes_and_persists(make_app, tmp_path)
         _, ops = table_text(app.query_one("#ops-table"))
         assert ["backward"] == [r[0] for r in ops if r[0] == "backward"]
         assert "fused threshold_backward" in str(app.query_one("#compile-info").render())
-        assert "fwd+bwd" in app.settings_text()
+        assert "fwd+bwd" in app.query_one(StatusBar).info.settings
         app.query_one(KernelPane).focus_table()
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, KernelDetail), what="the kernel detail")

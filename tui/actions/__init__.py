@@ -1,1 +1,2 @@
-"""The app's actions by job (settings, chains, compare, exports): mixins of ``KernelTuiApp``."""
+"""The app's actions by job (settings, chains, compare, exports, ...): mixins that ``tui.app``
+composes into ``KernelTuiApp``, each typed against ``tui.actions.host.AppHost``, never the app."""

@@ -7,34 +7,16 @@ show every later result of the chain against it (``tui.baseline_view``).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
-from rich.text import Text
-
-from probes.link.baseline import Delta
 from probes.link.protocol import Measurement
 from probes.link.summary import format_size
-from tui.baseline_view import baseline_line, pin_deltas, pin_record, read_pin
-
-if TYPE_CHECKING:
-    from tui.app import KernelTuiApp as _App
-else:
-    _App = object
+from tui import presenter
+from tui.actions.host import AppHost
+from tui.baseline_view import pin_record, read_pin
 
 
-class BaselineActions(_App):
+class BaselineActions(AppHost):
     _pin_cache: tuple[int, list[Measurement]] | None = None
-
-    def current_results(self) -> list[Measurement]:
-        """The current chain's fresh results as set now: every mode at N, and its sweep."""
-        session = self.session
-        focus = session.focus_view(time.monotonic())
-        found = {(m.mode, m.size): m for v in focus.modes if v.fresh and (m := v.measurement) is not None}
-        sweep = session.sweep
-        if sweep is not None and sweep.covers(session.chain, session.target(), session.modes(), ()):
-            for m in sweep.measurements():
-                found.setdefault((m.mode, m.size), m)
-        return list(found.values())
 
     def pinned(self) -> list[Measurement] | None:
         """The current chain's pin (None: not pinned; a pin that cannot be read is dropped, said)."""
@@ -54,23 +36,8 @@ class BaselineActions(_App):
         self._pin_cache = (id(record), pinned)
         return pinned
 
-    def baseline_text(self) -> Text | None:
-        """The headline's deltas against the pin (None when the chain has none)."""
-        pinned = self.pinned()
-        if not pinned:
-            return None
-        current = [m for m in self.current_results() if m.size == self.workspace.settings.focus_size]
-        if not current:
-            return Text("vs pin: waiting for this text's results", style="dim magenta")
-        return baseline_line(pinned, current)
-
-    def sweep_deltas(self) -> list[Delta]:
-        pinned = self.pinned()
-        sweep = self.session.sweep
-        return pin_deltas(pinned, sweep.measurements()) if pinned and sweep is not None else []
-
     def action_pin(self) -> None:
-        results = self.current_results()
+        results = presenter.current_results(self.session, time.monotonic())
         name = self.workspace.chain.name
         if not results:
             self.message("nothing measured for this text yet: nothing to pin", "yellow")
@@ -98,7 +65,7 @@ class BaselineActions(_App):
 
     def action_compare_pin(self) -> None:
         """The pinned result (left) and the current one (right), in the last mode shown, at N."""
-        from tui.screens.compare import CompareScreen, Side, side_label  # noqa: PLC0415 (off start-up)
+        from tui.screens.compare import CompareScreen, Side, side_label  # off start-up
 
         pinned = self.pinned()
         if not pinned:

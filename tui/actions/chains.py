@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+
+from textual.app import SystemCommand
 
 from probes.link.safe_text import inert_line
+from tui.actions.host import AppHost
 from tui.widgets.chains_pane import ChainsPane, ChainsState
 from tui.widgets.editor import ChainEditor
-
-if TYPE_CHECKING:
-    from textual.app import SystemCommand
-
-    from tui.app import KernelTuiApp as _App
-else:
-    _App = object
 
 
 def first_line(text: str) -> str:
     return inert_line(text.splitlines()[0]) if text.strip() else "(empty)"
 
 
-class ChainActions(_App):
+class ChainActions(AppHost):
     marked: int | None = None
     """The chain marked for compare (space in the chains pane)."""
 
@@ -58,7 +53,7 @@ class ChainActions(_App):
         self.message(f"duplicated as {self.workspace.chain.name}")
 
     def action_rename_chain(self) -> None:
-        from tui.screens.dialogs import InputDialog  # noqa: PLC0415 (dialogs: off start-up)
+        from tui.screens.dialogs import InputDialog  # dialogs: off start-up
 
         def done(value: str | None) -> None:
             if value:
@@ -80,7 +75,7 @@ class ChainActions(_App):
         )
 
     def action_delete_chain(self) -> None:
-        from tui.screens.dialogs import ConfirmDialog  # noqa: PLC0415 (dialogs: off start-up)
+        from tui.screens.dialogs import ConfirmDialog  # dialogs: off start-up
 
         name = self.workspace.chain.name
 
@@ -104,8 +99,6 @@ class ChainActions(_App):
             self.message(f"marked {self.workspace.chains[index].name}: o compares the current chain with it")
 
     def chain_choices(self) -> Iterable[SystemCommand]:
-        from textual.app import SystemCommand  # noqa: PLC0415
-
         for i, chain in enumerate(self.workspace.chains):
             yield SystemCommand(
                 f"Open chain: {inert_line(chain.name)}",

@@ -11,15 +11,13 @@ from typing import TYPE_CHECKING
 
 from probes.chain.expr import ChainError, parse_chain
 from probes.link.protocol import COMPILED_MODES, MODES, Measurement, ProfileRequest, RequestFailed
+from tui.actions.host import AppHost
 
 if TYPE_CHECKING:
-    from tui.app import KernelTuiApp as _App
     from tui.screens.compare import CompareScreen
-else:
-    _App = object
 
 
-class CompareActions(_App):
+class CompareActions(AppHost):
     def action_compare(self) -> None:
         marked = self.marked
         if marked is not None and marked != self.workspace.current and marked < len(self.workspace.chains):
@@ -50,7 +48,7 @@ class CompareActions(_App):
     def _open_compare(
         self, sides: list[tuple[str, str, str]], title: str, *, one_chain: bool = False
     ) -> CompareScreen | None:
-        from tui.screens.compare import CompareScreen, Side, side_label  # noqa: PLC0415 (off start-up)
+        from tui.screens.compare import CompareScreen, Side, side_label  # off start-up
 
         if self.session.ready is None:
             self.message("the worker is still starting; try again in a moment", "yellow")

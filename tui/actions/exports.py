@@ -6,24 +6,23 @@ Every file is written 0600, atomically (``probes.link.state_files.write_private_
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from tui import presenter
+from tui.actions.host import AppHost
 from tui.debug_log import log_error
 
-if TYPE_CHECKING:
-    from tui.app import KernelTuiApp as _App
-else:
-    _App = object
 
+class ExportActions(AppHost):
+    last_export: Path | None = None
+    """The file the last export wrote."""
 
-class ExportActions(_App):
     def _export_target(self, suffix: str) -> Path:
-        from tui import export  # noqa: PLC0415 (csv: off start-up)
+        from tui import export  # csv: off start-up
 
         return export.export_path(self.export_dir, self.workspace.chain.name, suffix)
 
     def export(self, kind: str) -> Path | None:
-        from tui import export  # noqa: PLC0415 (csv: off start-up)
+        from tui import export  # csv: off start-up
 
         results = self.session.shown_measurements()
         if not results and kind != "svg":
@@ -35,11 +34,11 @@ class ExportActions(_App):
             if kind == "json":
                 ready = self.session.ready
                 device = results[0].device
-                label = next((d.label for d in ready.devices if d.name == device), device) if ready else device
+                info = presenter.device_info(self.session, device)
                 rep = export.report(
                     results,
                     device=device,
-                    device_label=label,
+                    device_label=info.label if info else device,
                     torch_version=ready.torch_version if ready else "",
                     peak_gbps=next((m.peak_gbps for m in results if m.peak_gbps), None),
                 )

@@ -6,15 +6,10 @@ matches (the session keys its cache by it, so switching back shows the earlier r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from tui.app import KernelTuiApp as _App
-else:
-    _App = object
+from tui.actions.host import AppHost
 
 
-class GradActions(_App):
+class GradActions(AppHost):
     def action_toggle_grad(self) -> None:
         self.set_grad(not self.workspace.settings.grad)
 

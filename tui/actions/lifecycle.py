@@ -11,24 +11,24 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING
 
+from rich.console import RenderableType
+from textual.driver import Driver
+from textual.timer import Timer
+
 from probes.link.safe_text import inert_line
+from tui.actions.host import AppHost
 from tui.debug_log import log_error
 from tui.driver import quick_exit_driver
 from tui.workspace_file import WorkspaceFile
 
 if TYPE_CHECKING:
-    from textual.driver import Driver
-
-    from tui.app import KernelTuiApp as _App
     from tui.screens.dialogs import ChoiceDialog
-else:
-    _App = object
 
 AUTOSAVE_S = 1.0
 
 
 def unsaved_dialog(store: WorkspaceFile) -> ChoiceDialog:
-    from tui.screens.dialogs import ChoiceDialog  # noqa: PLC0415 (dialogs: off start-up)
+    from tui.screens.dialogs import ChoiceDialog  # dialogs: off start-up
 
     why = store.read_only or "the last save failed"
     return ChoiceDialog(
@@ -38,7 +38,11 @@ def unsaved_dialog(store: WorkspaceFile) -> ChoiceDialog:
     )
 
 
-class LifecycleActions(_App):
+class LifecycleActions(AppHost):
+    _save_timer: Timer | None = None
+    _quitting = False
+    _exiting = False
+
     def schedule_save(self) -> None:
         self.unsaved = True
         if not self.autosave or self.store.read_only:
@@ -69,11 +73,11 @@ class LifecycleActions(_App):
         gc.enable()  # off while the app started (tui.__main__.main)
 
     def get_driver_class(self) -> type[Driver]:
-        return quick_exit_driver(self)  # type: ignore[arg-type]
+        return quick_exit_driver(self)
 
-    def exit(self, *args: object, **kwargs: object) -> None:
+    def exit(self, result: int | None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
         self._exiting = True
-        super().exit(*args, **kwargs)  # type: ignore[arg-type]
+        super().exit(result, return_code, message)
 
     async def action_quit(self) -> None:
         if self.screen.id == "unsaved-dialog":

@@ -7,22 +7,19 @@ re-measures what no longer matches (the rows on screen are marked stale meanwhil
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+
+from textual.app import SystemCommand
 
 from probes.chain.dtype_names import DTYPES
 from probes.link.settings import parse_reps
 from probes.link.summary import format_size, parse_size, parse_sizes
+from tui import presenter
 from tui import workspace as ws
+from tui.actions.host import AppHost
 from tui.widgets.chains_pane import ChainsPane
 from tui.widgets.kernel_pane import KernelPane
+from tui.widgets.status_bar import StatusBar
 from tui.widgets.workbench import VIEWS, Workbench
-
-if TYPE_CHECKING:
-    from textual.app import SystemCommand
-
-    from tui.app import KernelTuiApp as _App
-else:
-    _App = object
 
 
 def check_reps(value: str) -> str | None:
@@ -46,7 +43,7 @@ def next_in(choices: tuple[str, ...] | list[str], current: str) -> str:
     return choices[(choices.index(current) + 1) % len(choices)] if current in choices else choices[0]
 
 
-class SettingsActions(_App):
+class SettingsActions(AppHost):
     def action_cycle_modes(self) -> None:
         self.set_modes(next_in(ws.MODE_CHOICES, self.workspace.settings.modes))
 
@@ -69,7 +66,7 @@ class SettingsActions(_App):
         self.settings_changed(f"dtype: {dtype}")
 
     def action_cycle_device(self) -> None:
-        names = self.devices()
+        names = presenter.device_names(self.session)
         if not names:
             self.message("the worker is still starting: devices are not known yet", "yellow")
             return
@@ -81,10 +78,10 @@ class SettingsActions(_App):
     def set_device(self, name: str) -> None:
         self.workspace.settings.device = name
         self.settings_changed(f"device: {name}")
-        self.query_one("#status").set(device=self.device_label())
+        self.query_one(StatusBar).set(device=presenter.device_label(self.session))
 
     def action_set_sizes(self) -> None:
-        from tui.screens.dialogs import InputDialog  # noqa: PLC0415 (dialogs: off start-up)
+        from tui.screens.dialogs import InputDialog  # dialogs: off start-up
 
         s = self.workspace.settings
 
@@ -105,7 +102,7 @@ class SettingsActions(_App):
         )
 
     def action_set_focus_size(self) -> None:
-        from tui.screens.dialogs import InputDialog  # noqa: PLC0415
+        from tui.screens.dialogs import InputDialog
 
         s = self.workspace.settings
 
@@ -126,7 +123,7 @@ class SettingsActions(_App):
         )
 
     def action_set_reps(self) -> None:
-        from tui.screens.dialogs import InputDialog  # noqa: PLC0415
+        from tui.screens.dialogs import InputDialog
 
         s = self.workspace.settings
 
@@ -173,15 +170,7 @@ class SettingsActions(_App):
         if bench.chains_shown:
             self.screen.set_focus(self.query_one(ChainsPane))
 
-    def settings_text(self) -> str:
-        s = self.workspace.settings
-        reps = "auto" if s.reps is None else str(s.reps)
-        text = f"{s.describe_modes()} · {s.dtype} · N={format_size(s.focus_size)} · reps {reps}"
-        return text + (" · read-only" if self.store.read_only else "")
-
     def setting_choices(self) -> Iterable[SystemCommand]:
-        from textual.app import SystemCommand  # noqa: PLC0415
-
         s = self.workspace.settings
         for choice in ws.MODE_CHOICES:
             yield SystemCommand(
@@ -201,7 +190,7 @@ class SettingsActions(_App):
                 lambda d=dtype: self.set_dtype(d),
                 discover=False,
             )
-        for name in self.devices():
+        for name in presenter.device_names(self.session):
             yield SystemCommand(
                 f"Device: {name}", f"measure on {name}", lambda n=name: self.set_device(n), discover=False
             )
@@ -212,19 +201,3 @@ class SettingsActions(_App):
                 lambda v=view: self.show_view(v),
                 discover=False,
             )
-
-    def devices(self) -> list[str]:
-        ready = self.session.ready
-        return [d.name for d in ready.devices] if ready else []
-
-    def device_label(self) -> str:
-        name = self.session.device
-        ready = self.session.ready
-        for d in ready.devices if ready else []:
-            if d.name == name:
-                return d.label if d.label.lower().startswith(name.split(":")[0]) else f"{d.label} ({name})"
-        return name or ""
-
-    def peak_gbps(self) -> float | None:
-        ready = self.session.ready
-        return next((d.peak_gbps for d in ready.devices if d.name == self.session.device), None) if ready else None

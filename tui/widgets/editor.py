@@ -11,8 +11,6 @@ Control characters (from a workspace file or a paste) show as escapes: the termi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual import events, on
 from textual.message import Message
@@ -22,6 +20,7 @@ from textual.widgets import Static, TextArea
 from probes.link.protocol import ChainErrorInfo
 from probes.link.safe_text import inert
 from tui.commands import bindings
+from tui.views import EditorStatus
 from tui.widgets.cells import plain
 from tui.widgets.keys_in_order import KeysInOrder
 from tui.widgets.pane import set_border
@@ -34,14 +33,6 @@ def python_highlighting_available() -> bool:
         return get_language("python") is not None
     except Exception:  # noqa: BLE001 (any failure: no highlighting, never a crash)
         return False
-
-
-@dataclass(frozen=True)
-class EditorStatus:
-    name: str
-    """The chain's name (from the workspace: outside text)."""
-    status: str
-    """``✓``, ``profiling…``, ``edited``, ``✗ error``, ``empty``."""
 
 
 class ChainEditor(KeysInOrder, TextArea):

@@ -9,7 +9,6 @@ is one line that says how to start one (the main grid then gives it little room)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
 
 from rich.text import Text
@@ -31,7 +30,7 @@ from probes.link.summary import (
 )
 from tui.baseline_view import delta_cell
 from tui.runs import SweepResults
-from tui.views import SweepView
+from tui.views import SweepPaneState
 from tui.widgets.cells import gbps_cell, pct, plain
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, time_label
 from tui.widgets.headline import dynamic_line, static_and_dynamic
@@ -50,17 +49,6 @@ MODE_STYLES = {
 CHART_TITLES = {"time": "wall time per call", "device": "device time per call", "gbps": "achieved GB/s"}
 NARROW_WIDTH = 110
 """Narrower than this, the table has one row per size (each mode's wall time, then the speedup)."""
-
-
-@dataclass(frozen=True)
-class SweepPaneState:
-    view: SweepView
-    chart: str = "time"
-    peak_gbps: float | None = None
-    hint: str = "press s to sweep"
-    """How to start a sweep from where the focus is now."""
-    baseline: list[Delta] = field(default_factory=list)
-    """The sweep's deltas against the chain's pinned result (a ``vs pin`` column when any)."""
 
 
 def pct_of_peak(m: Measurement, peak: float | None) -> float | None:
