@@ -22,6 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
+from probes.chain.errors import ChainError
+from probes.chain.kinds import (
+    PYTHON_ATTRIBUTES,
+    PYTHON_KINDS,
+    RETURN_TYPE_FIELDS,
+    TENSOR_ATTRIBUTES,
+    Kind,
+    Kinds,
+)
 from probes.link.protocol import ChainErrorInfo, ErrorKind
 from probes.link.safe_text import inert_line
 
@@ -75,17 +84,6 @@ DTYPE_ALIASES: dict[str, str] = {
 """Every accepted dtype spelling (lower case, optionally prefixed ``torch.``) -> canonical name."""
 
 
-class ChainError(Exception):
-    """A chain that cannot run, with the reason in plain words (``str()`` is ``info.located()``)."""
-
-    def __init__(self, info: ChainErrorInfo) -> None:
-        super().__init__(info)  # args=(info,) so the exception pickles back whole
-        self.info = info
-
-    def __str__(self) -> str:
-        return self.info.located()
-
-
 def _error(kind: ErrorKind, message: str, line: int | None = None, col: int | None = None) -> ChainError:
     """A ChainError whose message is one inert line: it may quote the user's text (a dim, a name)."""
     return ChainError(ChainErrorInfo(kind, inert_line(message), line, col))
@@ -109,7 +107,7 @@ _DECL = re.compile(
     re.ASCII,
 )
 """Possessive quantifiers (``*+``) never give back what they matched, so a long line that fails to
-match is rejected in linear time (``\\s*\\s*`` over 19,000 spaces took seconds)."""
+match is rejected in linear time (with backtracking, ``\\s*\\s*`` over 19,000 spaces takes seconds)."""
 _DECL_START = re.compile(r"\s*+[A-Za-z_]\w*+\s*+:\s*+\[", re.ASCII)
 _DIM_OPS: dict[type, Callable[[int, int], int]] = {
     ast.Add: operator.add,
@@ -450,105 +448,6 @@ def _attribute_problem(name: str) -> str | None:
     return f": {why}" if why else None
 
 
-_TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "grad", "data"})
-"""Attributes of a tensor that are tensors (``a.shape``, ``a.dtype``... are Python values)."""
-_PYTHON_VALUED_ATTRIBUTES = frozenset(
-    {
-        "shape",
-        "dtype",
-        "ndim",
-        "device",
-        "layout",
-        "requires_grad",
-        "is_leaf",
-        "grad_fn",
-        "names",
-        "itemsize",
-        "nbytes",
-        "is_cuda",
-        "is_sparse",
-        "is_quantized",
-        "is_meta",
-    }
-)
-"""Attributes of a tensor that are Python values."""
-_RETURN_TYPE_FIELDS = frozenset(
-    {
-        "L",
-        "LD",
-        "LU",
-        "P",
-        "Q",
-        "R",
-        "S",
-        "U",
-        "V",
-        "Vh",
-        "a",
-        "bin_edges",
-        "cloned_coefficient",
-        "eigenvalues",
-        "eigenvectors",
-        "exponent",
-        "hist",
-        "indices",
-        "info",
-        "inverse",
-        "logabsdet",
-        "logsumexp",
-        "mantissa",
-        "max",
-        "min",
-        "output",
-        "pivots",
-        "rank",
-        "residuals",
-        "result",
-        "sign",
-        "singular_values",
-        "solution",
-        "tau",
-        "values",
-    }
-)
-"""Fields of the named tuples torch ops return (``torch.return_types``): ``a.max(0).values``."""
-_PYTHON_VALUED_METHODS = frozenset(
-    {
-        "numel",
-        "dim",
-        "ndimension",
-        "size",
-        "stride",
-        "element_size",
-        "nelement",
-        "storage_offset",
-        "get_device",
-        "nbytes",
-        "itemsize",
-    }
-)
-"""Tensor methods (besides ``is_*``) that return a Python value rather than a tensor."""
-_PYTHON_VALUED_TORCH = frozenset(
-    {
-        "numel",
-        "typename",
-        "result_type",
-        "promote_types",
-        "can_cast",
-        "get_default_dtype",
-        "finfo",
-        "iinfo",
-        "broadcast_shapes",
-        "get_num_threads",
-        "sym_int",
-        "sym_float",
-        "sym_max",
-        "sym_min",
-        "sym_not",
-        "sym_ite",
-    }
-)
-"""torch functions (besides ``is_*``) that return a Python value rather than a tensor."""
 _GROWING_OPS = (ast.Pow, ast.LShift)
 """Operators whose Python-number result can grow past any memory from small literal operands."""
 
@@ -566,69 +465,37 @@ def _literal_number(node: ast.expr) -> int | float | complex | None:
 class _Validator:
     """Walks the statements in order, checking each node and recording the inputs used.
 
-    It also tells, without running anything, which expressions are certainly tensors: rules that
-    keep plain Python bounded (``**`` on Python numbers, ``max`` of one tensor) apply to the others,
-    and build_function guards them at run time (probes.chain.limits).
+    It also tells, without running anything, what each expression is (probes.chain.kinds): rules
+    that keep plain Python bounded (``**`` on Python numbers, ``max`` of one tensor) apply to what is
+    certainly plain Python, and build_function routes everything that is not certainly a tensor
+    through the run-time caps (probes.chain.limits).
     """
 
     def __init__(self, source: str, declared: dict[str, InputDecl]) -> None:
         self.lines = source.split("\n")
         self.inputs = {name: InputDecl(name, ("N",), None) for name in DEFAULT_INPUTS} | declared
         self.assigned: dict[str, int] = {}  # every assignment target -> its first line
-        self.locals: set[str] = set()  # assigned on an earlier statement
-        self.tensor_locals: set[str] = set()  # the locals whose value is certainly a tensor
+        self.locals: dict[str, Kind] = {}  # assigned on an earlier statement -> what it holds
         self.used: dict[str, InputDecl] = {}
-        self._tensor: dict[int, bool] = {}  # id(node) -> is it certainly a tensor, at its statement
+        self.kind = Kinds(self._name_kind)
 
     # -- what is a tensor ----------------------------------------------------------------------
 
+    def _name_kind(self, name: str) -> Kind:
+        if name in self.locals:
+            return self.locals[name]
+        if name in self.inputs:
+            return Kind.TENSOR
+        return Kind.NUMBER if name == "N" else Kind.UNKNOWN
+
     def is_tensor(self, node: ast.AST) -> bool:
         """Whether ``node`` certainly evaluates to a tensor (False: a Python value, or unknown)."""
-        key = id(node)
-        if key not in self._tensor:
-            self._tensor[key] = self._kind(node)
-        return self._tensor[key]
-
-    def _kind(self, node: ast.AST) -> bool:
-        if isinstance(node, ast.Name):
-            return node.id in self.tensor_locals if node.id in self.locals else node.id in self.inputs
-        if isinstance(node, ast.BinOp):
-            return self.is_tensor(node.left) or self.is_tensor(node.right)
-        if isinstance(node, ast.UnaryOp):
-            return self.is_tensor(node.operand)
-        if isinstance(node, ast.Compare):
-            return any(self.is_tensor(side) for side in (node.left, *node.comparators))
-        if isinstance(node, ast.BoolOp):
-            return all(self.is_tensor(value) for value in node.values)
-        if isinstance(node, ast.IfExp):
-            return self.is_tensor(node.body) and self.is_tensor(node.orelse)
-        if isinstance(node, ast.Subscript):
-            return self.is_tensor(node.value)
-        if isinstance(node, ast.Attribute):
-            return node.attr in _TENSOR_ATTRIBUTES and self.is_tensor(node.value)
-        if isinstance(node, ast.Call):
-            return self._call_kind(node)
-        return False
-
-    def _call_kind(self, node: ast.Call) -> bool:
-        func = node.func
-        if isinstance(func, ast.Name):
-            if func.id in ("abs", "round"):
-                return bool(node.args) and self.is_tensor(node.args[0])
-            return func.id in ("min", "max") and len(node.args) > 1 and all(map(self.is_tensor, node.args))
-        if not isinstance(func, ast.Attribute) or func.attr.startswith("is_"):
-            return False
-        root: ast.expr = func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if isinstance(root, ast.Name) and root.id in ("torch", "F"):
-            return func.attr not in _PYTHON_VALUED_TORCH
-        return func.attr not in _PYTHON_VALUED_METHODS and self.is_tensor(func.value)
+        return self.kind(node) is Kind.TENSOR
 
     def _classify(self, root: ast.expr) -> None:
         """Fix the kind of every node of a statement now, while the locals are as it sees them."""
         for node in ast.walk(root):
-            self.is_tensor(node)
+            self.kind(node)
 
     # -- positions -------------------------------------------------------------------------
 
@@ -650,11 +517,11 @@ class _Validator:
     def check_result(self, node: ast.expr | None) -> None:
         """A chain ending in ``x.name`` with ``x`` a tensor returns a method or a Python value, never
         a tensor: refused here, so the texts on the way to ``.tanh()`` never reach the worker."""
-        if not isinstance(node, ast.Attribute) or node.attr in _TENSOR_ATTRIBUTES or not self.is_tensor(node.value):
+        if not isinstance(node, ast.Attribute) or node.attr in TENSOR_ATTRIBUTES or not self.is_tensor(node.value):
             return
-        if isinstance(node.value, ast.Call) and node.attr in _RETURN_TYPE_FIELDS:
+        if isinstance(node.value, ast.Call) and node.attr in RETURN_TYPE_FIELDS:
             return
-        if node.attr in _PYTHON_VALUED_ATTRIBUTES:
+        if node.attr in PYTHON_ATTRIBUTES:
             raise self._at_attr(node, f".{node.attr} is a Python value, not a tensor", "syntax")
         raise self._at_attr(node, f".{node.attr} is not a tensor: call it, as in .{node.attr}()", "syntax")
 
@@ -673,11 +540,7 @@ class _Validator:
                 name = self._assign_target(stmt)
                 self._walk(stmt.value)
                 self._classify(stmt.value)
-                self.locals.add(name)
-                if self.is_tensor(stmt.value):
-                    self.tensor_locals.add(name)
-                else:
-                    self.tensor_locals.discard(name)
+                self.locals[name] = self.kind(stmt.value)
             else:
                 raise self._at(stmt, "rejected", f"{self._label(stmt)} is not allowed")
 
@@ -735,9 +598,11 @@ class _Validator:
 
     def _binop(self, node: ast.BinOp) -> None:
         """Python arithmetic that could run for hours before any tensor op: powers and shifts of
-        Python numbers that are not literals, and sequence repetition (``'x' * 10 ** 9``).
-        Tensor arithmetic (``a ** b``, ``a ** N``) is unaffected."""
-        if isinstance(node.op, _GROWING_OPS) and not (self.is_tensor(node.left) or self.is_tensor(node.right)):
+        Python values that are not literals, %-formatting, and repetition of a literal sequence
+        (``'x' * 10 ** 9``). Tensor arithmetic (``a ** b``, ``a ** N``) is unaffected, and what may
+        be either (a call of unknown kind) is left to the run-time caps."""
+        plain = self.kind(node.left) in PYTHON_KINDS and self.kind(node.right) in PYTHON_KINDS
+        if isinstance(node.op, _GROWING_OPS) and plain:
             symbol = "**" if isinstance(node.op, ast.Pow) else "<<"
             for side in (node.left, node.right):
                 if _literal_number(side) is None:
@@ -748,14 +613,14 @@ class _Validator:
                         "(a computed one could hang the run)",
                     )
             amount = _literal_number(node.right)
-            if not isinstance(amount, complex) and abs(amount or 0) > MAX_EXPONENT:  # type: ignore[arg-type]
+            if not isinstance(amount, complex) and abs(amount or 0) > MAX_EXPONENT:
                 raise self._at(
                     node.right,
                     "rejected",
                     f"on Python numbers, the right side of {symbol} must be at most {MAX_EXPONENT} "
                     "(a huge Python number would hang the run)",
                 )
-        if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+        if isinstance(node.op, ast.Mod) and self.kind(node.left) is Kind.TEXT:
             raise self._at(node.left, "rejected", "%-formatting of strings is not allowed")
         if isinstance(node.op, ast.Mult):
             for side in (node.left, node.right):
@@ -873,7 +738,7 @@ class ParsedChain:
         values they build. Globals are ``namespace`` (e.g. torch and F), those guards and the allowed
         builtins (see _chain_builtins).
         """
-        from probes.chain import limits as chain_limits
+        from probes.chain import limits as chain_limits  # imports torch, which the UI never does
 
         parsed, module, validator = _analyse(self.text)
         module = chain_limits.guard_python(module, validator.is_tensor)
@@ -891,7 +756,7 @@ class ParsedChain:
         function.body = body
         tree = ast.fix_missing_locations(ast.Module(body=[function], type_ignores=[]))
         code = _quiet(compile, tree, "<chain>", "exec")
-        scope: dict[str, object] = {"__builtins__": _chain_builtins(), **chain_limits.GUARDS}
+        scope: dict[str, object] = {"__builtins__": _chain_builtins(), **chain_limits.guard_globals(validator.lines)}
         scope.update(namespace)
         exec(code, scope)  # noqa: S102 - the code is the validated chain
         return cast(Callable[..., object], scope["chain"])

@@ -19,7 +19,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from probes.chain.expr import ChainError
+from probes.chain.errors import ChainError
 from probes.link.protocol import ChainErrorInfo
 
 try:
@@ -51,23 +51,57 @@ _WHY = "plain Python that large could hang the run"
 
 
 def _refuse(message: str) -> ChainError:
-    """A refusal placed on the chain's line that asked for it."""
+    """A refusal placed on the chain's line and column that asked for it: the position of the
+    guarded operator or call, which the chain's code keeps from the user's text."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename != "<chain>":
         frame = frame.f_back  # type: ignore[assignment]
-    line = frame.f_lineno if frame is not None else None
-    return ChainError(ChainErrorInfo("rejected", message, line))
+    if frame is None:
+        return ChainError(ChainErrorInfo("rejected", message))
+    line, _, byte_col, _ = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+    lines = frame.f_globals.get(LINES, [])
+    col = None
+    if line is not None and byte_col is not None and 0 < line <= len(lines):
+        col = len(lines[line - 1].encode()[:byte_col].decode(errors="ignore")) + 1
+    return ChainError(ChainErrorInfo("rejected", message, line or frame.f_lineno, col))
 
 
 def _is_int(value: object) -> bool:
     return type(value) in (int, bool)
 
 
+def _count(value: Any) -> int | None:
+    """How many times ``value`` repeats a sequence: an int, or what ``__index__`` makes of it (an
+    integer tensor of one element), else None (the repetition then fails by itself)."""
+    if _is_int(value):
+        return int(value)
+    if isinstance(value, (float, complex, *_SIZED)) or not hasattr(type(value), "__index__"):
+        return None
+    try:
+        return operator.index(value)
+    except Exception:  # noqa: BLE001 - a meta or multi-element tensor: the repetition raises too
+        return None
+
+
+def _items(value: object, budget: int) -> int:
+    """The items of ``value`` and of the lists and tuples inside it, counted up to ``budget`` + 1:
+    what comparing or walking it costs (``(t,) * 4096`` holds 4096 times the items of ``t``)."""
+    total = 0
+    stack = [value]
+    while stack and total <= budget:
+        item = stack.pop()
+        if isinstance(item, _SIZED):
+            total += len(item)
+            if isinstance(item, (tuple, list)):
+                stack.extend(child for child in item if isinstance(child, (tuple, list)))
+    return total
+
+
 def _checked(value: Any) -> Any:
     """``value``, unless it is a Python integer or sequence over the caps."""
     if _is_int(value) and value.bit_length() > MAX_INT_BITS:
         raise _refuse(f"the chain builds a Python integer of over {MAX_INT_BITS:,} bits ({_WHY})")
-    if isinstance(value, _SIZED) and len(value) > MAX_ITEMS:
+    if isinstance(value, _SIZED) and _items(value, MAX_ITEMS) > MAX_ITEMS:
         raise _refuse(f"the chain builds a Python {type(value).__name__} of over {MAX_ITEMS:,} items ({_WHY})")
     return value
 
@@ -77,10 +111,15 @@ def _check_binop(op: str, left: Any, right: Any) -> None:
     if op == "%" and isinstance(left, _TEXT):
         raise _refuse("%-formatting of strings is not allowed")
     if op == "*":
-        for sequence, count in ((left, right), (right, left)):
-            if isinstance(sequence, _SIZED) and _is_int(count) and len(sequence) * count > MAX_ITEMS:
+        for sequence, times in ((left, right), (right, left)):
+            count = _count(times) if isinstance(sequence, _SIZED) else None
+            if count is not None and _items(sequence, MAX_ITEMS) * count > MAX_ITEMS:
                 what = type(sequence).__name__
                 raise _refuse(f"repeating a {what} {count:,} times is over {MAX_ITEMS:,} items ({_WHY})")
+    if op == "+" and isinstance(left, _SIZED) and isinstance(right, _SIZED):
+        if _items(left, MAX_ITEMS) + _items(right, MAX_ITEMS) > MAX_ITEMS:
+            what = type(left).__name__
+            raise _refuse(f"+ here would build a Python {what} of over {MAX_ITEMS:,} items ({_WHY})")
     both_ints = _is_int(left) and _is_int(right)
     if both_ints and op == "*":
         bits = left.bit_length() + right.bit_length()
@@ -125,9 +164,14 @@ def call(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     return _checked(func(*args, **kwargs))
 
 
-GUARDS: dict[str, object] = {"_kt_binop": binop, "_kt_call": call}
-"""What guard_python's rewritten code calls, by the names it uses (a chain cannot name them: the
-allow-list refuses names that start with ``_``)."""
+LINES = "_kt_lines"
+"""The global that holds the chain's lines, so that a refusal can give its column in characters."""
+
+
+def guard_globals(lines: list[str]) -> dict[str, object]:
+    """What guard_python's rewritten code of a chain of ``lines`` needs among its globals, by the
+    names it uses (a chain cannot name them: the allow-list refuses names that start with ``_``)."""
+    return {"_kt_binop": binop, "_kt_call": call, LINES: lines}
 
 
 class _Guard(ast.NodeTransformer):
