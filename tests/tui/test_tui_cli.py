@@ -30,7 +30,7 @@ def test_importing_the_app_does_not_import_torch() -> None:
 
 def test_the_workers_start_before_the_app_imports_its_libraries(tmp_path: Path) -> None:
     """Whatever the app imports before it starts its workers delays their torch import, and so the
-    first rows, as much (asyncio and the protocol's dataclasses: ~35 ms on the CPU machine)."""
+    first rows, as much (asyncio and the protocol's dataclasses are the large ones)."""
     code = (
         "import sys, tui.__main__ as m\n"
         "def start(command):\n"
