@@ -300,10 +300,39 @@ class Workspace:
                 problems.append("pins of chains that are not in the file")
         elif pins is not None:
             problems.append("pins that are not a table of chains")
+        changed = _changed_paths(data, dataclasses.asdict(workspace))
+        if changed:
+            shown = ", ".join(changed[:CHANGED_SHOWN]) + (", ..." if len(changed) > CHANGED_SHOWN else "")
+            problems.append(f"values it had to change: {shown}")
         for chain in workspace.chains:
             if AUTOMATIC_NAME.fullmatch(chain.name):
                 workspace.name_after_text(chain)  # an older file's "chain_2" or "cli" (others are kept up as edited)
         return workspace, problems
+
+
+CHANGED_SHOWN = 4
+"""At most this many changed values are named in the reason a file opens read-only."""
+
+
+def _changed_paths(given: Any, kept: Any, where: str = "") -> list[str]:
+    """Where ``kept`` (the workspace as it would be saved) differs from ``given`` (the file's data):
+    a value cut, coerced (``12345`` to ``"12345"``, ``"yes"`` to ``true``) or repaired. Strict about
+    types, since ``1 == 1.0 == True`` in Python but not in the file. A key the file lacks takes its
+    default, which loses nothing; a key only the file has is an unknown field, reported as such."""
+    if isinstance(given, dict) and isinstance(kept, dict):
+        found = []
+        for key, value in given.items():
+            if key in kept:
+                found += _changed_paths(value, kept[key], f"{where}.{str(key)[:30]}" if where else str(key)[:30])
+        return found
+    if isinstance(given, list) and isinstance(kept, list) and len(given) == len(kept):
+        return [
+            path
+            for i, (a, b) in enumerate(zip(given, kept, strict=True))
+            for path in _changed_paths(a, b, f"{where}[{i}]")
+        ]
+    same = given == kept or (given != given and kept != kept)  # NaN, written and read back, is still NaN
+    return [] if type(given) is type(kept) and same else [where]
 
 
 def default_path() -> Path:

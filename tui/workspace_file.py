@@ -8,6 +8,8 @@
   aside first (the user is told where) and then used as usual. A corrupt default file is copied
   aside and replaced by the seed workspace. Nothing is ever renamed or moved.
 - A second app on the same file (a lock holding the first one's pid) opens it read-only and says so.
+- A user-named file reached through a symbolic link is read and saved at the link's target; the
+  link stays.
 
 No torch, no textual.
 """
@@ -74,6 +76,18 @@ def _where(path: Path) -> str:
     return inert_line(str(path))
 
 
+def _followed(path: Path) -> Path:
+    """The file a user-named ``path`` leads to: saves replace the file atomically, so a symbolic link
+    the user made (a workspace kept in a dotfiles checkout) is followed to its target, which then
+    gets every save while the link stays a link."""
+    if not path.is_symlink():
+        return path
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a loop of links
+        raise WorkspaceRefused(f"the workspace {_where(path)} is a symbolic link that leads to no file") from None
+
+
 def _check_saveable(path: Path) -> None:
     if path.is_dir():
         raise WorkspaceRefused(
@@ -112,7 +126,7 @@ def _lock(path: Path) -> tuple[IO[str] | None, str | None]:
 def open_workspace(path: Path | None = None) -> WorkspaceFile:
     """Open the workspace at ``path`` (the default one when None); see the module doc."""
     own = path is None
-    path = ws.default_path() if path is None else path
+    path = ws.default_path() if path is None else _followed(path)
     _check_saveable(path)
     try:
         text = path.read_text(encoding="utf-8")

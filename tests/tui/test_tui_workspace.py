@@ -146,3 +146,71 @@ def test_a_workspace_the_app_understands_opens_read_write(tmp_path: Path) -> Non
     opened = open_workspace(path)
     assert opened.read_only is None and opened.notices == []
     opened.release()
+
+
+REPAIRED = {
+    "chains": [
+        {"name": "n" * 63, "text": "a * b"},
+        {"name": 12345, "text": "a + b", "named": "yes"},
+    ]
+}
+
+
+async def test_a_repaired_workspace_opens_read_only_and_is_never_written(tmp_path: Path, make_app) -> None:
+    path = tmp_path / "ws.json"
+    path.write_text(json.dumps(REPAIRED, indent=2))
+    before = path.read_bytes()
+    app = make_app(workspace_path=path, chain=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: any("read-only" in text for text, _ in app.messages), what="the notice")
+        notice = next(text for text, _ in app.messages if "read-only" in text)
+        assert "chains[0].name" in notice and "chains[1].named" in notice
+        app.screen.set_focus(app.query_one(ChainEditor))
+        await pilot.press("end", "space", "+", "space", "c")
+        await wait_for(pilot, lambda: app.workspace.chain.text == "a * b + c", what="the edit")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceDialog), what="asked before losing the edits")
+        await pilot.press("q")
+    assert path.read_bytes() == before
+
+
+async def test_a_symlinked_workspace_saves_to_its_target_and_stays_a_link(tmp_path: Path, make_app) -> None:
+    target = tmp_path / "dotfiles" / "ws.json"
+    target.parent.mkdir()
+    ws.save(ws.Workspace(chains=[ws.Chain("mine", "a * b")]), target)
+    link = tmp_path / "ws.json"
+    link.symlink_to(target)
+    app = make_app(workspace_path=link, chain=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.screen.set_focus(app.query_one(ChainEditor))
+        await pilot.press("end", "space", "+", "space", "c")
+        await wait_for(pilot, lambda: app.workspace.chain.text == "a * b + c", what="the edit")
+        await pilot.press("ctrl+q")
+    assert link.is_symlink() and link.readlink() == target
+    assert json.loads(target.read_text())["chains"][0]["text"] == "a * b + c"
+
+
+def test_a_workspace_the_app_wrote_is_understood_fully(tmp_path: Path) -> None:
+    path = tmp_path / "ws.json"
+    workspace = ws.Workspace.default()
+    workspace.settings.reps = 7
+    workspace.pins = {workspace.chain.name: [1.5, float("nan"), {"kernels": 3}]}
+    ws.save(workspace, path)
+    assert ws.Workspace.from_data(json.loads(path.read_text()))[1] == []
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"current": 9}, "current"),
+        ({"settings": {"device": "CUDA"}}, "settings.device"),
+        ({"settings": {"sizes": [100.0]}}, "settings.sizes"),
+        ({"chains": [{"name": "", "text": "a"}]}, "chains[0].name"),
+    ],
+)
+def test_a_coerced_value_is_named_as_a_reason_for_read_only(tmp_path: Path, change: dict, where: str) -> None:
+    path = tmp_path / "ws.json"
+    path.write_text(json.dumps(change))
+    opened = open_workspace(path)
+    assert opened.read_only is not None and where in opened.read_only
+    opened.release()
