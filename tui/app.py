@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, TextArea
 
+from probes.link import fast_paths
 from probes.link.protocol import Measurement, ProfileRequest, Progress
 from probes.link.safe_text import inert
 from probes.link.worker_process import EarlyWorker
@@ -99,17 +100,18 @@ class KernelTuiApp(
         if chain is not None:
             self.workspace.select_text(chain)
             self.trust.add(chain)  # given on the command line: confirmed
-        for name, value in (
-            ("device", device),
-            ("sizes", sizes),
-            ("dtype", dtype),
-            ("modes", modes),
-            ("compile_mode", compile_mode),
-            ("focus_size", focus_size),
-            ("reps", reps),
-        ):
+        given: dict[str, object] = {
+            "device": device,
+            "sizes": list(sizes) if sizes is not None else None,
+            "dtype": dtype,
+            "modes": modes,
+            "compile_mode": compile_mode,
+            "focus_size": focus_size,
+            "reps": reps,
+        }
+        for name, value in given.items():
             if value is not None:
-                setattr(s, name, list(value) if name == "sizes" else value)
+                setattr(s, name, value)
         self.export_dir = export_dir or Path.cwd()
         self.frozen = frozen
         """Tests and snapshots: no clock in the status bar, no cursor blink, no elapsed times."""
@@ -148,7 +150,10 @@ class KernelTuiApp(
         editor.focus()
         self.show_chains()
         self.set_interval(0.1, self._tick_clock)
-        self.call_after_refresh(self._first_frame)
+        if fast_paths.enabled():
+            self.call_after_refresh(self._first_frame)  # the panes' first state: after the first frame
+        else:
+            self._first_frame()
 
     def _first_frame(self) -> None:
         for notice in self.store.notices:
@@ -188,11 +193,13 @@ class KernelTuiApp(
             self.render_panes()
 
     def draw_soon(self) -> None:
-        """Draw the panes ``Timing.progress_delay_s`` from now unless something draws first. A
-        new run and a run's progress are drawn so: an edit's eager rows usually come within that
-        moment, and a frame drawn for the edit alone would hold them up behind its layout; they
-        show the run's state anyway."""
-        if self._pending_draw is None:
+        """Draw the panes ``Timing.progress_delay_s`` from now unless something draws first (a
+        fast path; at once where fast paths are off). A new run and a run's progress are drawn
+        so: an edit's eager rows usually come within that moment, and a frame drawn for the edit
+        alone would hold them up behind its layout; they show the run's state anyway."""
+        if not fast_paths.enabled():
+            self.render_panes()
+        elif self._pending_draw is None:
             self._pending_draw = self.set_timer(self.session.timing.progress_delay_s, self._draw_pending)
 
     def _woken(self) -> None:

@@ -24,7 +24,7 @@ from probes.link.summary import format_size
 from probes.link.worker_process import EarlyWorker
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
-from tui.driver import quick_exit_driver
+from tui.driver import driver_class
 from tui.runs import Run, SweepResults, Target, normalize
 from tui.views import FocusView, ModeView, SweepPaneState, SweepView, step_activity
 from tui.widgets.cells import plain
@@ -94,7 +94,7 @@ class DemoApp(App[int]):
         self._ids = 0
 
     def get_driver_class(self) -> type[Driver]:
-        return quick_exit_driver(self)
+        return driver_class(self)
 
     def compose(self) -> ComposeResult:
         yield Static(id="demo-step")

@@ -614,13 +614,34 @@ async def test_a_compiled_run_that_ran_eager_says_so(make_app) -> None:
         assert "the compiled run ran eager" in str(app.query_one("#compile-info").render())
 
 
-def test_editor_highlighting_falls_back_without_tree_sitter(monkeypatch) -> None:
-    from tui.widgets import editor
+async def test_editor_highlighting_falls_back_without_tree_sitter(monkeypatch) -> None:
+    """Highlighted where tree-sitter and its Python grammar are there; plain text, the cursor
+    where it was, where either is missing (Textual's own fallback, or no grammar)."""
+    from textual import widgets
+    from textual.app import App
 
-    monkeypatch.setattr(editor, "python_highlighting_available", lambda: False)
-    assert editor.ChainEditor("a + b").language is None
-    monkeypatch.setattr(editor, "python_highlighting_available", lambda: True)
-    assert editor.ChainEditor("a + b", highlight=False).language is None
+    from tui.widgets.editor import ChainEditor
+
+    text_area = sys.modules[widgets.TextArea.__module__]
+
+    async def highlighting(highlight: bool | None = None) -> tuple[bool, str | None]:
+        app = App()
+        async with app.run_test() as pilot:
+            await app.mount(ChainEditor("(a + b).relu()", highlight=highlight))
+            editor = app.query_one(ChainEditor)
+            await pilot.pause()
+            await pilot.pause()
+            assert editor.cursor_location == (0, 14)
+            return editor.highlighted, editor.language
+
+    assert await highlighting(False) == (False, None)
+    if not getattr(text_area, "TREE_SITTER", False):
+        pytest.skip("tree-sitter is not installed here")
+    assert await highlighting() == (True, "python")
+    monkeypatch.setattr(text_area, "get_language", lambda name: None)  # no Python grammar
+    assert await highlighting() == (False, None)
+    monkeypatch.setattr(text_area, "TREE_SITTER", False)  # no tree-sitter at all
+    assert (await highlighting())[0] is False
 
 
 async def test_a_status_message_never_runs_into_the_device_name(make_app) -> None:

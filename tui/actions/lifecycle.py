@@ -18,7 +18,7 @@ from textual.timer import Timer
 from probes.link.safe_text import inert_line
 from tui.actions.host import AppHost
 from tui.debug_log import log_error
-from tui.driver import quick_exit_driver
+from tui.driver import driver_class
 from tui.workspace_file import WorkspaceFile
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class LifecycleActions(AppHost):
         gc.enable()  # off while the app started (tui.__main__.main)
 
     def get_driver_class(self) -> type[Driver]:
-        return quick_exit_driver(self)
+        return driver_class(self)
 
     def exit(self, result: int | None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
         self._exiting = True

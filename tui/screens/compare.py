@@ -148,9 +148,8 @@ def compare_table(left: Side, right: Side) -> Table:
         def state(side: Side) -> Text:
             if side.measurement is not None:
                 m = side.measurement
-                return Text(
-                    f"{m.kernels_per_call:g} kernels · {format_transfers(m)} · device {format_time_us(m.device_time_us)}"
-                )
+                device = format_time_us(m.device_time_us)
+                return Text(f"{m.kernels_per_call:g} kernels · {format_transfers(m)} · device {device}")
             if side.failure is not None:
                 return plain(f"✗ {side.failure.error.located()}", "bold red", one_line=False)
             return Text(
@@ -167,6 +166,8 @@ def compare_table(left: Side, right: Side) -> Table:
 
 class CompareScreen(ScreenKeysInOrder, ModalScreen[None]):
     BINDINGS = [Binding("escape,q,o", "dismiss", "Close")]
+    table_ready = False
+    """Mounted: the table can be drawn (a side's rows may come before)."""
 
     def __init__(self, left: Side, right: Side, title: str = "compare", *, one_chain: bool = False) -> None:
         super().__init__()
@@ -215,7 +216,7 @@ class CompareScreen(ScreenKeysInOrder, ModalScreen[None]):
             )
 
     def on_mount(self) -> None:
-        self._ready = True
+        self.table_ready = True
         self.refresh_table()
         self.call_after_refresh(self.refresh_table)  # again at the real width
 
@@ -240,7 +241,7 @@ class CompareScreen(ScreenKeysInOrder, ModalScreen[None]):
         self.refresh_table()
 
     def refresh_table(self) -> None:
-        if not getattr(self, "_ready", False):
+        if not self.table_ready:
             return
         width = self.query_one("#compare").content_size.width
         if not width:

@@ -113,7 +113,7 @@ class ChoiceDialog(ScreenKeysInOrder, ModalScreen[str | None]):
     def on_mount(self) -> None:
         self.query_one(Button).focus()
 
-    def on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         if any(event.key == key for key, _ in self.choices):
             event.stop()
             event.prevent_default()  # taken here: not passed on once the dialog is gone

@@ -15,10 +15,11 @@ from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from probes.link import fast_paths
 from tui.commands import bindings
 from tui.widgets.cells import plain
 from tui.widgets.keys_in_order import KeysInOrder
-from tui.widgets.pane import set_border
+from tui.widgets.pane import Bordered
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def chain_label(state: ChainsState, index: int) -> Text:
     return label
 
 
-class ChainsPane(KeysInOrder, OptionList):
+class ChainsPane(KeysInOrder, Bordered, OptionList):
     """A list of chains; Enter (or a click) posts ``Chosen``."""
 
     BINDINGS = bindings("chains pane")
@@ -59,9 +60,9 @@ class ChainsPane(KeysInOrder, OptionList):
         if state is None:
             return
         labels = [chain_label(state, i) for i in range(len(state.chains))]
-        if len(labels) == self.option_count:
+        if len(labels) == self.option_count and fast_paths.enabled():
             # Each key in the editor changes one chain's text: its prompt is replaced in place
-            # (a repaint of the list); rebuilding the list laid the whole screen out again.
+            # (a repaint of the list); rebuilding the list lays the whole screen out again.
             for i, label in enumerate(labels):
                 if label != self.get_option_at_index(i).prompt:
                     self.replace_option_prompt_at_index(i, label)
@@ -70,7 +71,7 @@ class ChainsPane(KeysInOrder, OptionList):
             self.add_options([Option(label, id=f"chain-{i}") for i, label in enumerate(labels)])
         if state.chains:
             self.highlighted = max(0, min(state.current, len(state.chains) - 1))
-        set_border(self, f"chains ({len(state.chains)})")
+        self.set_border(f"chains ({len(state.chains)})")
 
     @on(OptionList.OptionSelected)
     def _selected(self, event: OptionList.OptionSelected) -> None:

@@ -16,26 +16,19 @@ from textual import events, on
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static, TextArea
+from textual.widgets.text_area import LanguageDoesNotExist
 
+from probes.link import fast_paths
 from probes.link.protocol import ChainErrorInfo
 from probes.link.safe_text import inert
 from tui.commands import bindings
 from tui.views import EditorStatus
 from tui.widgets.cells import plain
 from tui.widgets.keys_in_order import KeysInOrder
-from tui.widgets.pane import set_border
+from tui.widgets.pane import Bordered
 
 
-def python_highlighting_available() -> bool:
-    try:
-        from textual._tree_sitter import get_language  # noqa: PLC0415 (optional dependency)
-
-        return get_language("python") is not None
-    except Exception:  # noqa: BLE001 (any failure: no highlighting, never a crash)
-        return False
-
-
-class ChainEditor(KeysInOrder, TextArea):
+class ChainEditor(KeysInOrder, Bordered, TextArea):
     """Where the chain is typed. Posts ``Edited`` to the app on every change of the text."""
 
     BINDINGS = bindings("editor")
@@ -63,21 +56,28 @@ class ChainEditor(KeysInOrder, TextArea):
         self._highlight = highlight
         self._loading: str | None = None
         self.highlighted = False
-        set_border(self, "chain")
+        self.set_border("chain")
 
     def on_mount(self) -> None:
         self.move_to_end()
-        if self._highlight is not False:
+        if self._highlight is False:
+            return
+        if fast_paths.enabled():
             # Loading the grammar takes tens of ms: after the first frame, not before it.
             self.call_after_refresh(self._start_highlighting)
+        else:
+            self._start_highlighting()
 
     def _start_highlighting(self) -> None:
-        if python_highlighting_available():
-            selection = self.selection  # setting the language reloads the document: keep the cursor
+        selection = self.selection  # setting the language reloads the document: keep the cursor
+        try:
             self.language = "python"
+        except LanguageDoesNotExist:  # tree-sitter without its Python grammar
+            self.language = None
+        self.highlighted = self.is_syntax_aware  # without tree-sitter Textual keeps the text plain
+        if self.highlighted:
             self.theme = "monokai"
-            self.selection = selection
-            self.highlighted = True
+        self.selection = selection
 
     def move_to_end(self) -> None:
         last = self.document.line_count - 1
@@ -90,24 +90,27 @@ class ChainEditor(KeysInOrder, TextArea):
         self.load_text(self._loading)
         self.move_to_end()
 
-    def _on_paste(self, event: events.Paste) -> None:
+    def on_paste(self, event: events.Paste) -> None:
         # Terminals send a pasted line break as CR (tmux, xterm): it is a line break, not a control
         # character. TextArea inserts the text next, as one edit.
         event.text = inert(event.text.replace("\r\n", "\n").replace("\r", "\n"))
 
     def watch_status(self, status: EditorStatus | None) -> None:
         if status is not None:
-            set_border(self, f"chain · {plain(status.name).plain}", status.status)
+            self.set_border(f"chain · {plain(status.name).plain}", status.status)
 
     @on(TextArea.Changed)
     def _changed(self, event: TextArea.Changed) -> None:
         event.stop()
         loaded = self._loading is not None and self.text == self._loading
         self._loading = None
-        # To the app itself, not bubbled: each pane between took a turn of the event loop, and the
-        # screen drew the key's frame meanwhile (4 ms on the 2-core machine, 10 ms on the H200
-        # box, before the edit's measurement was sent).
-        self.app.post_message(self.Edited(self.text, loaded))
+        edited = self.Edited(self.text, loaded)
+        if fast_paths.enabled():
+            # To the app itself, not bubbled: each widget between takes a turn of the event loop,
+            # and the screen can draw the key's frame meanwhile, before the edit's run is sent.
+            self.app.post_message(edited)
+        else:
+            self.post_message(edited)
 
     def types(self, event: events.Key) -> bool:
         return event.is_printable or event.key == "enter"

@@ -17,8 +17,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable
 
+from probes.link import fast_paths
 from probes.link.protocol import MODES, KernelRow, Measurement
 from probes.link.summary import format_bytes, format_size, format_transfers, input_dtypes, mode_label
 from tui.commands import bindings
@@ -37,7 +38,7 @@ from tui.widgets.cells import (
 from tui.widgets.facts import fact_lines
 from tui.widgets.headline import comparison_text
 from tui.widgets.keys_in_order import KeysInOrder
-from tui.widgets.pane import Pane, set_border, show_text
+from tui.widgets.pane import Pane, PaneText
 from tui.widgets.passes import ordered_rows, pass_cell, pass_facts
 from tui.widgets.spread import NOISY_MARK, NOISY_STYLE, kernel_is_noisy, time_text
 from tui.widgets.tables import ResultsTable
@@ -130,7 +131,7 @@ def _layout(m: Measurement, with_ops: bool, stale: bool) -> tuple[list[Text], li
     cells = [kernel_cells(row, stale=stale)[: len(labels)] for row in rows]
     if m.grad:  # every row says its pass
         labels.insert(0, Text("pass"))
-        cells = [[pass_cell(row), *c] for row, c in zip(rows, cells)]
+        cells = [[pass_cell(row), *c] for row, c in zip(rows, cells, strict=False)]
     widths = [max([label.cell_len, *(c[i].cell_len for c in cells)]) for i, label in enumerate(labels)]
     names = [display_name(row) + (f" ({row.kind})" if row.kind != "kernel" else "") for row in rows]
     return labels, cells, widths, names
@@ -159,7 +160,7 @@ def kernel_table(
     longest = max([len("kernel"), *map(len, names)])
     room = min(longest, flex_width(widths, width, NAME_MIN))
     table_rows = []
-    for row, name, rest in zip(rows, names, cells):
+    for row, name, rest in zip(rows, names, cells, strict=False):
         style = "dim italic" if row.kind != "kernel" else ("dim" if stale else "")
         table_rows.append([Text(fit_kernel(name, room), style=style), *rest])
     if not rows:
@@ -185,8 +186,8 @@ class ModeBlock(Vertical):
         self._width: int | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(id=f"mode-title-{self.mode}", classes="mode-title")
-        yield Static(id=f"mode-note-{self.mode}", classes="mode-note")
+        yield PaneText(id=f"mode-title-{self.mode}", classes="mode-title")
+        yield PaneText(id=f"mode-note-{self.mode}", classes="mode-note")
 
     def set_width(self, width: int | None) -> None:
         """A width of its own (None: its container's) where it changes: setting a width, even the
@@ -212,9 +213,9 @@ class ModeBlock(Vertical):
             label.stylize("dim")
         console = self.app.console
         self.note_lines = lines_of(console, label, width) - 1 + (lines_of(console, note, width) if note else 0)
-        show_text(self.query_one(".mode-title", Static), label)
-        note_widget = self.query_one(".mode-note", Static)
-        show_text(note_widget, note or "")
+        self.query_one(".mode-title", PaneText).show_text(label)
+        note_widget = self.query_one(".mode-note", PaneText)
+        note_widget.show_text(note or "")
         note_widget.display = bool(note)
         table = self.table
         if m is None:
@@ -321,6 +322,12 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
     """The deltas against the pinned result, set by the app before each new ``state``."""
     blocks: tuple[ModeBlock, ...] = ()
     """One per mode, once mounted (after the first frame) with their lines."""
+    head_lines = 1
+    """Lines of the headline as last drawn."""
+    stacked = False
+    """The modes' tables are drawn one above the other (too narrow side by side)."""
+    posted_height: int | None = None
+    """The height last said in a ``HeightChanged``."""
 
     class HeightChanged(Message):
         """The rows the pane needs changed (the main grid sizes its row with them)."""
@@ -332,12 +339,17 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
             self.row = row
 
     def compose(self) -> ComposeResult:
-        yield Static(id="headline")
-        yield Container(id="mode-blocks")
+        yield PaneText(id="headline")
+        if fast_paths.enabled():
+            yield Container(id="mode-blocks")
+        else:
+            self.blocks = tuple(ModeBlock(mode) for mode in MODES)
+            yield Container(*self.blocks, id="mode-blocks")
 
     def on_mount(self) -> None:
-        # The blocks show only once drawn: made after the first frame, which they would only slow.
-        self.call_after_refresh(self._add_blocks)
+        if not self.blocks:
+            # The blocks show only once drawn: made after the first frame, which they would only slow.
+            self.call_after_refresh(self._add_blocks)
 
     async def _add_blocks(self) -> None:
         blocks = tuple(ModeBlock(mode) for mode in MODES)
@@ -357,12 +369,12 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
     def draw(self, state: FocusView) -> None:
         head = headline_text(state, self.inner_width, self.baseline)
         self.head_lines = lines_of(self.app.console, head, self.inner_width)
-        show_text(self.query_one("#headline", Static), head)
+        self.query_one("#headline", PaneText).show_text(head)
         shown = next((v.measurement for v in state.modes if v.measurement is not None), None)
         where = f"N={format_size(state.size)}"
         if shown is not None:
             where += f" · {input_dtypes(shown)} · {plain(shown.device).plain}"
-        set_border(self, f"kernels · {where}", f"STALE: {state.stale}" if state.stale else "")
+        self.set_border(f"kernels · {where}", f"STALE: {state.stale}" if state.stale else "")
         width = self.inner_width
         count = len(state.modes)
         total = width - 2 * (count - 1)
@@ -376,7 +388,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
             widths = [width] * count
         else:
             widths = share_width(total, [needed_width(v.measurement, with_ops) for v in state.modes])
-        per_mode = {v.mode: (v, w) for v, w in zip(state.modes, widths)}
+        per_mode = {v.mode: (v, w) for v, w in zip(state.modes, widths, strict=False)}
         for block in self.blocks:
             view, block_width = per_mode.get(block.mode, (None, 0))
             block.display = view is not None
@@ -385,20 +397,20 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
                 dim = not view.fresh and state.stale is not None
                 block.show(view, mode_note(view), dim=dim, width=block_width, with_ops=with_ops)
         height = self.desired_height()
-        if height != getattr(self, "_posted_height", None):
-            self._posted_height = height
+        if height != self.posted_height:
+            self.posted_height = height
             self.post_message(self.HeightChanged())
 
     def desired_height(self) -> int:
         """Rows this pane needs to show everything (the main grid sizes its row with it)."""
-        head = 1 + getattr(self, "head_lines", 1)
+        head = 1 + self.head_lines
         heights = []
         for block in self.blocks:
             if block.display:
                 table = block.table
                 rows = table_lines(table) if table is not None and table.display else 0
                 heights.append(1 + block.note_lines + rows)
-        stacked = getattr(self, "stacked", False)
+        stacked = self.stacked
         body = sum(h + 1 for h in heights) - 1 if stacked and heights else max(heights, default=1)
         return head + body + 2
 

@@ -70,7 +70,7 @@ class KeysInOrder:
         """True for a key that the widget takes as text (its Textual base inserts it)."""
         return False
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         assert isinstance(self, Widget)
         focused = self.screen.focused
         if focused is not None and focused is not self and self in focused.ancestors:
@@ -87,7 +87,7 @@ class ScreenKeysInOrder:
     focus is now, and escape read together with a key is both (also where the key comes up from
     a Textual widget inside, a button or a scroll, that binds neither)."""
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         assert isinstance(self, Screen)
         if not pass_on(self, event):
             await split_escape_burst(self, event)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.widgets import Static
 
 from probes.link.protocol import Measurement, OpNode
 from probes.link.summary import format_bytes, format_size
@@ -22,7 +21,7 @@ from tui.runs import normalize
 from tui.views import FocusView
 from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share_width
 from tui.widgets.facts import fact_lines
-from tui.widgets.pane import Pane, set_border, show_text
+from tui.widgets.pane import Pane, PaneText
 from tui.widgets.passes import backward_fusion, mentions, op_passes, split_ops
 from tui.widgets.tables import ResultsTable
 
@@ -146,7 +145,7 @@ class OpChainPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield ResultsTable(id="ops-table", cursor_type="row", zebra_stripes=False)
-        yield Static(id="compile-info")
+        yield PaneText(id="compile-info")
 
     def draw(self, state: FocusView) -> None:
         eager_view = state.mode("eager")
@@ -195,8 +194,8 @@ class OpChainPane(Pane):
         if compiled is not None and compiled.grad:
             info.append("\n")
             info.append_text(backward_fusion(compiled, eager))
-        show_text(self.query_one("#compile-info", Static), info)
-        set_border(self, None, "STALE" if stale and ops else "")
+        self.query_one("#compile-info", PaneText).show_text(info)
+        self.set_border(None, "STALE" if stale and ops else "")
 
     @staticmethod
     def _names_fit(ops: list[OpNode], eager: list[list[str]], compiled: list[str | None], width: int) -> bool:

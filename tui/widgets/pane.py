@@ -11,55 +11,72 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from probes.link import fast_paths
+from tui import textual_compat
 from tui.widgets.cells import text_key
 
 
-def set_border(widget: Widget, title: str | None, subtitle: str | None = None) -> None:
-    """Set ``widget``'s border title (and subtitle, unless None) where they change, repainting only
-    the border's row. Textual's own setter repaints the whole widget, its background and border
-    under every child: a pane that set its title on every draw made each compile-cache hit re-render
-    ~70% of the screen, and with the kernel and op chain panes losing their STALE mark a compiled
-    result's frame took 14.0 against 12.1 ms on the 2-core machine (vm-2026-12-02-border-row)."""
-    if title is not None and getattr(widget, "_kt_border_title", None) != title:
-        widget._kt_border_title = title  # type: ignore[attr-defined]
-        _set_border_text(widget, "border_title", title)
-    if subtitle is not None and getattr(widget, "_kt_border_subtitle", None) != subtitle:
-        widget._kt_border_subtitle = subtitle  # type: ignore[attr-defined]
-        _set_border_text(widget, "border_subtitle", subtitle)
+class Bordered:
+    """Mix into a widget, before its Textual base: ``set_border`` sets the border's title and
+    subtitle where they change, and (a fast path, ``probes.link.fast_paths``) repaints only the
+    border's row. Textual's own setter repaints the whole widget, its background and border under
+    every child: a pane that sets its title on every draw would re-render most of the screen on
+    every key and every result."""
+
+    shown_title: str | None = None
+    shown_subtitle: str | None = None
+
+    def set_border(self, title: str | None, subtitle: str | None = None) -> None:
+        """Set the title (and the subtitle, unless None) where they change."""
+        assert isinstance(self, Widget)
+        if title is not None and title != self.shown_title:
+            self.shown_title = title
+            set_border_text(self, "border_title", title)
+        if subtitle is not None and subtitle != self.shown_subtitle:
+            self.shown_subtitle = subtitle
+            set_border_text(self, "border_subtitle", subtitle)
 
 
-def _set_border_text(widget: Widget, name: str, text: str) -> None:
+def set_border_text(widget: Widget, which: str, text: str) -> None:
+    """Set ``widget``'s ``border_title`` or ``border_subtitle``, repainting the border's row alone
+    where fast paths are on and it has been drawn (before, nothing drawn needs keeping)."""
     outer = widget.outer_size
-    if not outer:  # not laid out yet: nothing drawn to keep
-        setattr(widget, name, text)
+    if not (outer and fast_paths.enabled() and textual_compat.can_set_border_text_quietly(widget)):
+        setattr(widget, which, text)
         return
-    # What Textual's setter stores (widget._border_title / _border_subtitle), without its repaint.
-    setattr(widget, f"_{name}", widget.render_str(text).expand_tabs(4).split()[0])
+    textual_compat.set_border_text_quietly(widget, which, text)
     offset = widget.content_offset  # regions given to refresh() are relative to the content
-    row = 0 if name == "border_title" else outer.height - 1  # the title tops the border
+    row = 0 if which == "border_title" else outer.height - 1  # the title tops the border
     widget.refresh(Region(-offset.x, row - offset.y, outer.width, 1))
 
 
-def show_text(static: Static, content: Text | str) -> None:
-    """``static.update(content)`` where the content changes (most of a pane's texts are the same
-    again after a key or a result), and a layout of the screen only when the widget's size
-    changes: a layout took ~10 ms of the event loop on the 2-core machine, and a new chain's rows
-    changed five texts of the kernel pane, most of them to as many lines as before."""
-    key = text_key(content)
-    if getattr(static, "_kt_content", None) == key:
-        return
-    static._kt_content = key  # type: ignore[attr-defined]
-    size = static.content_size
-    width = static.styles.width
-    if not size.width or (width is not None and width.is_auto):
-        static.update(content)
-        return
-    static.update(content, layout=False)
-    if static.get_content_height(size, size, size.width) != size.height:
-        static.refresh(layout=True)
+class PaneText(Static):
+    """A text of a pane, shown with ``show_text``."""
+
+    shown: tuple[object, ...] | None = None
+    """What it shows (``text_key``): most of a pane's texts are the same again after a key or a
+    result, and are then left alone."""
+
+    def show_text(self, content: Text | str) -> None:
+        """``update(content)`` where the content changes; and (a fast path) a layout of the
+        screen only when the widget's height changes: a new chain's rows change several texts
+        of the kernel pane, most of them to as many lines as before, and each layout of the
+        whole screen holds up the frame that shows them."""
+        key = text_key(content)
+        if key == self.shown:
+            return
+        self.shown = key
+        size = self.content_size
+        width = self.styles.width
+        if not fast_paths.enabled() or not size.width or (width is not None and width.is_auto):
+            self.update(content)
+            return
+        self.update(content, layout=False)
+        if self.get_content_height(size, size, size.width) != size.height:
+            self.refresh(layout=True)
 
 
-class Pane(Vertical):
+class Pane(Bordered, Vertical):
     """Renders ``state`` with ``draw()`` whenever the state is assigned or the pane is resized."""
 
     TITLE = ""
@@ -68,7 +85,7 @@ class Pane(Vertical):
     repaint of the pane itself re-rendered ~70% of the screen each time: it has only a border)."""
 
     def on_mount(self) -> None:
-        set_border(self, self.TITLE)
+        self.set_border(self.TITLE)
 
     def watch_state(self) -> None:
         self._redraw()
@@ -81,5 +98,6 @@ class Pane(Vertical):
         if self.state is not None and self.is_mounted and self.content_size.width:
             self.draw(self.state)
 
-    def draw(self, state: Any) -> None:  # noqa: ANN401 (each pane has its own state type)
+    def draw(self, state: Any) -> None:
+        """Render ``state`` (each pane has its own state type)."""
         raise NotImplementedError

@@ -101,7 +101,7 @@ def pass_cells(m: Measurement) -> list[str]:
 def pass_comparisons(eager: Measurement, compiled: Measurement) -> list[Text]:
     """Per pass, eager -> compiled: kernels, transfers, device time and their ratio (one fact each)."""
     facts = []
-    for e, c in zip(pass_totals(eager), pass_totals(compiled)):
+    for e, c in zip(pass_totals(eager), pass_totals(compiled), strict=False):
         text = Text().append(f"{e.name} ", style=f"bold {PASS_STYLES[e.name]}".strip())
         text.append(
             f"{e.kernels:g} -> {_kernels(c.kernels)}, {transfers_text(eager, e.bytes)} -> "
@@ -145,8 +145,8 @@ def split_ops(ops: list[OpNode], eager: Measurement | None) -> tuple[list[OpNode
     backward op is known)."""
     ops = [op for op in ops if is_real_op(op)]
     passes = op_passes(ops, eager)
-    forward = [op for op, p in zip(ops, passes) if p != "backward"]
-    backward = [op for op, p in zip(ops, passes) if p == "backward"]
+    forward = [op for op, p in zip(ops, passes, strict=False) if p != "backward"]
+    backward = [op for op, p in zip(ops, passes, strict=False) if p == "backward"]
     return forward + backward, (len(forward) if backward else None)
 
 

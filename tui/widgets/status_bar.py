@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from probes.link import fast_paths
 from tui.widgets.cells import plain
 
 MESSAGE_GAP = 2
@@ -59,15 +60,15 @@ class StatusBar(Widget):
     info: reactive[StatusInfo] = reactive(StatusInfo)
 
     def set(self, **changes: object) -> None:
-        """Repaint the bar; lay the screen out again only when the bar's height changes (a message
-        that takes lines of its own): while anything runs its clock and spinner change ten times
-        a second, and a layout of the whole screen costs 10-15 ms of the event loop on the H200
-        box, which a result arriving meanwhile waits for."""
+        """Repaint the bar; and (a fast path) lay the screen out again only when the bar's height
+        changes (a message that takes lines of its own): while anything runs its clock and spinner
+        change ten times a second, and a result arriving meanwhile waits for each layout of the
+        whole screen."""
         info = replace(self.info, **changes)  # type: ignore[arg-type]
         if info == self.info:
             return
         self.info = info
-        if len(self.render().split("\n")) != self.size.height:
+        if not fast_paths.enabled() or len(self.render().split("\n")) != self.size.height:
             self.refresh(layout=True)
 
     def render(self) -> Text:

@@ -14,7 +14,6 @@ from typing import Literal
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Static
 
 from probes.link.baseline import Delta
 from probes.link.protocol import COMPILED_MODES, MODES, Measurement
@@ -34,7 +33,7 @@ from tui.views import SweepPaneState
 from tui.widgets.cells import gbps_cell, pct, plain
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, time_label
 from tui.widgets.headline import dynamic_line, static_and_dynamic
-from tui.widgets.pane import Pane, set_border, show_text
+from tui.widgets.pane import Pane, PaneText
 from tui.widgets.passes import PASS_COLUMNS, pass_cells
 from tui.widgets.spread import ratio_text, time_text
 from tui.widgets.tables import ResultsTable
@@ -217,7 +216,7 @@ class SweepPane(Pane):
     """No sweep until a state says otherwise: the first frame has no table or chart to lay out."""
 
     def compose(self) -> ComposeResult:
-        yield Static(id="crossover")
+        yield PaneText(id="crossover")
         with Horizontal(id="sweep-body"):
             yield ResultsTable(id="sweep-table", cursor_type="row", zebra_stripes=False)
             yield LogChart(id="sweep-chart")
@@ -234,9 +233,8 @@ class SweepPane(Pane):
         if rs is not None:
             table.fill(*sweep_rows(rs, narrow, state.peak_gbps, view.stale is not None, state.baseline))
         table.display = rs is not None
-        show_text(self.query_one("#crossover", Static), status_line(state))
-        set_border(
-            self,
+        self.query_one("#crossover", PaneText).show_text(status_line(state))
+        self.set_border(
             f"sweep · {CHART_TITLES.get(state.chart, state.chart)}",
             f"STALE: {view.stale}" if view.stale and rs else "",
         )

@@ -79,7 +79,7 @@ def joined_line(cells: Sequence[Text], widths: Sequence[int]) -> Text:
     """The cells as one line, each in its column's width as Rich justifies it there, the columns
     ``CELL_PADDING`` apart (DataTable pads the row's one cell on either side)."""
     line = Text(no_wrap=True, overflow="crop", end="")
-    for i, (cell, width) in enumerate(zip(cells, widths)):
+    for i, (cell, width) in enumerate(zip(cells, widths, strict=False)):
         if i:
             line.append(" " * CELL_PADDING)
         if cell.justify in ("left", "right", "center"):  # Rich pads these itself, in the cell's style

@@ -2,8 +2,9 @@
 
 Wide (>= 120x34): everything at once; the kernel row is as tall as its rows need, and an empty
 sweep pane (no sweep yet) takes three lines, leaving the spare height to the kernel pane, where
-results appear and grow (grad doubles the rows), rather than to an editor of one line. Compact: the editor and one pane below it (``view``:
-kernels, op chain or sweep), the chains pane only when asked for. The layout follows every resize.
+results appear and grow (grad doubles the rows), rather than to an editor of one line. Compact:
+the editor and one pane below it (``view``: kernels, op chain or sweep), the chains pane only
+when asked for. The layout follows every resize.
 """
 
 from __future__ import annotations
