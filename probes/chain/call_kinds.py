@@ -75,22 +75,21 @@ TORCH: dict[str, str] = {
     dequantize max median min nanmedian nonzero quantize_per_tensor where
 """,
     "number": """
-    allclose are_deterministic_algorithms_enabled autocast_decrement_nesting autocast_increment_nesting can_cast
-    compiled_with_cxx11_abi cudnn_is_acceptable equal get_deterministic_debug_mode get_num_interop_threads
-    is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled is_autocast_cpu_enabled
-    is_autocast_enabled is_complex is_conj is_deterministic_algorithms_warn_only_enabled is_distributed
-    is_floating_point is_grad_enabled is_inference is_inference_mode_enabled is_neg is_nonzero is_same_size
-    is_signed is_storage is_tensor is_vulkan_available is_warn_always_enabled numel q_per_channel_axis q_scale
-    q_zero_point
+    allclose are_deterministic_algorithms_enabled can_cast compiled_with_cxx11_abi cudnn_is_acceptable equal
+    get_deterministic_debug_mode get_num_interop_threads is_anomaly_check_nan_enabled is_anomaly_enabled
+    is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled is_complex is_conj
+    is_deterministic_algorithms_warn_only_enabled is_distributed is_floating_point is_grad_enabled is_inference
+    is_inference_mode_enabled is_neg is_nonzero is_same_size is_signed is_storage is_tensor is_vulkan_available
+    is_warn_always_enabled numel q_per_channel_axis q_scale q_zero_point
 """,
     "text": """
     get_float32_matmul_precision typename
 """,
     "python": """
-    autocast clear_autocast_cache device dtype enable_grad fbgemm_linear_quantize_weight finfo
-    get_autocast_cpu_dtype get_autocast_dtype get_autocast_gpu_dtype get_default_device get_default_dtype
-    histogramdd iinfo inference_mode layout memory_format no_grad promote_types qscheme result_type split_copy
-    split_with_sizes_copy sym_constrain_range sym_constrain_range_for_size unbind_copy
+    autocast device dtype enable_grad fbgemm_linear_quantize_weight finfo get_autocast_cpu_dtype get_autocast_dtype
+    get_autocast_gpu_dtype get_default_device get_default_dtype histogramdd iinfo inference_mode layout
+    memory_format no_grad promote_types qscheme result_type split_copy split_with_sizes_copy sym_constrain_range
+    sym_constrain_range_for_size unbind_copy
 """,
 }
 

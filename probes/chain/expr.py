@@ -386,7 +386,8 @@ _DENIED: dict[str, str] = {
         (
             _GLOBAL_STATE,
             "set_default_device set_default_dtype set_default_tensor_type manual_seed seed set_rng_state "
-            "use_deterministic_algorithms set_num_threads set_printoptions",
+            "use_deterministic_algorithms set_num_threads set_printoptions autocast_increment_nesting "
+            "autocast_decrement_nesting clear_autocast_cache init_num_threads",
         ),
         (
             _RAW_MEMORY,

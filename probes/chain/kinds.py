@@ -270,15 +270,46 @@ class Kinds:
             return Kind.UNKNOWN
         path = _dotted(func.value)
         if path in _TABLES:
-            return _CALLS[_TABLES[path]].get(func.attr, Kind.UNKNOWN)
-        if self(func.value) is not Kind.TENSOR:
+            kind = _CALLS[_TABLES[path]].get(func.attr, Kind.UNKNOWN)
+            args = node.args[1:]  # after the input
+        elif self(func.value) is Kind.TENSOR:
+            kind = _CALLS["TENSOR_METHODS"].get(func.attr, Kind.UNKNOWN)
+            args = node.args
+            if func.attr in _BY_DIM:
+                return self._by_dim(node)
+        else:
             return Kind.UNKNOWN
-        if func.attr in _BY_DIM:
-            dims = [*node.args, *(keyword.value for keyword in node.keywords if keyword.arg == "dim")]
-            if not dims:
-                return Kind.SHAPE
-            return Kind.NUMBER if len(dims) == 1 and self(dims[0]) is Kind.NUMBER else Kind.PYTHON
-        return _CALLS["TENSOR_METHODS"].get(func.attr, Kind.UNKNOWN)
+        if kind is Kind.SOME_TENSORS:
+            return self._some_tensors(func.attr, args, {k.arg: k.value for k in node.keywords if k.arg}) or kind
+        return kind
+
+    def _by_dim(self, node: ast.Call) -> Kind:
+        dims = [*node.args, *(keyword.value for keyword in node.keywords if keyword.arg == "dim")]
+        if not dims:
+            return Kind.SHAPE
+        return Kind.NUMBER if len(dims) == 1 and self(dims[0]) is Kind.NUMBER else Kind.PYTHON
+
+    def _some_tensors(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> Kind | None:
+        """Which of a tensor or a tuple of tensors the common ops of both kinds return, by their
+        arguments after the input: ``torch.where(c)`` or ``torch.where(c, a, b)``, ``a.max()`` or
+        ``a.max(0)`` (None when the arguments do not tell)."""
+        if name == "nonzero":
+            flag = keywords.get("as_tuple")
+            if flag is None or (isinstance(flag, ast.Constant) and flag.value is False):
+                return Kind.TENSOR
+            return Kind.TENSORS if isinstance(flag, ast.Constant) and flag.value is True else None
+        if name == "where":
+            if args or keywords.keys() & {"input", "self", "other"}:
+                return Kind.TENSOR
+            return Kind.TENSORS if keywords.keys() <= {"condition"} else None
+        if name not in ("max", "min", "median", "nanmedian"):
+            return None
+        if not args and not keywords.keys() - {"input", "out"}:
+            return Kind.TENSOR
+        first = self(args[0]) if args else None
+        if first is Kind.NUMBER or "dim" in keywords:
+            return Kind.TENSORS
+        return Kind.TENSOR if first is Kind.TENSOR or "other" in keywords else None
 
     def _builtin(self, name: str, node: ast.Call) -> Kind:
         args = [self(arg) for arg in node.args]
