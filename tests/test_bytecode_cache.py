@@ -31,7 +31,8 @@ from probes.link.worker_process import worker_environment
 command = json.loads(sys.argv[1]) or [sys.executable, "-m", "probes.engine.worker"]
 env = worker_environment(command)
 worker = subprocess.run([sys.executable, "-c", sys.argv[2]], env=env, capture_output=True, text=True, check=True)
-print(json.dumps({k: env.get(k) for k in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")} | {"worker": worker.stdout.strip()}))
+seen = {k: env.get(k) for k in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")}
+print(json.dumps(seen | {"worker": worker.stdout.strip()}))
 """
 
 

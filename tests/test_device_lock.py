@@ -135,11 +135,11 @@ def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_withou
     held_at: dict[str, list[bool]] = {"compile": [], "wall": []}
     compile, wall = compiling_module._compile, measure_module.measure_wall_time
 
-    def spy_compile(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def spy_compile(*args, **kwargs):
         held_at["compile"].append(device_lock.device_lock("cpu").held)
         return compile(*args, **kwargs)
 
-    def spy_wall(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def spy_wall(*args, **kwargs):
         held_at["wall"].append(device_lock.device_lock("cpu").held and taken_elsewhere("cpu"))
         return wall(*args, **kwargs)
 
@@ -156,8 +156,8 @@ def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_withou
 
 def test_the_compilers_import_holds_the_cpu_but_not_a_gpu() -> None:
     """A compile worker imports Dynamo and Inductor before its first compile; on the CPU that is
-    work on the cores the other worker's eager measurement times (its 1e6 ops read 13-16 ms for
-    0.13 ms on the 2-core machine), on a GPU it is host work beside the device."""
+    work on the cores the other worker's eager measurement times (its ops would read a hundred
+    times slower on a small machine), on a GPU it is host work beside the device."""
     from probes.engine.sweep import run_profile
     from probes.link.protocol import ProfileRequest
 

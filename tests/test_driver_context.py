@@ -20,7 +20,7 @@ class FakeDriver:
         self.calls: list[tuple[str, str]] = []
         self.failing = failing
 
-    def __getattr__(self, name: str):  # noqa: ANN204
+    def __getattr__(self, name: str):
         def call(*args: object) -> int:
             self.calls.append((name, threading.current_thread().name))
             return 100 if name == self.failing else CUDA_SUCCESS

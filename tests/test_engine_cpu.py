@@ -194,7 +194,7 @@ def test_a_new_chain_compiles_through_the_wrapper_made_while_idle_and_only_that_
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A worker that compiles makes the next compile's ``torch.compile`` wrapper while it has
-    nothing to do (2.2 ms of a new chain's way to its rows on the H200 box); the chain that takes
+    nothing to do (milliseconds of a new chain's way to its rows); the chain that takes
     it compiles as a fresh ``torch.compile`` would, with kernels of its own, and the next wrapper
     carries nothing of it."""
     import torch

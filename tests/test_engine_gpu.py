@@ -1,4 +1,4 @@
-"""The engine on CUDA: the article's story with real kernel names (run on the GPU box)."""
+"""The engine on CUDA: the article's story with real kernel names (run where there is a GPU)."""
 
 from __future__ import annotations
 
@@ -99,8 +99,9 @@ def bare_kernel_us(call, reps: int = 20) -> dict[str, float]:
 def test_the_flush_leaves_nothing_for_a_reduction_to_pay_for() -> None:
     """Compiled a.sum() at 1e8 after the engine's flush costs what it costs back to back (where L2
     holds only clean lines): no dirty write-backs of the flush inside the measured kernel. Those
-    cost +11-20%; one reading of each side was once 5.5% apart on a quiet box, so each side's
-    fastest of three, taken in turns, is compared: a cost the flush adds shows in all of them."""
+    cost a fifth more; two readings of one side can be several percent apart on a quiet machine,
+    so each side's fastest of three, taken in turns, is compared: a cost the flush adds shows in
+    all of them."""
     n = 10**8
     a = torch.randn(n, device="cuda")
     compiled = torch.compile(lambda a: a.sum(), dynamic=False)
@@ -116,9 +117,9 @@ def test_the_flush_leaves_nothing_for_a_reduction_to_pay_for() -> None:
 
 
 def test_profiled_runs_back_to_back_each_record_the_kernels() -> None:
-    """``probes.engine.timing.profile_run`` as a notebook may call it: sessions in a row, nothing launched
-    between them. The profiler, told to detach after each session, lost every second session's
-    device events that way (0 kernels); each run must still have its reps' kernels."""
+    """``probes.engine.timing.profile_run`` as a notebook may call it: profiles in a row, nothing
+    launched between them. The profiler, told to detach after each profile, loses every second
+    profile's device events that way (0 kernels); each run must still have its reps' kernels."""
     from probes.engine.timing import L2Flusher, profile_run
 
     device = torch.device("cuda")
@@ -150,18 +151,16 @@ def _current_cpu() -> int:
 async def test_a_long_lived_worker_times_calls_like_the_in_process_engine() -> None:
     """Wall time per call through one worker that already served requests (as the app's does)
     agrees with the in-process engine within 10% (or 3 µs) where the device does the work, and is
-    at most 25% slower for calls under 100 µs, where the host's time is what is read. The issue's
-    case, compiled at 1e7 reading 83 µs through the worker against 43.6 µs in-process, fails it.
+    at most 25% slower for calls under 100 µs, where the host's time is what is read. A worker
+    that reads a compiled call at 1e7 twice as slow as the in-process engine fails it.
 
-    Both sides run on one core, in turns: the H200 box's cores run Python at speeds up to 4x
-    apart, and one core changes speed from second to second (a fixed loop took 6.6-7.7 or 11-12 ms
-    on the same core within a second, with no steal time), so a host-bound call reads what its core
-    gives at the time (the compiled call at 1e7, a 37.3 µs kernel in every process, took 39, 52,
-    57 and 58 µs of host time per call in four fresh processes:
-    ``benchmarks/results/h200-2026-11-30-latency-4``). Each side's fastest of four readings, taken
-    alternately, is compared: a cost the worker adds to every call shows in all of its readings.
-    A host-bound call may read faster through the worker (42.9 against 64.4 µs, when only the
-    worker's first reading caught its core at speed); the defect this test is for is a slower one."""
+    Both sides run on one core, in turns: a GPU host's cores can run Python at speeds several times
+    apart, and one core changes speed from second to second, so a host-bound call reads what its
+    core gives at the time (the same compiled call takes from 1x to 1.5x its kernel's time of host
+    time per call in fresh processes). Each side's fastest of four readings, taken alternately, is
+    compared: a cost the worker adds to every call shows in all of its readings. A host-bound call
+    may read faster through the worker (when only the worker's first reading caught its core at
+    speed); the defect this test is for is a slower one."""
     from probes.link.client import WorkerClient
 
     chain, sizes, modes = "(a * b + c).tanh()", [10**7, 10**8], ["eager", "compiled"]

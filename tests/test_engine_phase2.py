@@ -77,14 +77,14 @@ def test_elementwise_kernels_have_no_flop_count_rather_than_a_guess() -> None:
 def test_flops_are_counted_in_a_run_of_their_own_only_for_a_chain_with_a_counted_op(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Counting runs the chain once more under a dispatch mode (7 ms of an H200 measurement): an
+    """Counting runs the chain once more under a dispatch mode (a call's worth of time): an
     elementwise chain, which can count nothing, is spared it; a matmul, eager or compiled, is not."""
     from probes.engine import flops
 
     counted: list[str] = []
     count = flops.flops_by_op
 
-    def counting(call):  # noqa: ANN001, ANN202
+    def counting(call):
         counted.append("run")
         return count(call)
 
@@ -147,8 +147,8 @@ def test_two_kernels_of_one_op_get_its_flops_only_when_the_calls_cannot_be_mixed
 
 
 def test_a_compute_peak_that_a_kernel_beats_is_measured_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A peak taken badly (the H200's clocks still low: its training-step matmuls ran at 107-115%
-    of it) is not kept: the first kernel past it by more than 10% has it measured again."""
+    """A peak taken badly (the GPU's clocks still low: a training step's matmuls run past it) is
+    not kept: the first kernel past it by more than 10% has it measured again."""
     from probes.engine import bandwidth, compute_peak
     from probes.engine.bandwidth import Peak
 
@@ -157,7 +157,7 @@ def test_a_compute_peak_that_a_kernel_beats_is_measured_again(monkeypatch: pytes
     real = compute_peak.measure_compute_peak
     taken: list[Peak] = []
 
-    def badly_first(device, dtype):  # noqa: ANN001, ANN202
+    def badly_first(device, dtype):
         peak = real(device, dtype)
         taken.append(Peak(peak.value / 100, peak.iqr, peak.kernel, False) if not taken else peak)
         return taken[-1]
@@ -177,7 +177,7 @@ def test_a_compute_peak_that_a_kernel_beats_is_measured_again(monkeypatch: pytes
 
 def test_a_peak_is_never_lowered_by_a_worse_measurement(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A peak is the most the device reaches: a refresh that reads lower than the cached peak
-    keeps it (on the H200 a refresh read 581 TFLOP/s against a cached 743); a quiet measurement
+    keeps it (a GPU at its power limit can read a fifth below its cached peak); a quiet measurement
     replaces one taken on a busy machine, even when lower."""
     from probes.engine import bandwidth
     from probes.engine.bandwidth import Peak, cached_peak
@@ -230,7 +230,7 @@ def test_a_peak_refresh_is_announced_only_when_it_measures(monkeypatch: pytest.M
     monkeypatch.setattr(bandwidth, "_measured", set())
     measured: list[Peak] = []
 
-    def too_low(device):  # noqa: ANN001, ANN202
+    def too_low(device):
         measured.append(Peak(1e-3, [1e-3, 1e-3], "copy", False))
         return measured[-1]
 

@@ -113,7 +113,8 @@ def test_the_callers_torch_is_untouched_by_import_and_measurement() -> None:
         import probes.engine.measure, probes.engine.sweep
         assert state() == before, "import changed torch"
         from probes.link.protocol import ProfileRequest
-        probes.engine.sweep.run_profile(ProfileRequest("t", "F.softmax(a) + 1", sizes=[64], modes=["compiled"], device="cpu", reps=2), lambda e: None)
+        request = ProfileRequest("t", "F.softmax(a) + 1", sizes=[64], modes=["compiled"], device="cpu", reps=2)
+        probes.engine.sweep.run_profile(request, lambda e: None)
         assert state() == before, "a measurement changed torch"
         print("untouched")
         """
@@ -165,7 +166,7 @@ def test_other_processes_make_a_figure_noisy_only_when_they_leave_no_core_idle()
     from probes.engine.noise import CpuLoad
 
     assert CpuLoad(cores=2, busy_cores=1.7, other_cores=0.7).busy  # the CI machine: the worker's core is shared
-    assert not CpuLoad(cores=16, busy_cores=1.6, other_cores=0.6).busy  # the app drawing beside it on a GPU box
+    assert not CpuLoad(cores=16, busy_cores=1.6, other_cores=0.6).busy  # the app drawing beside it on a GPU host
     assert not CpuLoad(cores=2, busy_cores=1.2, other_cores=0.2).busy
 
 
@@ -215,7 +216,7 @@ def test_the_cpu_warms_up_for_its_own_shorter_length() -> None:
 
 def test_a_cpu_rep_that_faults_in_fresh_pages_is_left_out_of_the_rows() -> None:
     """A profiled rep whose call lands on fresh pages (the profiler's own allocations between its
-    outputs do it) times the faults, ~10x the op at 1e6 on the 2-core machine: it is left out
+    outputs do it) times the faults, several times the op at 1e6: it is left out
     and another rep runs. Here the 2nd and 4th calls fill a new 64 MB mapping."""
     import torch
 
@@ -270,7 +271,8 @@ def test_a_cpu_measurement_keeps_the_memory_its_calls_free() -> None:
 
         chain = parse_chain("a + b")
         if PIN:
-            measure(chain, "eager", 64, torch.device("cpu"), "fp32", make_inputs(input_specs(chain, 64, "fp32"), torch.device("cpu"), 64), reps=3)
+            cpu = torch.device("cpu")
+            measure(chain, "eager", 64, cpu, "fp32", make_inputs(input_specs(chain, 64, "fp32"), cpu, 64), reps=3)
         x = torch.ones(6 * 2**20)
         held = resident()
         del x

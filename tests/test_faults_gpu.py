@@ -1,4 +1,4 @@
-"""On the GPU box: a CUDA error that poisons the context costs a worker restart, never the session;
+"""On a GPU: a CUDA error that poisons the context costs a worker restart, never the app;
 real compiles (max-autotune and CUDA graphs included) keep beating and are never taken for stuck;
 a cancelled compile stops within the client's grace; the memory guard cannot be sent around by
 ``device="cuda"``. Run with ``-s`` to see the figures."""
@@ -98,7 +98,7 @@ def test_compiles_keep_beating(mode: str, tmp_path: Path) -> None:
     finally:
         worker.kill()
     times = [at for at, event in arrivals[1:]]
-    gap = max(b - a for a, b in zip(times, times[1:]))
+    gap = max(b - a for a, b in zip(times, times[1:], strict=False))
     results = [event for _, event in arrivals if isinstance(event, MeasurementResult)]
     assert results and results[0].measurement.ran_compiled, [
         event for _, event in arrivals if not isinstance(event, MeasurementResult)
@@ -127,7 +127,8 @@ async def test_a_cancelled_max_autotune_compile_stops_within_the_grace_and_the_w
             cancelled_at is not None and done_at is not None and events[-1] == RequestDone(request.id, cancelled=True)
         )
         print(
-            f"\nmax-autotune compile stopped {done_at - cancelled_at:.2f} s after the cancel (grace {CANCEL_ACK_S:.0f} s)"
+            f"\nmax-autotune compile stopped {done_at - cancelled_at:.2f} s after the cancel "
+            f"(grace {CANCEL_ACK_S:.0f} s)"
         )
         assert client.restarts == 0, "the compile did not stop within the grace: the worker was restarted"
         again = [

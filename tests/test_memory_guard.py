@@ -18,7 +18,7 @@ from probes.engine.watchdog import WATCH, ChainStuck, PlainPythonWatch
 CPU = torch.device("cpu")
 
 
-def guard(text: str, n: int = 1000):  # noqa: ANN201
+def guard(text: str, n: int = 1000):
     return check_memory(parse_chain(text), n, "fp32", CPU)
 
 
@@ -110,7 +110,7 @@ def test_shape_errors_read_as_the_device_words_them() -> None:
 
 
 def test_runaway_op_counts_are_refused() -> None:
-    def many_ops(a: torch.Tensor, N: int) -> torch.Tensor:  # noqa: N803
+    def many_ops(a: torch.Tensor, N: int) -> torch.Tensor:
         for _ in range(MAX_TRACED_OPS + 1):
             a = a + 1
         return a
@@ -122,7 +122,7 @@ def test_runaway_op_counts_are_refused() -> None:
 def test_plain_python_without_a_tensor_op_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(WATCH, "limit_s", 0.5)
 
-    def spins(a: torch.Tensor, N: int) -> torch.Tensor:  # noqa: N803
+    def spins(a: torch.Tensor, N: int) -> torch.Tensor:
         a = a + 1
         while True:
             pass

@@ -1,7 +1,7 @@
-"""The tool's reading of a profiler session (``probes.engine.profile_events``) against torch's own
-(``profile.function_events``), on one session: the same events, nested the same way, and the same
-launches read from them. Sessions as a measurement's: the labelled eager call, then reps with the
-flush, forward + backward with the backward labelled, and Inductor's kernels."""
+"""The tool's raw reading of a profile (``probes.engine.profile_events.read_events``) against
+torch's own (``profile.function_events``), on one profile: the same events, nested the same way,
+and the same launches read from them. Profiles as a measurement's: the labelled eager call, then
+reps with the flush, forward + backward with the backward labelled, and Inductor's kernels."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ from probes.engine.compiling import prepare  # noqa: E402
 from probes.engine.diagnostics import Diagnostics  # noqa: E402
 from probes.engine.inputs import input_specs, make_inputs  # noqa: E402
 from probes.engine.launches import REP_LABEL, read_profile  # noqa: E402
-from probes.engine.profile_events import ProfileEvent, read_events  # noqa: E402
+from probes.engine.profile_events import ProfileEvent, from_function_events, read_events  # noqa: E402
 from probes.engine.timing import L2Flusher  # noqa: E402
 from probes.engine.trace import recording_ops  # noqa: E402
 
 CHAIN = "(a @ b).relu().sum(dim=0) * 2"
 
 
-def session(device: torch.device, mode: str, grad: bool) -> profile:
+def one_profile(device: torch.device, mode: str, grad: bool) -> profile:
     chain = parse_chain(CHAIN)
     n = 64
     inputs = make_inputs(input_specs(chain, n, "fp32"), device, n)
@@ -41,28 +41,6 @@ def session(device: torch.device, mode: str, grad: bool) -> profile:
         if device.type == "cuda":
             torch.cuda.synchronize(device)
     return prof
-
-
-def torch_reading(prof: profile) -> list[ProfileEvent]:
-    """torch's events of the session as ProfileEvents, with torch's nesting."""
-    ours = {
-        id(e): ProfileEvent(
-            e.name,
-            e.device_type,
-            e.id,
-            e.time_range.start,
-            e.time_range.end,
-            e.thread,
-            e.is_async,
-            bool(getattr(e, "is_user_annotation", False)),
-        )
-        for e in prof.function_events
-    }
-    for e in prof.function_events:
-        event = ours[id(e)]
-        event.cpu_parent = ours[id(e.cpu_parent)] if e.cpu_parent is not None else None
-        event.cpu_children = [ours[id(child)] for child in e.cpu_children]
-    return list(ours.values())
 
 
 def described(events: list[ProfileEvent]) -> list[tuple]:
@@ -85,8 +63,8 @@ def described(events: list[ProfileEvent]) -> list[tuple]:
 
 
 def check_same_reading(device: torch.device, mode: str, grad: bool) -> None:
-    prof = session(device, mode, grad)
-    ours, theirs = read_events(prof.kineto_results), torch_reading(prof)
+    prof = one_profile(device, mode, grad)
+    ours, theirs = read_events(prof.kineto_results), from_function_events(prof.function_events)
     assert described(ours) == described(theirs)
     assert any(e.cpu_children for e in ours)
     launches = read_profile(ours, device)
@@ -97,12 +75,12 @@ def check_same_reading(device: torch.device, mode: str, grad: bool) -> None:
 
 
 @pytest.mark.parametrize(("mode", "grad"), [("eager", False), ("eager", True), ("compiled", False)])
-def test_a_cpu_session_reads_as_torch_reads_it(mode: str, grad: bool) -> None:
+def test_a_cpu_profile_reads_as_torch_reads_it(mode: str, grad: bool) -> None:
     check_same_reading(torch.device("cpu"), mode, grad)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize(("mode", "grad"), [("eager", False), ("eager", True), ("compiled", False), ("compiled", True)])
-def test_a_cuda_session_reads_as_torch_reads_it(mode: str, grad: bool) -> None:
+def test_a_cuda_profile_reads_as_torch_reads_it(mode: str, grad: bool) -> None:
     check_same_reading(torch.device("cuda"), mode, grad)

@@ -1,8 +1,10 @@
-"""The profiler's set-up runs beside the work before the profiled reps (``probes.engine.timing.ProfilerSetUp``).
+"""The profiler's set-up runs beside the work before the profiled reps
+(``probes.engine.timing.ProfilerSetUp``).
 
-On an H200 setting a session up costs 10-19 ms of every measurement; a compile hides it when it
-runs on a thread of its own (eager runs set theirs up in their session, as before). The first of a process runs where it is asked for (Kineto must
-initialise on the thread that imported torch), and one a failed measurement never used is ended.
+On a GPU setting a profile up costs milliseconds of every measurement; a compile hides it when it
+runs on a thread of its own (eager runs set theirs up as they start). The first of a process runs
+where it is asked for (Kineto must initialise on the thread that imported torch), and one a failed
+measurement never used is ended.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def test_the_first_set_up_of_a_process_runs_on_the_measuring_thread(
 
 
 def test_a_set_up_the_measurement_never_used_is_ended(set_ups: list, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The compile fails after the profiler was set up: the session is ended (its results read),
+    """The compile fails after the profiler was set up: the profile is ended (its results read),
     not left attached to the process, and the next measurement has its rows."""
 
     def failing_compile(*args: object, **kwargs: object) -> None:

@@ -25,10 +25,11 @@ from probes.link.protocol import (
     WorkerReady,
     encode,
 )
+from probes.link.settings import MAX_SIZES
 
 CHAIN = "(a + b).relu()"
 WAIT_S = 120
-"""Upper bound on anything a test waits for (a cold compile on a loaded 2-core machine)."""
+"""Upper bound on anything a test waits for (a cold compile on a loaded two-core machine)."""
 CLOSE_S = 0.25
 """close() kills at once: the kill and the kernel's teardown of the process took ~30 ms here; a
 grace waited out (0.2 s before) would show above this."""
@@ -57,7 +58,7 @@ def alive(pid: int) -> bool:
     return True
 
 
-async def until(condition, timeout_s: float = WAIT_S) -> None:  # noqa: ANN001
+async def until(condition, timeout_s: float = WAIT_S) -> None:
     """Wait for ``condition()`` to hold, polling (no fixed pause)."""
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -356,14 +357,18 @@ async def test_close_is_quick_in_every_state(tmp_path: Path) -> None:
         assert pid is not None
         stream = None
         if state != "idle":
-            request = eager_request(client, sizes=[100_000] * 200)
+            request = eager_request(client, sizes=[100_000] * MAX_SIZES)
             stream = asyncio.ensure_future(collect(client, request))
-            await until(lambda: marker.exists() if state == "holding the GIL" else client.state == "busy")
+            await until(
+                lambda state=state, client=client: (
+                    marker.exists() if state == "holding the GIL" else client.state == "busy"
+                )
+            )
         begin = time.monotonic()
         await client.close()
         elapsed = time.monotonic() - begin
         assert elapsed < CLOSE_S, f"close() took {elapsed:.2f} s {state}"
-        await until(lambda: not alive(pid), 2)
+        await until(lambda pid=pid: not alive(pid), 2)
         if stream is not None:
             events = await stream
             assert isinstance(events[-1], RequestDone) and not [e for e in events if isinstance(e, RequestFailed)]
@@ -464,10 +469,10 @@ async def test_a_compile_cancelled_while_it_waits_for_its_compiler_stops_at_once
 
 
 async def test_a_cancel_while_the_worker_imports_the_compiler_waits_for_the_import(tmp_path: Path) -> None:
-    """A worker imports Dynamo and Inductor with its first compile (a second here, several on a
-    cold box) and cannot stop inside an import: the client does not count that time against the
-    cancel's deadline (it restarted the worker: the H200's cancelled max-autotune test), and the
-    worker stops as soon as the import ends, its modules whole for the next compile."""
+    """A worker imports Dynamo and Inductor with its first compile (a second or several, on a cold
+    machine) and cannot stop inside an import: the client does not count that time against the
+    cancel's deadline (else it would restart the worker), and the worker stops as soon as the
+    import ends, its modules whole for the next compile."""
     client = WorkerClient(env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")}, cancel_ack_s=0.2)
     try:
         await client.start()
@@ -493,7 +498,7 @@ async def test_a_cancel_while_the_worker_imports_the_compiler_waits_for_the_impo
 @pytest.mark.parametrize("compiling", [True, False])
 def test_a_compile_is_stopped_without_waiting_for_a_safe_point(compiling: bool) -> None:
     """A measurement reaches a safe point (between sizes and modes) within the grace and ends
-    there, whole (a profiler session is not cut); a compile has none, so waiting out the grace
+    there, whole (a profile is not cut); a compile has none, so waiting out the grace
     would only delay the next edit's rows."""
     import contextlib
     import io
@@ -717,8 +722,8 @@ def test_a_stop_made_outside_the_main_thread_interrupts_without_a_signal() -> No
 
 def test_what_a_worker_makes_to_live_as_long_as_it_is_left_out_of_the_collector() -> None:
     """torch's import and the compiler's make hundreds of thousands of objects that live as long as
-    the worker: no collection runs while they are made (on the H200 box their full passes took
-    ~0.14 s of a worker's start), later passes skip them (frozen), and the collector is on after.
+    the worker: no collection runs while they are made (their full passes would take a noticeable
+    part of a worker's start), later passes skip them (frozen), and the collector is on after.
     Garbage made before is collected, not frozen."""
     import gc
     import weakref

@@ -31,7 +31,7 @@ def served_modes(client: WorkerClient) -> list[list[str]]:
     seen: list[list[str]] = []
     request = client.request
 
-    def spy(req):  # noqa: ANN001, ANN202
+    def spy(req):
         if isinstance(req, ProfileRequest):
             seen.append(list(req.modes))
         return request(req)
@@ -266,7 +266,7 @@ async def test_a_warm_up_goes_to_the_compile_worker() -> None:
         assert pair.compiler is not None
         request = pair.compiler.request
 
-        def spy(req):  # noqa: ANN001, ANN202
+        def spy(req):
             warmed.append(type(req).__name__)
             return request(req)
 

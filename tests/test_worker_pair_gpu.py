@@ -1,4 +1,4 @@
-"""Two workers on one GPU (run on the GPU box): eager rows measured while the other worker compiles
+"""Two workers on one GPU (run where there is a GPU): eager rows measured while the other worker compiles
 read what they read alone, and the compiled rows of the same request are real compiles."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 
 N = 10_000_000
 EAGER = "(a * b + c).tanh()"
-"""Three eager kernels of ~40-60 µs each at 1e7 on an H200: device-bound, so the wall time per
+"""Three eager kernels of tens of µs each at 1e7 on a current GPU: device-bound, so the wall time per
 call is the device's and any kernel of the other worker inside it would show."""
 
 
