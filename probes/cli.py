@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from probes.chain.dtype_names import DTYPES
-from probes.link.help_text import HelpFormatter
+from probes.link.help_text import HelpFormatter, SafeParser
 from probes.link.protocol import (
     ChainErrorInfo,
     Event,
@@ -76,7 +76,7 @@ class UsageError(Exception):
     """Bad command-line input: reported as one line on stderr, exit 2."""
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(SafeParser):
     """argparse whose errors are one line (no usage block): a UsageError."""
 
     def error(self, message: str) -> NoReturn:
@@ -141,11 +141,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_KEPT = (
+    r"'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\""  # triple-quoted strings
+    r"|'(?:\\.|[^\\'\n])*'|\"(?:\\.|[^\\\"\n])*\""  # strings
+    r"|\#.*?(?=\\n|\n|$)"  # a comment, to its line's end
+)
+_PIECES = re.compile(f"(?P<kept>{_KEPT})|;[ \t]*|\\\\n", re.DOTALL)
+"""A string literal or a comment (kept as it is), else a statement's end: ``;`` and the spaces
+after it, or a literal ``\\n``."""
+
+
+def chain_lines(chain: str) -> str:
+    """A chain typed on one line as its lines: ``;`` and a literal ``\\n`` end a line, outside
+    string literals and comments (``x: [N, 64]; x * 2`` reads as two lines, the space after ``;``
+    is not an indent; ``torch.einsum('ij;j', ...)`` keeps its ``;``)."""
+    return _PIECES.sub(lambda match: match["kept"] or "\n", chain)
+
+
 def chain_text(chain: str, declarations: list[str]) -> str:
-    """The chain as the engine reads it: declarations first, ``;`` and literal ``\\n`` as newlines
-    (``x: [N, 64]; x * 2`` reads as two lines, the space after ``;`` is not an indent)."""
-    body = re.sub(r";[ \t]*", "\n", chain.replace("\\n", "\n"))
-    return "\n".join([*declarations, body])
+    """The chain as the engine reads it: declarations first, then the chain's lines."""
+    return "\n".join([*declarations, chain_lines(chain)])
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7e]")
+
+
+def inert_json(text: str) -> str:
+    """JSON text with each character the terminal sanitiser would show as an escape (DEL, C1
+    controls, bidirectional overrides and marks) written as a ``\\uXXXX`` escape: the same values
+    when parsed, inert on a terminal. Valid JSON holds no raw C0 control inside a string, and
+    outside strings only its whitespace."""
+    return _NON_ASCII.sub(lambda m: m[0] if inert_line(m[0]) == m[0] else f"\\u{ord(m[0]):04x}", text)
 
 
 def _no_cuda_here() -> bool:
@@ -197,7 +223,7 @@ def show_report(args: argparse.Namespace, console: Console) -> int:
     """A saved report: its JSON as it is (``--json``), or its tables as the run printed them."""
     text, report = read_report(args.report)
     if args.json:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.write(inert_json(text if text.endswith("\n") else text + "\n"))
         return baseline_verdict(args, report.results, console, Console(file=sys.stderr))
     console.print(
         plain(f"{report.device_label} ({report.device}), torch {report.torch}, {report.date}"), highlight=False
@@ -322,7 +348,7 @@ class _Run:
             peak_gbps=next((m.peak_gbps for m in self.results if m.peak_gbps), None),
             compute_peaks_tflops=compute_peaks(self.results),
         )
-        sys.stdout.write(report.to_json() + "\n")
+        sys.stdout.write(inert_json(report.to_json()) + "\n")
 
     def exit_code(self) -> int:
         """2 for a request refused as a whole for bad input, 1 when any size or mode was not
@@ -406,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         console.file.flush()
         return code
     except UsageError as exc:
-        sys.stderr.write(f"kernel-tui profile: {exc}\n")
+        sys.stderr.write(f"kernel-tui profile: {inert_line(str(exc))}\n")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("kernel-tui profile: interrupted\n")

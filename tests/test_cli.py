@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from probes.cli import main
+from probes.cli import build_parser, chain_lines, inert_json, main, parse_request
 
 JSON_KEYS = {
     "mode",
@@ -331,3 +332,65 @@ def test_exit_status(argv: list[str], code: int, stderr_lines: int, regressed_ba
     assert proc.returncode == code, proc.stderr
     assert len(lines) == stderr_lines, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+RAW_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+OSC52 = "\x1b]52;c;ZWNobyBoaQ==\x07"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["profile", "a + b", "extra\x1b]0;PWN\x07"], id="an extra argument"),
+        pytest.param(["profile", "a + b", f"--bogus{OSC52}"], id="an unknown profile option"),
+        pytest.param(["profile", "a + b", "--dtype", f"fp8{OSC52}"], id="an invalid choice"),
+        pytest.param([f"--bogus{OSC52}"], id="an unknown app option"),
+        pytest.param(["demo", f"--bogus{OSC52}"], id="an unknown demo option"),
+        pytest.param(["--replay", f"/nonexistent{OSC52}\u202e.json"], id="an app usage error naming a path"),
+    ],
+)
+def test_argparse_echoes_what_was_typed_inert(argv: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "tui", *argv], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert not RAW_TERMINAL_CONTROLS.search(proc.stderr + proc.stdout), proc.stderr
+    assert "\\x1b]" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_json_from_a_report_escapes_c1_and_bidi_controls(tmp_path: Path) -> None:
+    data = json.loads((DATA / "h200_add.json").read_text())
+    data["device_label"] = "GPU\x9b31m\x9d0;PWN\x9c\x7f"
+    data["results"][0]["kernels"][0]["short_name"] = "k\u202eevil\u2066\u2069\u200e\u200f\u061c é"
+    report = tmp_path / "hostile.json"
+    report.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    proc = run_cli("--from", str(report), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert not RAW_TERMINAL_CONTROLS.search(proc.stdout)
+    assert json.loads(proc.stdout) == data
+    assert "é" in proc.stdout  # other text is left as it was written
+
+
+def test_every_json_output_escapes_what_the_terminal_would_obey() -> None:
+    text = json.dumps({"chain": "a + b  # \u202e\x9b\x7f é"}, ensure_ascii=False)
+    assert inert_json(text) == '{"chain": "a + b  # \\u202e\\u009b\\u007f é"}'
+    assert json.loads(inert_json(text)) == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("typed", "lines"),
+    [
+        ("x: [N, 64]; x * 2", ["x: [N, 64]", "x * 2"]),
+        ("y = a + b\\ny.relu()", ["y = a + b", "y.relu()"]),
+        ("torch.einsum('i;j', a)", ["torch.einsum('i;j', a)"]),
+        ('F.pad(a, (1, 1), mode="con;stant\\n")', ['F.pad(a, (1, 1), mode="con;stant\\n")']),
+        ("torch.einsum('''i;j''', a); b", ["torch.einsum('''i;j''', a)", "b"]),
+        ("a + 'it\\'s; fine'", ["a + 'it\\'s; fine'"]),
+        ("a + b  # a; b\\na * b", ["a + b  # a; b", "a * b"]),
+    ],
+)
+def test_a_chain_is_split_into_lines_outside_its_strings_and_comments(typed: str, lines: list[str]) -> None:
+    assert chain_lines(typed).split("\n") == lines
+
+
+def test_a_semicolon_in_a_string_reaches_the_chain_parser_whole() -> None:
+    args = build_parser().parse_args(["torch.einsum('i;j', x); x", "--input", "x: [N]"])
+    assert parse_request(args).chain == "x: [N]\ntorch.einsum('i;j', x)\nx"

@@ -97,7 +97,7 @@ def run_app(argv: list[str], tmp_path: Path, shown: str, then: list[tuple[bytes,
         for keys, after in then:
             start = len(out)
             os.write(master, keys)
-            assert read_until(lambda: after.encode() in visible(out[start:]), START_S), (
+            assert read_until(lambda after=after, start=start: after.encode() in visible(out[start:]), START_S), (
                 f"{after!r} never shown after {keys!r}: {visible(out[start:]).decode('utf-8', 'replace')[-3000:]}"
             )
         os.write(master, b"\x11")  # ctrl+q
@@ -179,3 +179,11 @@ def test_a_chain_that_would_hang_ends_in_one_line_and_the_next_chain_works(tmp_p
     )
     assert status == 0 and time.monotonic() - begin < START_S + HANG_LIMIT_S
     assert not workers_of(tmp_path)
+
+
+@pytest.mark.parametrize("mark", ["\u200e", "\u200f", "\u061c", "\u202e", "\u2067", "\x9b", "\x7f"])
+def test_bidirectional_marks_and_c1_controls_are_shown_as_escapes(mark: str) -> None:
+    from probes.link.safe_text import inert, inert_line
+
+    assert mark not in inert(f"a{mark}b") and mark not in inert_line(f"a{mark}b")
+    assert f"\\u{ord(mark):04x}" in inert(f"a{mark}b") or f"\\x{ord(mark):02x}" in inert(f"a{mark}b")

@@ -52,11 +52,11 @@ nothing more; a user's own ``TEXTUAL_FPS`` wins."""
 
 def build_parser() -> argparse.ArgumentParser:
     from probes.chain.dtype_names import DTYPES  # noqa: PLC0415 (keep `profile` free of app imports)
-    from probes.link.help_text import HelpFormatter  # noqa: PLC0415
+    from probes.link.help_text import HelpFormatter, SafeParser  # noqa: PLC0415
     from probes.link.settings import COMPILED_MODES  # noqa: PLC0415 (light: names and limits)
 
     commands = "\n".join(f"  {name:<9}{what} (kernel-tui {name} --help)" for name, what in SUBCOMMANDS.items())
-    parser = argparse.ArgumentParser(
+    parser = SafeParser(
         prog="kernel-tui",
         usage=USAGE,
         description="A live terminal profiler for PyTorch kernels: eager vs torch.compile, counts, device "
@@ -119,14 +119,15 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
     command = _worker_command(parser, args)
     early, early_compiler = _start_workers(command)
     with _killed_unless_built(early, early_compiler):
-        from probes.link import settings  # noqa: PLC0415 (after the workers start)
+        from probes.cli import chain_lines  # noqa: PLC0415 (after the workers start)
+        from probes.link import settings  # noqa: PLC0415
         from tui.workspace import modes_toggle  # noqa: PLC0415
 
         sizes = _checked(parser, "--sizes", settings.parse_sizes, args.sizes) if args.sizes else None
         focus = _checked(parser, "--n", settings.parse_size, args.focus_size) if args.focus_size else None
         modes = _checked(parser, "--modes", settings.parse_modes, args.modes) if args.modes else None
         toggle, compile_mode = _checked(parser, "--modes", modes_toggle, modes) if modes else (None, None)
-        chain = args.chain.replace("\\n", "\n").replace(";", "\n") if args.chain is not None else None
+        chain = chain_lines(args.chain) if args.chain is not None else None
 
         from tui.app import KernelTuiApp  # noqa: PLC0415 (textual only for the app)
         from tui.workspace_file import WorkspaceRefused  # noqa: PLC0415
@@ -153,8 +154,9 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
 
 def build_demo_parser() -> argparse.ArgumentParser:
     from probes.chain.dtype_names import DTYPES  # noqa: PLC0415
+    from probes.link.help_text import SafeParser  # noqa: PLC0415
 
-    parser = argparse.ArgumentParser(
+    parser = SafeParser(
         prog="kernel-tui demo",
         description="A guided walk through the story, one live measurement per step "
         "(space/right: next, left: back, q: quit).",

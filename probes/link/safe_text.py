@@ -3,15 +3,15 @@ before it reaches a terminal.
 
 A terminal acts on control sequences: ESC ] 52 writes the clipboard, ESC ] 0 sets the window
 title, ESC P starts a device control string. Such text is shown, never obeyed: every C0/C1
-control character except newline and tab, DEL, and the bidirectional overrides that make text
-read differently from how it runs, become visible escapes such as ``\\x1b``.
+control character except newline and tab, DEL, and the bidirectional overrides and marks that make
+text read differently from how it runs, become visible escapes such as ``\\x1b``.
 """
 
 from __future__ import annotations
 
 import re
 
-_BIDI = "\u202a-\u202e\u2066-\u2069"
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
 _UNSAFE_ONE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
 

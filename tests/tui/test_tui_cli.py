@@ -199,6 +199,18 @@ def test_bad_arguments_are_one_line_errors(argv: list[str], message: str, capsys
     assert message in capsys.readouterr().err
 
 
+def test_the_chain_argument_splits_into_lines_outside_its_strings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tui.__main__ import main
+
+    seen = captured_app(monkeypatch)
+    assert (
+        main(["x: [N]; torch.einsum('i;j', x)", "--workspace", str(tmp_path / "w.json"), "--worker-cmd", "true"]) == 0
+    )
+    assert seen["app"].workspace.chain.text == "x: [N]\ntorch.einsum('i;j', x)"
+
+
 def test_the_chain_argument_is_selected_not_duplicated(tmp_path: Path) -> None:
     from tui import workspace as ws
     from tui.workspace_file import open_workspace
