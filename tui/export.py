@@ -7,7 +7,9 @@ they would pile up among the sources as untracked files.
 - JSON is a ``ProfileReport`` (the format ``kernel-tui profile --json`` prints and
   ``python -m probes.link.replay`` serves), so an export can be replayed.
 - CSV has one row per kernel (and memcpy/memset) row of every measurement, with the
-  measurement's mode, size and totals repeated on each row.
+  measurement's mode, size and totals repeated on each row. A text cell that a spreadsheet would
+  read as a formula (a chain ``-a + b``, a kernel name from a hostile report) is written with a
+  leading single quote, as OWASP's CSV-injection guidance recommends; numbers stay numbers.
 - The Chrome trace (open it in https://ui.perfetto.dev or chrome://tracing) is *rebuilt* from
   the aggregated kernel rows, not recorded: for each measurement (one process per mode x size)
   it lays out one call, each kernel launch as one event of its median device time, end to end
@@ -106,9 +108,30 @@ def to_json(rep: ProfileReport) -> str:
     return rep.to_json()
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet takes a cell's text to start a formula with (OWASP: CSV injection)."""
+
+
+def spreadsheet_cell(value: object) -> object:
+    """``value`` as a CSV cell no spreadsheet runs: text that starts like a formula gets a leading
+    single quote (shown, never evaluated); numbers, booleans and None are left as they are."""
+    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
+class _SpreadsheetWriter:
+    """A csv writer whose every text cell goes through ``spreadsheet_cell`` and is quoted (OWASP's
+    advice too; a carriage return inside a cell then cannot end its row)."""
+
+    def __init__(self, out: io.StringIO) -> None:
+        self._writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
+
+    def writerow(self, row: Iterable[object]) -> None:
+        self._writer.writerow([spreadsheet_cell(value) for value in row])
+
+
 def to_csv(results: Iterable[Measurement]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = _SpreadsheetWriter(out)
     writer.writerow(CSV_COLUMNS)
     for m in results:
         rows = m.kernels + m.transfers
