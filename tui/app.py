@@ -341,7 +341,7 @@ class KernelTuiApp(
 
     def still_timing(self, results: list[Measurement], then: str) -> bool:
         """Whether any of ``results`` still has its wall time being timed (said, with what to do
-        ``then``): what keeps or writes figures for good waits the 25-45 ms for it."""
+        ``then``): what keeps or writes figures for good waits the moment it takes."""
         timing = [m.mode for m in results if m.wall_pending]
         if timing:
             self.message(f"{', '.join(timing)}: its wall time is being timed; {then} in a moment", "yellow")

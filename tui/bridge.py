@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
 CLOSE_WAIT_S = 0.25
-"""How long quitting waits for the killed worker to be gone (its kernel-side teardown: ~30 ms on the
-CPU machine; a CUDA context takes longer), so that no worker outlives the prompt's return."""
+"""How long quitting waits for the killed worker to be gone (its kernel-side teardown; a CUDA
+context takes longest), so that no worker outlives the prompt's return."""
 WARMUP_SILENCE_S = 2.0
 """A warm-up that has not said a word by then is not understood by this worker: it is let go."""
 
@@ -127,7 +127,7 @@ class WorkerBridge:
     async def _start(self) -> None:
         try:
             await self.workers.start()
-        except Exception as exc:  # noqa: BLE001 (any start failure is a message, never a crash)
+        except Exception as exc:  # any start failure is a message, never a crash
             log_error(self.host, "the worker did not start", exc)
             self._post(self.host, WorkerStateChanged("failed", str(exc) or exc.__class__.__name__, None))
 
@@ -144,7 +144,7 @@ class WorkerBridge:
         try:
             # Closed whatever ends this stream: a stream stopped while its events hold the worker's
             # lock (one yielded, not yet taken) would hold it for good, and every later request wait.
-            async with contextlib.aclosing(self.workers.request(request)) as events:  # type: ignore[arg-type] (a warm-up is answered the same way)
+            async with contextlib.aclosing(self.workers.request(request)) as events:
                 first = True
                 while True:
                     try:
@@ -163,7 +163,7 @@ class WorkerBridge:
                     self._post(target, WorkerEvent(event))
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 (the request ends in plain words, never a traceback)
+        except Exception as exc:  # the request ends in plain words, never a traceback
             log_error(self.host, f"request {request.id} lost the worker", exc)
             self._post(
                 target, WorkerEvent(RequestFailed(request.id, ChainErrorInfo("worker", f"lost the worker: {exc}")))
@@ -214,7 +214,7 @@ class WorkerBridge:
         if not self.closing:
             self._post(self.host, WorkerStateChanged(state, detail, self.workers.ready if state == "ready" else None))
 
-    def _compiler_state_changed(self, state: WorkerState, detail: str) -> None:
+    def _compiler_state_changed(self, state: str, detail: str) -> None:
         if not self.closing:
             self._post(self.host, CompileWorkerStateChanged(state, detail))
 

@@ -26,7 +26,7 @@ from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
 from tui.driver import driver_class
 from tui.runs import Run, SweepResults, Target, normalize
-from tui.views import FocusView, ModeView, SweepPaneState, SweepView, step_activity
+from tui.views import FocusView, ModeActivity, ModeView, SweepPaneState, SweepView, step_activity
 from tui.widgets.cells import plain
 from tui.widgets.kernel_pane import KernelPane
 from tui.widgets.sweep_pane import SweepPane
@@ -40,10 +40,10 @@ def step_view(rs: SweepResults | None, step: DemoStep, size: int) -> FocusView:
     for mode in step.modes:
         m = rs.at(size, mode) if rs else None
         failure = next((f for f in rs.run.failures if f.mode in (None, mode)), None) if rs else None
-        activity = ""
+        activity: ModeActivity = ""
         if m is None and running:
             measuring = progress is not None and progress.mode == mode
-            activity = step_activity(progress) if measuring else "waiting"
+            activity = step_activity(progress) if progress is not None and measuring else "waiting"
         views.append(ModeView(mode, m, m is not None, activity, failure))
     return FocusView(size, tuple(views), busy=running)
 
@@ -64,7 +64,7 @@ class DemoApp(App[int]):
     """
     BINDINGS = [
         Binding("space,right", "next", "Next"),
-        Binding("left", "back", "Back"),
+        Binding("left", "previous", "Back"),
         Binding("q", "quit_demo", "Quit"),
         Binding("ctrl+q,ctrl+c", "quit_demo", "Quit", show=False, priority=True),
     ]
@@ -91,6 +91,8 @@ class DemoApp(App[int]):
         self.results: dict[int, SweepResults] = {}
         self.worker_note = "worker starting: importing torch…"
         self.device_label = ""
+        self.drawn = False
+        """Composed and mounted: the step, caption and panes can be drawn."""
         self._ids = 0
 
     def get_driver_class(self) -> type[Driver]:
@@ -107,6 +109,7 @@ class DemoApp(App[int]):
 
     def on_mount(self) -> None:
         self.bridge.start()
+        self.drawn = True
         self.refresh_view()
 
     def on_ready(self) -> None:
@@ -178,9 +181,9 @@ class DemoApp(App[int]):
         step still running is cancelled (its partial results are dropped)."""
         if self.bridge.ready is None:
             return
-        for i, rs in list(self.results.items()):
-            if i != self.index and not rs.run.done:
-                self.bridge.cancel(rs.run.request.id)
+        for i, other in list(self.results.items()):
+            if i != self.index and not other.run.done:
+                self.bridge.cancel(other.run.request.id)
                 del self.results[i]
         rs = self.results.get(self.index)
         if rs is not None and (not rs.run.done or (rs.results and not rs.run.failures)):
@@ -207,7 +210,7 @@ class DemoApp(App[int]):
         return step.caption_for(self.lookup, self.device)
 
     def refresh_view(self) -> None:
-        if not self.is_mounted:
+        if not self.drawn:
             return
         step, rs = self.step, self.results.get(self.index)
         running = rs is not None and not rs.run.done
@@ -257,7 +260,7 @@ class DemoApp(App[int]):
             self.measure()
             self.refresh_view()
 
-    def action_back(self) -> None:
+    def action_previous(self) -> None:
         if self.index > 0:
             self.index -= 1
             self.measure()

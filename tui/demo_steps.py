@@ -1,7 +1,7 @@
 """The demo's steps, as data: what each one measures and how its caption reads the measurement.
 
 Captions are built from the measured figures (kernel names, counts, transfers, times), never
-hard-coded ones, so the same steps tell the story on an H200 and on the CPU; the kernels they name
+hard-coded ones, so the same steps tell the story on a GPU and on the CPU; the kernels they name
 are the kernel pane's rows, by the same names.
 """
 
@@ -39,7 +39,7 @@ def _kernels(m: Measurement) -> str:
 def _names(m: Measurement) -> str:
     """The kernel rows the kernel pane shows, by the same names; a row that does not run once per
     call says how often it does (so the names always add up to the count beside them)."""
-    from tui.widgets.cells import display_name  # noqa: PLC0415
+    from tui.widgets.cells import display_name
 
     names = [display_name(k) + ("" if k.launches_per_call == 1 else f" ×{k.launches_per_call:g}") for k in m.kernels]
     return " + ".join(names) or "no kernel recorded"

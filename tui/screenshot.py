@@ -2,7 +2,7 @@
 
 It starts the app as ``kernel-tui [app args]`` would (real worker, or ``--replay``), waits for the
 first results, optionally runs the sweep and presses keys, then saves what the screen shows with
-Textual's own ``save_screenshot``. For the README's screenshots, on the CPU or on the GPU box::
+Textual's own ``save_screenshot``. For the README's screenshots, on the CPU or on a GPU::
 
     python -m tui.screenshot screenshots/cpu_main.svg -- "(a + b).relu()" --device cpu
     python -m tui.screenshot screenshots/cpu_sweep.svg --sweep -- "(a + b).relu()" --device cpu --sizes 1e2,1e4,1e6,1e7
@@ -14,9 +14,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probes.link.state_files import write_private_file
+
+if TYPE_CHECKING:
+    from tui.demo import DemoApp
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     width, height = (int(x) for x in args.size.lower().split("x"))
 
-    from tui.__main__ import build_app, build_demo  # noqa: PLC0415
+    from tui.__main__ import build_app, build_demo
 
     if app_args and app_args[0] == "demo":
         return _demo(build_demo(app_args[1:]), args, width, height)
@@ -57,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             loop = asyncio.get_running_loop()
             deadline = loop.time() + args.timeout
 
-            async def until(predicate) -> bool:  # noqa: ANN001
+            async def until(predicate: Callable[[], bool]) -> bool:
                 while not predicate():
                     if loop.time() > deadline:
                         return False
@@ -91,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     return asyncio.run(run())
 
 
-def _demo(app, args: argparse.Namespace, width: int, height: int) -> int:  # noqa: ANN001 (DemoApp)
+def _demo(app: DemoApp, args: argparse.Namespace, width: int, height: int) -> int:
     app.frozen = True
 
     async def run() -> int:

@@ -17,7 +17,7 @@ TRAIN = "x: [N, 4096] bf16\nw: [4096, 4096] bf16\nF.gelu(x @ w)"
 TIMEOUT = 300.0
 
 
-def headline(app) -> str:  # noqa: ANN001
+def headline(app) -> str:
     return str(app.query_one("#headline").render())
 
 

@@ -19,7 +19,7 @@ def test_roofline_view(snap_compare, make_app, size: tuple[int, int]) -> None:
     app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000)
     app.workspace.settings.grad = True
 
-    async def run_before(pilot) -> None:  # noqa: ANN001
+    async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("escape", "f")
         await wait_for(pilot, lambda: isinstance(app.screen, RooflineScreen), what="the roofline view")
@@ -35,7 +35,7 @@ def test_grad_result(snap_compare, make_app, size: tuple[int, int]) -> None:
     app = make_app(worker_command=replay_command("cpu_grad"), focus_size=100_000)
     app.workspace.settings.grad = True
 
-    async def run_before(pilot) -> None:  # noqa: ANN001
+    async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("escape")
         await settle(pilot)
@@ -48,7 +48,7 @@ def test_static_vs_dynamic_sweep(snap_compare, make_app) -> None:
         worker_command=replay_command("cpu_dynamic"), modes="static+dynamic", sizes=[10_000, 100_000, 1_000_000]
     )
 
-    async def run_before(pilot) -> None:  # noqa: ANN001
+    async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("escape", "s")
         await wait_for(pilot, lambda: sweep_done(app), what="the sweep")

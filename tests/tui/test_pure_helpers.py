@@ -226,7 +226,7 @@ async def test_a_table_of_one_cell_per_row_draws_as_a_table_of_a_cell_per_column
         assert table.widths == widths
 
     def a_cell_per_column(table: DataTable) -> None:
-        for label, width in zip(columns, widths):
+        for label, width in zip(columns, widths, strict=True):
             table.add_column(label, width=width)
         for row in rows:
             table.add_row(*row, *[Text("")] * (len(columns) - len(row)))

@@ -69,7 +69,7 @@ def test_the_quick_exit_driver_is_a_fast_path(monkeypatch: pytest.MonkeyPatch) -
     assert driver_class(app).__name__ == ("QuickExitDriver" if sys.platform != "win32" else "WindowsDriver")
 
 
-async def test_with_the_fast_paths_off_the_app_draws_the_same_screen(make_app, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+async def test_with_the_fast_paths_off_the_app_draws_the_same_screen(make_app, monkeypatch: pytest.MonkeyPatch) -> None:
     screens = []
     for switch in ("1", "0"):
         monkeypatch.setenv(fast_paths.ENV, switch)

@@ -25,17 +25,17 @@ from tui.widgets.editor import ChainEditor
 from tui.widgets.status_bar import StatusBar
 
 
-async def started(pilot, app) -> None:  # noqa: ANN001
+async def started(pilot, app) -> None:
     await wait_for(pilot, lambda: focus_done(app), what="first results")
     await pilot.press("escape")
     await pilot.pause()
 
 
-def requested_modes(app) -> list[str]:  # noqa: ANN001
+def requested_modes(app) -> list[str]:
     return app.workspace.settings.request_modes()
 
 
-def headline(app) -> str:  # noqa: ANN001
+def headline(app) -> str:
     return str(app.query_one("#headline").render())
 
 
@@ -283,7 +283,7 @@ async def test_compact_views_cycle_and_v_is_only_a_key_where_panes_are_hidden(ma
         assert "every pane is on screen" in app.query_one(StatusBar).info.message
 
 
-def footer_words(app) -> list[str]:  # noqa: ANN001
+def footer_words(app) -> list[str]:
     from textual.widgets._footer import FooterKey
 
     return [key.description for key in app.query(FooterKey)]

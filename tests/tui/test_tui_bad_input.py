@@ -41,7 +41,7 @@ async def test_every_bad_input_is_a_plain_message_and_the_app_stays_usable(make_
             app.workspace.settings.focus_size = parse_size(case["sizes"][0])
             app.settings_changed("N")  # as the size dialog does
             editor.load_text(case["chain"])
-            await wait_for(pilot, lambda: app.session.text == case["chain"], what=case["name"])
+            await wait_for(pilot, lambda case=case: app.session.text == case["chain"], what=case["name"])
             error = app.session.parse_error
             if case["stage"] == "parse" and not case["chain"].strip():
                 # An empty editor shows its placeholder hint rather than an error line.
@@ -65,7 +65,7 @@ async def test_every_bad_input_is_a_plain_message_and_the_app_stays_usable(make_
             app.settings_changed("N")
             await wait_for(
                 pilot,
-                lambda: app.session.text == valid and focus_done(app) and "STALE" not in headline(app),
+                lambda valid=valid: app.session.text == valid and focus_done(app) and "STALE" not in headline(app),
                 timeout=120,
                 what=f"valid chain after {case['name']}",
             )

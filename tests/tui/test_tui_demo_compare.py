@@ -14,7 +14,7 @@ def step_done(app: DemoApp) -> bool:
     return app.step_done()
 
 
-def find(name: str, chain: str, size: int, mode: str):  # noqa: ANN201
+def find(name: str, chain: str, size: int, mode: str):
     return next(m for m in recorded(name).results if m.chain == chain and m.size == size and m.mode == mode)
 
 
@@ -23,7 +23,7 @@ async def test_demo_walks_every_step_back_and_quits() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         captions = []
         for i in range(len(STEPS)):
-            await wait_for(pilot, lambda: step_done(app), what=f"step {i + 1}")
+            await wait_for(pilot, lambda app=app: step_done(app), what=f"step {i + 1}")
             assert app.index == i
             caption = str(app.query_one("#demo-caption").render())
             assert app.caption().strip() and app.caption() in caption.replace("\n", " ")
@@ -59,7 +59,7 @@ async def test_every_demo_step_shows_its_title_caption_rows_and_status_on_one_sc
         app = DemoApp(worker_command=replay_command(), frozen=True)
         async with app.run_test(size=size) as pilot:
             for i in range(len(STEPS)):
-                await wait_for(pilot, lambda: step_done(app), what=f"step {i + 1}")
+                await wait_for(pilot, lambda app=app: step_done(app), what=f"step {i + 1}")
                 await pilot.pause()
                 screen = app.screen.region
                 regions = {
@@ -130,7 +130,7 @@ async def test_compare_two_chains_fetches_the_other(make_app) -> None:
 def test_demo_compiled_step_snapshot(snap_compare) -> None:
     app = DemoApp(worker_command=replay_command(), frozen=True)
 
-    async def run_before(pilot) -> None:  # noqa: ANN001
+    async def run_before(pilot) -> None:
         for _ in range(3):
             await wait_for(pilot, lambda: step_done(app), what="step")
             await pilot.press("space")
@@ -143,7 +143,7 @@ def test_demo_compiled_step_snapshot(snap_compare) -> None:
 def test_compare_screen_snapshot(snap_compare, make_app) -> None:
     app = make_app()
 
-    async def run_before(pilot) -> None:  # noqa: ANN001
+    async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("escape", "o")
         await wait_for(

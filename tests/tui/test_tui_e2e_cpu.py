@@ -17,16 +17,16 @@ pytestmark = pytest.mark.slow
 STEP_TIMEOUT = 240.0
 
 
-def rows(app, mode: str) -> list[str]:  # noqa: ANN001
+def rows(app, mode: str) -> list[str]:
     table = app.query_one(f"#table-{mode}", KernelTable)
     return [table.row_cells(i)[0].plain for i in range(table.row_count)]
 
 
-def headline(app) -> str:  # noqa: ANN001
+def headline(app) -> str:
     return str(app.query_one("#headline").render())
 
 
-async def type_text(pilot, text: str) -> None:  # noqa: ANN001
+async def type_text(pilot, text: str) -> None:
     for ch in text:
         await pilot.press(ch if ch != " " else "space")
 

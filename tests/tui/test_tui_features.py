@@ -22,23 +22,23 @@ from tui.widgets.status_bar import StatusBar
 MATMUL = "x: [N, 256]\nw: [256, 256]\nF.gelu(x @ w)"
 
 
-def headline(app) -> str:  # noqa: ANN001
+def headline(app) -> str:
     return str(app.query_one("#headline").render())
 
 
-def rendered(renderable) -> str:  # noqa: ANN001
+def rendered(renderable) -> str:
     console = Console(width=140, file=io.StringIO())
     with console.capture() as capture:
         console.print(renderable)
     return capture.get()
 
 
-def table_text(table) -> tuple[list[str], list[list[str]]]:  # noqa: ANN001
+def table_text(table) -> tuple[list[str], list[list[str]]]:
     labels = [label.plain for label in table.labels]
     return labels, [[cell.plain for cell in table.row_cells(i)] for i in range(table.row_count)]
 
 
-async def started(pilot, app) -> None:  # noqa: ANN001
+async def started(pilot, app) -> None:
     await wait_for(pilot, lambda: settled(app), what="first results")
     await pilot.press("escape")
     await pilot.pause()
@@ -120,7 +120,7 @@ async def test_roofline_places_counted_kernels_and_the_cursor_picks_one(make_app
         assert [e.mode for e in screen.entries] == ["eager", "eager"]
 
 
-async def roofline_table_at(make_app, size: tuple[int, int]) -> tuple[list[str], list[list[str]], int, int]:  # noqa: ANN001
+async def roofline_table_at(make_app, size: tuple[int, int]) -> tuple[list[str], list[list[str]], int, int]:
     """The roofline table of a matmul training step at ``size``: labels, rows, its width and the
     width it has to show it."""
     app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000)

@@ -12,7 +12,7 @@ from tui.widgets.kernel_pane import KernelPane, KernelTable
 CHARACTERS = {"space": " ", "backspace": None, "ctrl+e": None, "ctrl+a": None, "escape": None}
 
 
-def burst(app, keys: list[str]) -> None:  # noqa: ANN001
+def burst(app, keys: list[str]) -> None:
     """Post every key at once, as the driver does when they arrive in one read."""
     for key in keys:
         character = CHARACTERS.get(key, key if len(key) == 1 else None)
@@ -57,7 +57,7 @@ async def test_a_paste_is_one_edit(make_app) -> None:
         edits: list[str] = []
         original = app.session.edit
 
-        def spy(text: str, now: float, **kwargs: object):  # noqa: ANN202
+        def spy(text: str, now: float, **kwargs: object):
             edits.append(text)
             return original(text, now, **kwargs)
 

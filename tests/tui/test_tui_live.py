@@ -24,16 +24,16 @@ from tui.widgets.kernel_pane import KernelPane, KernelTable
 from tui.widgets.status_bar import StatusBar
 
 
-def headline(app) -> str:  # noqa: ANN001
+def headline(app) -> str:
     return str(app.query_one("#headline").render())
 
 
-def kernel_names(app, mode: str) -> list[str]:  # noqa: ANN001
+def kernel_names(app, mode: str) -> list[str]:
     table = app.query_one(f"#table-{mode}", KernelTable)
     return [table.row_cells(i)[0].plain for i in range(table.row_count)]
 
 
-async def replace_text(pilot, app, text: str) -> None:  # noqa: ANN001
+async def replace_text(pilot, app, text: str) -> None:
     editor = app.query_one(ChainEditor)
     editor.focus()
     editor.select_all()
@@ -192,7 +192,7 @@ async def test_the_status_bar_clock_ticks_without_laying_the_screen_out(make_app
         screen, layouts = app.screen, []
         lay_out = screen._refresh_layout
 
-        def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        def counted(*args, **kwargs):
             layouts.append(bar.info.spin)
             return lay_out(*args, **kwargs)
 
@@ -270,7 +270,7 @@ async def test_typing_sends_the_last_text_and_cancels_the_older_ones(make_app) -
         await wait_for(pilot, lambda: focus_done(app), what="results")
         send, cancel = app.bridge.send, app.bridge.cancel
 
-        def spy_send(request, reply_to=None):  # noqa: ANN001, ANN202
+        def spy_send(request, reply_to=None):
             chain = getattr(request, "chain", "")
             sent.append((request.id, chain, tuple(getattr(request, "modes", ()))))
             if chain:  # whatever still runs for another text was cancelled before this one went out
@@ -312,7 +312,7 @@ async def test_a_cache_hit_repaints_what_changed_not_the_whole_panes(make_app) -
         for pane in panes:
             refresh = pane.refresh
 
-            def spy(*regions, _pane=pane, _refresh=refresh, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            def spy(*regions, _pane=pane, _refresh=refresh, **kwargs):
                 if not regions and kwargs.get("repaint", True):
                     repainted.append(type(_pane).__name__)
                 return _refresh(*regions, **kwargs)
@@ -339,7 +339,7 @@ async def test_a_key_that_changes_no_text_of_the_panes_lays_none_of_them_out(mak
             for widget in [pane, *pane.query("*")]:
                 refresh = widget.refresh
 
-                def spy(*regions, _widget=widget, _refresh=refresh, **kwargs):  # noqa: ANN002, ANN003, ANN202
+                def spy(*regions, _widget=widget, _refresh=refresh, **kwargs):
                     if kwargs.get("layout"):
                         laid_out.append(f"{type(_widget).__name__}#{_widget.id}")
                     return _refresh(*regions, **kwargs)
@@ -536,7 +536,9 @@ async def test_side_by_side_kernel_tables_share_one_set_of_columns(make_app, wid
     async with app.run_test(size=(width, 50)) as pilot:
         for chain in (SEED_CHAIN, "(a * b).sum()"):
             app.query_one(ChainEditor).text = chain
-            await wait_for(pilot, lambda: focus_done(app) and shown(app, "compiled").chain == chain, what=chain)
+            await wait_for(
+                pilot, lambda chain=chain: focus_done(app) and shown(app, "compiled").chain == chain, what=chain
+            )
             await pilot.pause()
             assert not app.query_one(KernelPane).stacked
             tables = [app.query_one(f"#table-{mode}", KernelTable) for mode in ("eager", "compiled")]

@@ -22,7 +22,7 @@ def ids(size: tuple[int, int]) -> str:
 def test_main_screen(snap_compare, make_app, modes: str, size: tuple[int, int]) -> None:
     app = make_app(modes=modes)
 
-    async def run_before(pilot) -> None:  # noqa: ANN001
+    async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("escape")
         await wait_for(pilot, lambda: kernel_tables_drawn(app), what="the kernel tables")
@@ -35,7 +35,7 @@ def test_main_screen(snap_compare, make_app, modes: str, size: tuple[int, int]) 
 def test_sweep_view(snap_compare, make_app, size: tuple[int, int]) -> None:
     app = make_app()
 
-    async def run_before(pilot) -> None:  # noqa: ANN001
+    async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("escape", "s")
         await wait_for(pilot, lambda: sweep_done(app), what="sweep")
@@ -49,7 +49,7 @@ def test_error_and_stale(snap_compare, make_app, size: tuple[int, int]) -> None:
     """A broken chain: the inline error, the last good results kept and marked STALE."""
     app = make_app()
 
-    async def run_before(pilot) -> None:  # noqa: ANN001
+    async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("end", "backspace")  # "(a + b).relu(": never closed
         await wait_for(

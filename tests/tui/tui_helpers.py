@@ -57,7 +57,7 @@ def replay_command(*names: str, delay: float = 0.0) -> list[str]:
     return [sys.executable, "-m", "probes.link.replay", *paths, *extra]
 
 
-async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:  # noqa: ANN001
+async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
     """Let the app run until ``predicate()`` holds (results arrive asynchronously)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -68,7 +68,7 @@ async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 20.0, 
     await pilot.pause()
 
 
-async def settle(pilot, timeout: float = 10.0) -> None:  # noqa: ANN001
+async def settle(pilot, timeout: float = 10.0) -> None:
     """Wait until the screen stops changing (two pictures in a row the same): the last re-layout
     and re-render after the final event have landed."""
     loop = asyncio.get_running_loop()
@@ -84,17 +84,17 @@ async def settle(pilot, timeout: float = 10.0) -> None:  # noqa: ANN001
     raise AssertionError("the screen kept changing")
 
 
-def focus_view(app):  # noqa: ANN001, ANN201
+def focus_view(app):
     return app.session.focus_view(time.monotonic())
 
 
-def focus_done(app) -> bool:  # noqa: ANN001
+def focus_done(app) -> bool:
     """Every selected mode has fresh rows for the text and settings now, and nothing runs."""
     view = focus_view(app)
     return not app.session.running() and all(v.fresh for v in view.modes)
 
 
-def kernel_tables_drawn(app) -> bool:  # noqa: ANN001
+def kernel_tables_drawn(app) -> bool:
     """Every kernel table on screen holds its rows and has been laid out (a loaded machine can
     take a picture between the rows arriving and the table's first layout)."""
     from tui.widgets.kernel_pane import KernelTable
@@ -103,24 +103,24 @@ def kernel_tables_drawn(app) -> bool:  # noqa: ANN001
     return bool(shown) and all(t.row_count > 0 and t.size.height > 0 for t in shown)
 
 
-def settled(app) -> bool:  # noqa: ANN001
+def settled(app) -> bool:
     """Nothing runs and nothing is due: every mode has fresh rows or a failure."""
     view = focus_view(app)
     return not app.session.running() and all(v.fresh or v.failure is not None for v in view.modes)
 
 
-def sweep_done(app) -> bool:  # noqa: ANN001
+def sweep_done(app) -> bool:
     sweep = app.session.sweep
     return sweep is not None and sweep.run.done and not app.session.running()
 
 
-def shown(app, mode: str):  # noqa: ANN001, ANN201
+def shown(app, mode: str):
     """The measurement the kernel pane shows for ``mode``."""
     view = focus_view(app).mode(mode)
     return view.measurement if view else None
 
 
-def recorded(name: str = "sweep"):  # noqa: ANN201
+def recorded(name: str = "sweep"):
     """The recorded report itself (to compute what the screen should say)."""
     from probes.link.protocol import ProfileReport
 

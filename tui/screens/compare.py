@@ -222,7 +222,7 @@ class CompareScreen(ScreenKeysInOrder, ModalScreen[None]):
 
     def table_text(self, width: int = 110) -> Text:
         """The table rendered to styled text at ``width`` cells."""
-        from rich.console import Console  # noqa: PLC0415
+        from rich.console import Console
 
         with open(os.devnull, "w") as sink:
             console = Console(width=width, record=True, file=sink, color_system="truecolor")

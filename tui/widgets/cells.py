@@ -74,7 +74,7 @@ def display_name(row: KernelRow) -> str:
     """The row's readable name, made inert; never empty (older recordings may lack a short name)."""
     if row.short_name:
         return inert_line(row.short_name)
-    from probes.link.kernel_names import short_name  # noqa: PLC0415
+    from probes.link.kernel_names import short_name
 
     return inert_line(short_name(row.name) or row.name[:60] or "(unnamed kernel)")
 

@@ -99,7 +99,7 @@ class LogChart(Widget):
 
     # -- geometry ----------------------------------------------------------------------------
 
-    def _ranges(self) -> tuple[float, float, float, float] | None:
+    def _ranges(self) -> tuple[int, int, int, int] | None:
         xs = [math.log10(x) for s in self.series for x, y in s.points if x > 0 and y > 0]
         ys = [math.log10(y) for s in self.series for x, y in s.points if x > 0 and y > 0]
         ys += [math.log10(h.value) for h in self.hlines]
@@ -184,7 +184,7 @@ class LogChart(Widget):
                 legend.append_text(entry)
         text.append_text(legend)
         text.append("\n")
-        tick_rows = {}
+        tick_rows: dict[int, str] = {}
         for k in y_ticks:
             row = dot_y(k) // 4
             tick_rows.setdefault(row, labels[k])
@@ -218,6 +218,6 @@ class LogChart(Widget):
         text.append(" " * margin + "".join(line).rstrip().ljust(plot_w + 1)[: plot_w + 1], style="dim")
         text.append(" N", style="dim italic")
         lines = text.split("\n")
-        for line in lines:
-            line.truncate(width)
+        for row_text in lines:
+            row_text.truncate(width)
         return Text("\n").join(lines)

@@ -12,7 +12,9 @@ from probes.link.protocol import Measurement
 from probes.link.summary import format_transfers, mode_label, ratio
 from tui.widgets.facts import fact_lines
 from tui.widgets.passes import pass_comparisons
-from tui.widgets.spread import cost_text, noise_line, ratio_text, time_text
+from tui.widgets.spread import Time, cost_text, noise_line, ratio_text, time_text
+
+TIMES: tuple[Time, ...] = ("device", "wall")
 
 
 def _part(m: Measurement) -> str:
@@ -30,10 +32,10 @@ def static_and_dynamic(measurements: list[Measurement]) -> tuple[Measurement, Me
 def dynamic_line(static: Measurement, dynamic: Measurement) -> Text:
     """``dynamic vs compiled: device 340 µs vs 275 µs, 1.24x slower · wall ...``."""
     line = Text(f"dynamic vs {static.mode}: ", style="bold")
-    for which, label in (("device", "device"), ("wall", "wall")):
+    for which in TIMES:
         if which == "wall":
             line.append(" · ")
-        line.append(f"{label} ")
+        line.append(f"{which} ")
         line.append_text(time_text(dynamic, which, wide=False))
         line.append(" vs ")
         line.append_text(time_text(static, which, wide=False))

@@ -174,7 +174,7 @@ class OpChainPane(Pane):
             if i < len(ops) - 1:
                 out.append(" tmp", style="green" if fused_away else "dim")
             shape = "×".join(format_dim(d) for d in op.shape) or "scalar"
-            cells = [plain(op.op.removeprefix("aten::"), base or "bold")]
+            cells: list[object] = [plain(op.op.removeprefix("aten::"), base or "bold")]
             if with_shape:
                 cells.append(Text(f"[{shape}] {short_dtype(op.dtype)}", style=base))
             cells += [out, eager_names[i], compiled_names[i]]

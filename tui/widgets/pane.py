@@ -82,7 +82,7 @@ class Pane(Bordered, Vertical):
     TITLE = ""
     state: reactive[Any] = reactive(None, always_update=True, repaint=False)
     """Assigned on every key and every result; ``draw`` updates what changed inside the pane (a
-    repaint of the pane itself re-rendered ~70% of the screen each time: it has only a border)."""
+    repaint of the pane itself re-renders most of the screen: it has only a border)."""
 
     def on_mount(self) -> None:
         self.set_border(self.TITLE)

@@ -26,6 +26,11 @@ _DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 """The bit of the dot at (column 0..1, row 0..3) of a braille cell."""
 
 
+def flat(tflops: float) -> Callable[[float], float]:
+    """A compute roof: the same TFLOP/s at every intensity."""
+    return lambda _intensity: tflops
+
+
 def marker(e: Entry) -> str:
     return mode_marker(e.mode, backward=e.row.pass_ == "backward")
 
@@ -141,7 +146,7 @@ class RooflineChart(Widget):
 
     selected: reactive[int | None] = reactive(None)
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
+    def __init__(self, *, id: str | None = None) -> None:  # Textual's name
         super().__init__(id=id)
         self.entries: list[Entry] = []
         self.roofs = Roofs(None)
@@ -185,22 +190,24 @@ class RooflineChart(Widget):
             return Text("too small for the roofline", style="dim")
         plot = Plot(cols, rows, (x0, x1, y0, y1))
         for roof in r.compute[1:]:
-            plot.curve(lambda _x, t=roof.tflops: t, ROOF_STYLE, dashed=True)
+            plot.curve(flat(roof.tflops), ROOF_STYLE, dashed=True)
         first = r.compute[0].tflops if r.compute else None
-        plot.curve(
-            lambda x: min(v for v in (x * r.bandwidth_gbps / 1000 if r.bandwidth_gbps else None, first) if v),
-            ROOF_STYLE,
-        )
+        bandwidth = r.bandwidth_gbps
+
+        def attainable(x: float) -> float:
+            return min(v for v in (x * bandwidth / 1000 if bandwidth else None, first) if v)
+
+        plot.curve(attainable, ROOF_STYLE)
         for i, e in enumerate(self.entries):
-            if e.placed and i != self.selected:
+            if e.intensity is not None and e.tflops is not None and e.placed and i != self.selected:
                 plot.mark(e.intensity, e.tflops, marker(e), f"bold {MODE_STYLES.get(e.mode, 'white')}")
         if self.selected is not None and 0 <= self.selected < len(self.entries):
             e = self.entries[self.selected]
-            if e.placed:
+            if e.intensity is not None and e.tflops is not None and e.placed:
                 plot.mark(e.intensity, e.tflops, marker(e), "bold reverse")
         text = Text(no_wrap=True, overflow="crop")
         text.append_text(self.legend(width))
-        tick_rows = {}
+        tick_rows: dict[int, str] = {}
         for k in range(y0, y1 + 1):
             tick_rows.setdefault(plot.to_dots(1.0, 10.0**k)[1] // 4, labels[k])
         for row in range(rows):

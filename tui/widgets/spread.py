@@ -27,6 +27,9 @@ UNCLEAR = "no clear difference"
 WALL_PENDING = "timing…"
 """The wall time of rows shown before their wall-time reps ended (``Measurement.wall_pending``)."""
 
+Time = Literal["wall", "device"]
+"""Which time of a call: the wall time a loop of calls gets, or the kernels' device time."""
+
 
 def relative_spread(value: float, iqr: list[float] | None) -> float | None:
     """(p75 - p25) / median, or None when the figure has no spread (an older recording)."""
@@ -44,7 +47,7 @@ def plus_minus(value: float, iqr: list[float] | None) -> str:
     return f"±{half:.0%}" if half >= 0.005 else "±<1%"
 
 
-def time_text(m: Measurement, which: Literal["wall", "device"], *, wide: bool = True) -> Text:
+def time_text(m: Measurement, which: Time, *, wide: bool = True) -> Text:
     """``174 µs ±3%`` (``wide``) or ``174 µs``; a figure whose spread is wide is marked ``~``;
     ``timing…`` for a wall time still being measured."""
     if which == "wall" and m.wall_pending:
@@ -61,7 +64,7 @@ def time_text(m: Measurement, which: Literal["wall", "device"], *, wide: bool = 
     return text
 
 
-def range_text(value: float, iqr: list[float] | None) -> str:
+def range_text(value: float | None, iqr: list[float] | None) -> str:
     """``170 µs - 181 µs (p25-p75)``, for the detail views."""
     if not iqr or len(iqr) != 2:
         return "no spread recorded"
@@ -114,7 +117,7 @@ def ratio_text(found: Ratio | None, what: str = "", *, short: bool = False) -> T
     return text
 
 
-def cost_text(base: Measurement, other: Measurement, which: Literal["wall", "device"]) -> Text:
+def cost_text(base: Measurement, other: Measurement, which: Time) -> Text:
     """How ``other`` compares with ``base`` in plain words: ``1.24x slower``, ``1.10x faster``, or
     "no clear difference" (e.g. a dynamic-shape compile against the static one)."""
     found = ratio(other, base, which)  # other / base: above 1, other takes longer

@@ -200,6 +200,7 @@ def chart_series(results: list[Measurement], chart: str) -> list[Series]:
         ms = [m for m in results if m.mode == mode]
         if not ms:
             continue
+        points: list[tuple[float, float]]
         if chart == "gbps":
             points = [(m.size, m.gbps) for m in ms if m.gbps]
         elif chart == "device":

@@ -6,9 +6,9 @@ content did not change is left alone (no flicker, the cursor stays put).
 
 Each row is drawn as one cell that holds the whole line, its columns laid out here as DataTable
 lays out its own (each column its width and a cell of padding on either side). DataTable sends
-every cell through Rich's renderer: a fresh table of 9 lines and 8 columns took 9.7 ms on the
-2-core machine, against 2.9 ms as 9 such cells (``benchmarks/results/vm-2026-12-02-table-render``),
-and a new chain's results draw two or three tables at once. The cells stay readable by column.
+every cell through Rich's renderer, which costs several times more for a table of many cells than
+for one cell a line, and a new chain's results draw two or three tables at once. The cells stay
+readable by column.
 """
 
 from __future__ import annotations
