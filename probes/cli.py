@@ -37,6 +37,7 @@ from probes.link.protocol import (
     WorkerReady,
 )
 from probes.link.report_tables import output_console, plain, print_size, print_sweep
+from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file
 from probes.link.safe_text import inert_line
 from probes.link.settings import (
     DEFAULT_MODES,
@@ -206,11 +207,12 @@ def parse_request(args: argparse.Namespace) -> ProfileRequest:
 
 
 def read_report(path: Path, option: str = "--from") -> tuple[str, ProfileReport]:
-    """The report file's text and its parsed form; UsageError in plain words if it is not one."""
+    """The report file's text and its parsed form; UsageError in plain words if it is not one (a
+    FIFO, a device, a socket, a folder or a file over the limit is refused before it is read)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{option}: cannot read {inert_line(str(path))}: {inert_line(str(exc))}") from None
+        text = read_user_file(path, REPORT_LIMIT_BYTES, "the report")
+    except UnreadableFile as exc:
+        raise UsageError(f"{option}: {exc}") from None
     try:
         return text, ProfileReport.from_json(text)
     except ProtocolError as exc:

@@ -116,7 +116,7 @@ def test_missing_chain_or_report_is_a_usage_error(capfd: pytest.CaptureFixture[s
     assert main([]) == 2
     assert main(["--from", "/nonexistent.json"]) == 2
     err = capfd.readouterr().err
-    assert "give an op chain" in err and "cannot read" in err
+    assert "give an op chain" in err and "no such file" in err
 
 
 def run_cli(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -117,6 +117,8 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
     parser = build_parser()
     args = parser.parse_args(argv)
     command = _worker_command(parser, args)
+    if args.workspace is not None and not args.workspace.is_dir():  # a folder: the app says what to give
+        _check_workspace(parser, args.workspace)
     early, early_compiler = _start_workers(command)
     with _killed_unless_built(early, early_compiler):
         from probes.cli import chain_lines  # noqa: PLC0415 (after the workers start)
@@ -180,9 +182,8 @@ def build_demo_parser() -> argparse.ArgumentParser:
 def _worker_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str] | str | None:
     command: list[str] | str | None = args.worker_cmd
     if args.replay:
-        missing = [str(p) for p in args.replay if not p.is_file()]
-        if missing:
-            parser.error(f"--replay: no such file: {', '.join(missing)}")
+        for path in args.replay:
+            _check_report(parser, path)
         command = [sys.executable, "-m", "probes.link.replay", *map(str, args.replay)]
     elif isinstance(command, str):
         try:
@@ -191,6 +192,33 @@ def _worker_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         except ValueError as exc:
             parser.error(f"--worker-cmd: {exc}")
     return command
+
+
+def _check_report(parser: argparse.ArgumentParser, path: Path) -> None:
+    """A ``--replay`` report, read and parsed here: one that is not a report, or not a regular file
+    of bounded size (a FIFO, ``/dev/zero``), is refused in one line (exit 2) before anything
+    starts, as a workspace that cannot be used is."""
+    from probes.link.protocol import ProfileReport, ProtocolError  # noqa: PLC0415
+    from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file  # noqa: PLC0415
+    from probes.link.safe_text import inert_line  # noqa: PLC0415
+
+    try:
+        ProfileReport.from_json(read_user_file(path, REPORT_LIMIT_BYTES, "the report"))
+    except (UnreadableFile, ProtocolError) as exc:
+        parser.exit(2, f"{parser.prog}: --replay: {inert_line(str(exc))}\n")
+
+
+def _check_workspace(parser: argparse.ArgumentParser, path: Path) -> None:
+    """A ``--workspace`` that is not a regular file of bounded size (a FIFO, ``/dev/zero``) is
+    refused in one line before the workers start; whether it is a workspace the app can use is
+    ``tui.workspace_file``'s to say."""
+    from probes.link.safe_files import WORKSPACE_LIMIT_BYTES, UnreadableFile, read_user_bytes  # noqa: PLC0415
+
+    try:
+        read_user_bytes(path, WORKSPACE_LIMIT_BYTES, "the workspace")
+    except UnreadableFile as exc:
+        if not exc.missing:
+            parser.exit(2, f"{parser.prog}: {exc}\n")
 
 
 def _start_workers(command: list[str] | str | None):  # noqa: ANN202 (EarlyWorkers, imported lazily)

@@ -1,8 +1,9 @@
 """Opening a workspace file so that nothing in it is ever destroyed.
 
 - A path that cannot be saved to (a folder, a missing or read-only folder, a file that cannot be
-  read, a file given with ``--workspace`` that is not a workspace) is refused before the app starts:
-  ``WorkspaceRefused``, one line, and the command exits non-zero.
+  read, a FIFO, a device, a socket or a file over the size limit, a file given with ``--workspace``
+  that is not a workspace) is refused before the app starts: ``WorkspaceRefused``, one line, and the
+  command exits non-zero.
 - A file the app cannot fully understand (written by a newer version, unknown fields, values it had
   to repair) is opened read-only when the user pointed at it; the app's own default file is copied
   aside first (the user is told where) and then used as usual. A corrupt default file is copied
@@ -23,12 +24,17 @@ import fcntl
 import json
 import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from probes.link.safe_files import WORKSPACE_LIMIT_BYTES, UnreadableFile, read_user_file
 from probes.link.safe_text import inert_line
 from tui import workspace as ws
+
+LOCK_HOLDER_CHARS = 20
+"""The lock file holds the holder's pid: no more of it is read."""
 
 
 class WorkspaceRefused(Exception):
@@ -109,13 +115,16 @@ def _lock(path: Path) -> tuple[IO[str] | None, str | None]:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
         return None, f"no lock could be taken ({exc.strerror})"
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO planted there would block the read below
+        os.close(fd)
+        return None, "no lock could be taken (its lock file is not a regular file)"
     handle = os.fdopen(fd, "r+", encoding="utf-8")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        holder = handle.read().strip() or "another process"
+        holder = handle.read(LOCK_HOLDER_CHARS).strip() or "another process"
         handle.close()
-        return None, f"it is open in another kernel-tui (pid {inert_line(holder)[:20]})"
+        return None, f"it is open in another kernel-tui (pid {inert_line(holder)[:LOCK_HOLDER_CHARS]})"
     handle.seek(0)
     handle.truncate()
     handle.write(str(os.getpid()))
@@ -129,13 +138,11 @@ def open_workspace(path: Path | None = None) -> WorkspaceFile:
     path = ws.default_path() if path is None else _followed(path)
     _check_saveable(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text: str | None = read_user_file(path, WORKSPACE_LIMIT_BYTES, "the workspace")
+    except UnreadableFile as exc:
+        if not exc.missing:
+            raise WorkspaceRefused(str(exc)) from None
         text = None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WorkspaceRefused(
-            f"the workspace {_where(path)} cannot be read: {getattr(exc, 'strerror', None) or exc}"
-        ) from None
     opened = WorkspaceFile(ws.Workspace.default(), path)
     if text is not None:
         try:

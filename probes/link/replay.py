@@ -8,7 +8,6 @@ nothing to do) and never imports torch.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import queue
@@ -19,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from probes.chain.expr import ChainError, parse_chain
+from probes.link.help_text import SafeParser
 from probes.link.protocol import (
     PROTOCOL_VERSION,
     CancelRequest,
@@ -30,6 +30,7 @@ from probes.link.protocol import (
     ProfileReport,
     ProfileRequest,
     Progress,
+    ProtocolError,
     RequestDone,
     RequestFailed,
     WarmupRequest,
@@ -37,6 +38,7 @@ from probes.link.protocol import (
     encode,
     incoming,
 )
+from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file
 
 
 def normalize(chain: str) -> str:
@@ -54,7 +56,9 @@ class Recordings:
 
     @classmethod
     def load(cls, paths: list[Path]) -> Recordings:
-        return cls([ProfileReport.from_json(path.read_text()) for path in paths])
+        """The reports at ``paths``; UnreadableFile for one that is not a regular file of bounded
+        size, ProtocolError for one that is not a report."""
+        return cls([ProfileReport.from_json(read_user_file(path, REPORT_LIMIT_BYTES, "the report")) for path in paths])
 
     def ready(self, request_id: str | None = None) -> WorkerReady:
         first = self.reports[0]
@@ -167,11 +171,15 @@ def serve(recordings: Recordings, delay: float) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m probes.link.replay", description=__doc__.splitlines()[0])
+    parser = SafeParser(prog="python -m probes.link.replay", description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="+", type=Path, help="JSON reports from kernel-tui profile --json")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before each result (to watch streaming)")
     args = parser.parse_args(argv)
-    return serve(Recordings.load(args.reports), args.delay)
+    try:
+        recordings = Recordings.load(args.reports)
+    except (UnreadableFile, ProtocolError) as exc:
+        parser.error(str(exc))
+    return serve(recordings, args.delay)
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ def refused(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("case", "content", "says"),
     [
-        ("unreadable (not UTF-8)", b'{"version": 1, "chains": [{"name": "\xff\xfe"}]}', "cannot be read"),
+        ("unreadable (not UTF-8)", b'{"version": 1, "chains": [{"name": "\xff\xfe"}]}', "is not UTF-8 text"),
         ("corrupt", b'{"version": 1, "chains": [', "is not a kernel-tui workspace"),
         ("a folder", None, "is a folder"),
     ],
@@ -120,7 +120,7 @@ def test_an_unreadable_autosaved_workspace_is_refused_not_replaced(tmp_path: Pat
     content = b'{"version": 1, "chains": [{"name": "caf\xe9", "text": "a + b"}]}'  # Latin-1, not UTF-8
     (state / ws.WORKSPACE_FILE).write_bytes(content)
     done = refused(tmp_path)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "cannot be read" in done.stderr, done.stderr
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "is not UTF-8 text" in done.stderr, done.stderr
     assert (state / ws.WORKSPACE_FILE).read_bytes() == content
 
 
