@@ -226,8 +226,11 @@ def _start_workers(command: list[str] | str | None):  # noqa: ANN202 (EarlyWorke
     imported: torch imports while the app starts. None for one that cannot be started: the app
     tries again and says why on screen. Whatever the app imports before this delays the first
     rows as much: the arguments checked here need no more than the worker's command."""
+    from probes.link import fast_paths  # noqa: PLC0415
     from probes.link.worker_process import EarlyWorker, compile_worker_wanted  # noqa: PLC0415
 
+    if not fast_paths.enabled():
+        return None, None  # the plain path: the app starts its workers once it is built
     started = []
     for wanted in (True, compile_worker_wanted(command)):
         try:
@@ -294,16 +297,21 @@ def main(argv: list[str] | None = None) -> int:
     meant = _mistyped_command(argv[0]) if argv else None
     if meant is not None:
         _refuse_mistyped(argv[0], meant)
-    os.environ.setdefault("TEXTUAL_FPS", FRAME_RATE)  # before Textual is imported
-    # Start-up makes a few hundred thousand objects that live as long as the app: the collector's
-    # passes over them delay the first frame. It is off until that frame is drawn (the apps'
-    # on_ready), and what start-up made is left out of its later passes (frozen).
-    gc.disable()
+    from probes.link import fast_paths  # noqa: PLC0415
+
+    fast = fast_paths.enabled()
+    if fast:
+        os.environ.setdefault("TEXTUAL_FPS", FRAME_RATE)  # before Textual is imported
+        # Start-up makes a few hundred thousand objects that live as long as the app: the
+        # collector's passes over them delay the first frame. It is off until that frame is drawn
+        # (the apps' on_ready), and what start-up made is left out of its later passes (frozen).
+        gc.disable()
     if argv and argv[0] == "demo":
         app = build_demo(argv[1:])
     else:
         app = build_app(argv)
-    gc.freeze()
+    if fast:
+        gc.freeze()
     result = app.run()
     return result if isinstance(result, int) else 0
 
@@ -313,6 +321,10 @@ def run() -> None:
     textual, rich and asyncio (a tenth of a second or more): the terminal is restored and the worker
     stopped already, so the prompt comes back at once."""
     code = main()
+    from probes.link import fast_paths  # noqa: PLC0415
+
+    if not fast_paths.enabled():
+        raise SystemExit(code)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError):  # a closed pipe (kernel-tui profile ... | head)
             stream.flush()
