@@ -1,25 +1,65 @@
-# Two commands for a newcomer:  `make run` (set up, then start the app) and `make test`.
-# Set-up reuses a torch that is already installed (a GPU box's CUDA build) through a venv with
-# system site-packages; elsewhere it installs torch==2.13.0 first, which is the CPU build on
-# machines without a GPU, so the multi-GB CUDA build is never pulled by accident.
+# make run        set up, then start the app (on the CPU where there is no GPU)
+# make test       set up, then run the whole suite
+# make test-fast  set up, then run the suite without the slow (compiling) and end-to-end tests
+# make lint       ruff (lint and format), mypy and the import contracts
+#
+# Set-up never replaces an installed torch. It reuses the venv's torch, else the one $(PYTHON)
+# imports (a GPU box's CUDA build, through a .pth line in the venv, which works whether that torch
+# lies in a system, user, conda or venv site-packages), and pins that version while pip installs
+# the project. Only where no torch is found does it install one, $(NEW_TORCH): the CPU build from
+# $(WHEELS) when the wheel lies there, else from PyTorch's CPU index; with a GPU (nvidia-smi
+# answers), PyPI's default build, which is the CUDA one. TORCH=X.Y.Z installs that release into
+# the venv instead (CI: `make test VENV=.ci/venv-torch-2.15.0 TORCH=2.15.0`).
 
 VENV ?= .venv
 PYTHON ?= python3
-STAMP := $(VENV)/.installed
+TORCH ?=
+NEW_TORCH ?= 2.13.0
+WHEELS ?= /opt/wheels
 ARGS ?=
+STAMP := $(VENV)/.installed
+PIP := $(VENV)/bin/python -m pip
 
-.PHONY: run test profile clean
+# pytest exits 5 when it collected nothing: a wrong path or marker must not pass.
+define pytest
+	$(VENV)/bin/python -m pytest -q -rs $(1) $(ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: that is a failure"; exit 1; fi; exit $$rc
+endef
+
+.PHONY: run test test-fast lint profile clean
 
 $(STAMP): pyproject.toml
-	@if $(PYTHON) -c "import torch" 2>/dev/null; then \
-		echo "reusing the installed torch: $$($(PYTHON) -c 'import torch; print(torch.__version__)')"; \
-		$(PYTHON) -m venv --system-site-packages $(VENV); \
+	@set -e; \
+	if [ -n "$(TORCH)" ]; then \
+		[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV); \
+		echo "installing torch $(TORCH) into $(VENV)"; \
+		$(PIP) install -q "torch==$(TORCH)"; \
+	elif [ -x $(VENV)/bin/python ] && $(VENV)/bin/python -c "import torch" 2>/dev/null; then \
+		echo "reusing the venv's torch"; \
+	elif $(PYTHON) -c "import torch" 2>/dev/null; then \
+		$(PYTHON) -m venv $(VENV); \
+		$(PYTHON) -c "import pathlib, torch; print(pathlib.Path(torch.__file__).parents[1])" \
+			> "$$($(VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/reuse-torch.pth"; \
+		echo "reusing $(PYTHON)'s torch"; \
 	else \
-		$(PYTHON) -m venv $(VENV) && $(VENV)/bin/python -m pip install -q --upgrade pip && \
-		$(VENV)/bin/python -m pip install -q torch==2.13.0; \
-	fi
-	$(VENV)/bin/python -m pip install -q -e ".[test]"
-	@touch $(STAMP)
+		[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV); \
+		if nvidia-smi >/dev/null 2>&1; then \
+			echo "no torch found: installing torch $(NEW_TORCH) from PyPI (the CUDA build)"; \
+			$(PIP) install -q "torch==$(NEW_TORCH)"; \
+		elif ls $(WHEELS)/torch-$(NEW_TORCH)+cpu-*.whl >/dev/null 2>&1; then \
+			echo "no torch found: installing torch $(NEW_TORCH)+cpu from $(WHEELS)"; \
+			$(PIP) install -q --find-links $(WHEELS) "torch==$(NEW_TORCH)+cpu"; \
+		else \
+			echo "no torch found: installing torch $(NEW_TORCH)+cpu from PyTorch's CPU index"; \
+			$(PIP) install -q --index-url https://download.pytorch.org/whl/cpu "torch==$(NEW_TORCH)+cpu"; \
+		fi; \
+	fi; \
+	version=$$($(VENV)/bin/python -c "import torch; print(torch.__version__)" 2>/dev/null) || \
+		{ echo "torch does not import in $(VENV):"; $(VENV)/bin/python -c "import torch"; exit 1; }; \
+	echo "torch $$version stays: pip installs the project with it pinned"; \
+	echo "torch==$$version" > $(VENV)/torch-pin.txt; \
+	$(PIP) install -q -c $(VENV)/torch-pin.txt -e ".[dev]"; \
+	touch $(STAMP)
 
 run: $(STAMP)
 	$(VENV)/bin/kernel-tui $(ARGS)
@@ -28,8 +68,16 @@ profile: $(STAMP)
 	$(VENV)/bin/kernel-tui profile "(a + b).relu()" $(ARGS)
 
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest -q -rs $(ARGS); rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: that is a failure"; exit 1; fi; exit $$rc
+	@$(call pytest,)
+
+test-fast: $(STAMP)
+	@$(call pytest,-m "not slow and not e2e")
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache --no-logo
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,69 @@
+"""The suite's tiers. ``slow`` tests compile with torch.compile; ``e2e`` tests drive the real
+program as a separate process: the app in a terminal, the worker process, or the headless command
+that starts one. ``make test-fast`` runs neither; the ``e2e`` mark is given here, from one table,
+so that a new test in these modules is in the right tier without a decorator to remember."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parent
+
+END_TO_END: dict[str, set[str] | None] = {
+    # Whole modules (None): every test in them starts the real app, worker or command.
+    "e2e": None,
+    "test_worker.py": None,
+    "test_worker_pair.py": None,
+    "test_soak.py": None,
+    "tui/test_tui_e2e_cpu.py": None,
+    # The tests of a module that start the worker, beside its in-process ones.
+    "test_bad_input.py": {
+        "test_cli_answers_each_case_in_one_line",
+        "test_cli_still_measures_after_the_corpus",
+        "test_one_worker_survives_the_whole_corpus",
+    },
+    "test_hostile.py": {
+        "test_the_cli_answers_each_case_in_one_plain_line",
+        "test_the_cli_as_a_process_ends_in_time_and_writes_nothing_raw",
+        "test_one_worker_ends_each_case_and_measures_the_next_chain",
+    },
+    "test_terminal_escapes.py": {
+        "test_a_hostile_workspace_is_shown_inert",
+        "test_an_error_quoting_hostile_text_is_shown_inert",
+        "test_a_workspace_file_with_a_hostile_name_is_refused_inert_and_left_alone",
+        "test_a_chain_that_would_hang_ends_in_one_line_and_the_next_chain_works",
+    },
+    "test_cli.py": {
+        "test_json_document_has_the_documented_shape",
+        "test_tables_show_kernels_headline_and_sweep",
+        "test_exit_status",
+    },
+}
+
+
+def _entry(path: Path) -> tuple[str, set[str] | None] | None:
+    """The table's entry for a test file: its own, or its folder's."""
+    relative = path.relative_to(TESTS)
+    for key in (relative.as_posix(), *(parent.as_posix() for parent in relative.parents if parent.parts)):
+        if key in END_TO_END:
+            return key, END_TO_END[key]
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.path))
+        entry = _entry(path) if path.is_relative_to(TESTS) else None
+        if entry is None:
+            continue
+        key, names = entry
+        if names is None:
+            item.add_marker(pytest.mark.e2e)
+            continue
+        missing = sorted(name for name in names if not hasattr(getattr(item, "module", None), name))
+        if missing:
+            raise pytest.UsageError(f"tests/conftest.py's END_TO_END names tests {key} does not have: {missing}")
+        if getattr(item, "originalname", item.name) in names:
+            item.add_marker(pytest.mark.e2e)
