@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -30,9 +31,9 @@ from probes.link.settings import MAX_SIZES
 CHAIN = "(a + b).relu()"
 WAIT_S = 120
 """Upper bound on anything a test waits for (a cold compile on a loaded two-core machine)."""
-CLOSE_S = 0.25
-"""close() kills at once: the kill and the kernel's teardown of the process took ~30 ms here; a
-grace waited out (0.2 s before) would show above this."""
+CLOSE_S = 10.0
+"""close() kills the worker rather than waiting for it: one holding the GIL would not end for an
+hour. The kill takes milliseconds; the quit-time target lives in benchmarks/tui_latency.py."""
 
 
 async def collect(client: WorkerClient, request: ProfileRequest | WarmupRequest) -> list:
@@ -203,7 +204,7 @@ async def test_a_request_that_ignores_its_cancel_is_killed_within_the_grace(tmp_
         cancelled_at = time.monotonic()
         await client.cancel(request.id)
         await asyncio.wait_for(streaming, WAIT_S)
-        assert done_at[-1] - cancelled_at < 1 + 1.0, "the cancel was not enforced in time"
+        assert done_at[-1] - cancelled_at >= client.cancel_ack_s, "stopped before its grace ran out"
         assert events[-1] == RequestDone(request.id, cancelled=True)
         assert not [e for e in events if isinstance(e, RequestFailed)]
         await until(lambda: client.state == "ready")
@@ -364,10 +365,12 @@ async def test_close_is_quick_in_every_state(tmp_path: Path) -> None:
                     marker.exists() if state == "holding the GIL" else client.state == "busy"
                 )
             )
+        process = client._process
         begin = time.monotonic()
         await client.close()
         elapsed = time.monotonic() - begin
         assert elapsed < CLOSE_S, f"close() took {elapsed:.2f} s {state}"
+        assert process is not None and process.returncode == -signal.SIGKILL, f"not killed {state}: {process}"
         await until(lambda pid=pid: not alive(pid), 2)
         if stream is not None:
             events = await stream
@@ -417,8 +420,8 @@ async def test_a_compile_stops_soon_after_a_cancel_and_the_worker_compiles_again
                 cancelled_at = time.monotonic()
                 await client.cancel(request.id)
         assert cancelled_at is not None and events[-1] == RequestDone(request.id, cancelled=True)
-        assert time.monotonic() - cancelled_at < 3, "the compile did not stop within the cancel grace"
-        assert client.restarts == 0 and not any(isinstance(e, MeasurementResult) for e in events)
+        assert client.restarts == 0, "the compile did not stop within the cancel grace: its worker was restarted"
+        assert not any(isinstance(e, MeasurementResult) for e in events)
         again = await collect(client, compiled_request(client, "(a - b).cos().relu() * 2"))
         results = [e for e in again if isinstance(e, MeasurementResult)]
         assert results and results[0].measurement.ran_compiled, again
@@ -437,18 +440,21 @@ def compilers_of(group: int) -> list[str]:
 @pytest.mark.slow
 async def test_a_compile_cancelled_while_it_waits_for_its_compiler_stops_at_once_and_kills_it(tmp_path: Path) -> None:
     """On the CPU most of a compile is g++ (a process the worker waits for): a stop raised in the
-    worker fired only when g++ ended (0.3-0.7 s here, the next edit's eager rows behind it); the
-    stop's signal takes it inside the wait, and the compiler is killed on the way out."""
-    env = {"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache"), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+    worker fired only when g++ ended (most of a second, the next edit's eager rows behind it); the
+    stop's signal takes it inside the wait, and the compiler is killed on the way out: it never
+    writes its kernel, as it would if the stop waited for it or left it running."""
+    inductor = tmp_path / "inductor"
+    env = {"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache"), "TORCHINDUCTOR_CACHE_DIR": str(inductor)}
     client = WorkerClient(env=env, cancel_ack_s=3)
     try:
         await client.start()
         await collect(client, compiled_request(client, "(a + b).relu()"))  # the compiler imported
+        kernels = set(inductor.rglob("*.so"))
+        assert kernels, "a compiled kernel is a .so in the Inductor cache"
         group = client.pid
         assert group is not None
         request = compiled_request(client, "(a - b).cos().sin() * 5")
         events: list = []
-        cancelled_at: list[float] = []
 
         async def stream() -> None:
             async for event in client.request(request):
@@ -456,13 +462,11 @@ async def test_a_compile_cancelled_while_it_waits_for_its_compiler_stops_at_once
 
         streaming = asyncio.ensure_future(stream())
         await until(lambda: bool(compilers_of(group)), timeout_s=60)
-        cancelled_at.append(time.monotonic())
         await client.cancel(request.id)
         await asyncio.wait_for(streaming, WAIT_S)
-        took = time.monotonic() - cancelled_at[0]
         assert events[-1] == RequestDone(request.id, cancelled=True)
-        assert took < 0.2, f"the stop waited for the compiler: {took:.2f} s"
-        await until(lambda: compilers_of(group) == [], timeout_s=0.1)  # killed (left alone, ~0.5 s more)
+        await until(lambda: compilers_of(group) == [])
+        assert set(inductor.rglob("*.so")) == kernels, "the compiler ran to its end"
         assert client.restarts == 0
     finally:
         await client.close()
@@ -538,12 +542,11 @@ async def test_a_warm_up_gives_way_to_a_real_request_at_once(tmp_path: Path) -> 
 
         warming = asyncio.ensure_future(warm_up())
         await until(lambda: any(isinstance(e, Progress) and "compiling" in e.message for e in warm_events))
-        begin = time.monotonic()
         events = await collect(client, eager_request(client))
-        assert time.monotonic() - begin < 3, "the warm-up held the worker"
         assert any(isinstance(e, MeasurementResult) for e in events)
         await warming
-        assert warm_events[-1] == RequestDone(warm.id, cancelled=True) and client.restarts == 0
+        assert warm_events[-1] == RequestDone(warm.id, cancelled=True), "the warm-up held the worker to its end"
+        assert client.restarts == 0
         await client.warm_up("cpu")  # a full warm-up, after an interrupted one
         compiled = await collect(client, compiled_request(client, CHAIN))
         assert any(isinstance(e, MeasurementResult) and e.measurement.ran_compiled for e in compiled), compiled
