@@ -22,12 +22,12 @@ from typing import Any
 from probes.chain.errors import ChainError
 from probes.link.protocol import ChainErrorInfo
 
-try:
-    from torch.compiler import is_compiling as _compiling
-except ImportError:  # no torch here: nothing is compiled
 
-    def _compiling() -> bool:
-        return False
+def _compiling() -> bool:
+    """Whether torch.compile is tracing the chain. torch is looked up, not imported: this package
+    stays torch-free for the app, and a chain only runs where torch is loaded."""
+    torch = sys.modules.get("torch")
+    return torch is not None and bool(torch.compiler.is_compiling())
 
 
 MAX_INT_BITS = 10_000
