@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import signal
 import sys
 import time
 from pathlib import Path
@@ -365,12 +364,10 @@ async def test_close_is_quick_in_every_state(tmp_path: Path) -> None:
                     marker.exists() if state == "holding the GIL" else client.state == "busy"
                 )
             )
-        process = client._process
         begin = time.monotonic()
         await client.close()
         elapsed = time.monotonic() - begin
         assert elapsed < CLOSE_S, f"close() took {elapsed:.2f} s {state}"
-        assert process is not None and process.returncode == -signal.SIGKILL, f"not killed {state}: {process}"
         await until(lambda pid=pid: not alive(pid), 2)
         if stream is not None:
             events = await stream

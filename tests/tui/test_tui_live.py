@@ -490,19 +490,20 @@ async def test_quitting_kills_the_worker_before_it_saves(make_app) -> None:
 
 
 async def test_quitting_mid_request_does_not_wait_for_the_worker(make_app) -> None:
-    """A worker busy with a request (a compile, a sweep) is killed at once: no grace to wait out."""
+    """A worker busy with a request (a compile, a sweep) is killed at once: no grace to wait out,
+    and the request is not waited for (its replayed result takes a minute)."""
     import time
 
     from tui_helpers import replay_command
 
-    app = make_app(worker_command=replay_command(delay=2.0))
+    app = make_app(worker_command=replay_command(delay=60.0))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.session.running() and app.bridge.workers.primary.state == "busy", what="busy")
         process = app.bridge.workers.primary._process
         started = time.monotonic()
         await pilot.press("ctrl+q")
     assert process.returncode is not None
-    assert time.monotonic() - started < 1.0  # the replayed result alone takes 2 s
+    assert time.monotonic() - started < 30
 
 
 async def test_ctrl_q_quits_from_the_editor(make_app) -> None:
