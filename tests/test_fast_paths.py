@@ -1,10 +1,10 @@
 """The start-up and latency tricks change when rows come, never what they say.
 
 With ``KERNEL_TUI_FAST_PATHS=0`` every trick takes its plain path (probes.link.fast_paths); the
-same chains then measure to the same kernels, launches per call and bytes, eager and compiled, on
-the CPU. The compiled comparison runs a worker each way, so the tricks of a worker's start (the
+same chains then measure to the same kernels, launches per call and bytes, eager and compiled. On
+the CPU the compiled comparison runs a worker each way, so the tricks of a worker's start (the
 Dynamo import deferral, the early meta run, the frozen imports, the spare compile wrapper) are in
-it too.
+it too; on a GPU, one process measures both ways, each compile fresh.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
-from probes.engine import profile_events
+from probes.engine import compiling, profile_events
 from probes.engine.sweep import run_profile
 from probes.link import fast_paths
 from probes.link.client import WorkerClient
@@ -88,6 +89,23 @@ async def measured_by_a_worker(setting: str, cache: Path) -> dict[tuple[str, str
         return said(events)
     finally:
         await client.close()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_on_a_gpu_the_fast_paths_off_measure_the_same_kernels_counts_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    by_setting = {}
+    for setting in ("1", "0"):
+        monkeypatch.setenv(fast_paths.ENV, setting)
+        monkeypatch.setattr(compiling, "_compiled_cache", type(compiling._compiled_cache)())  # each compile fresh
+        events: list[object] = []
+        for chain in CHAINS:
+            request = ProfileRequest("r", chain, sizes=[SIZE], modes=["eager", "compiled"], device="cuda", reps=3)
+            run_profile(request, events.append)
+        by_setting[setting] = said(events)
+    assert len(by_setting["1"]) == 2 * len(CHAINS)
+    assert all(by_setting["1"][(chain, "compiled")]["ran_compiled"] for chain in CHAINS), by_setting["1"]
+    assert by_setting["0"] == by_setting["1"]
 
 
 @pytest.mark.slow

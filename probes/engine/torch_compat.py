@@ -76,7 +76,7 @@ PROFILER_BOOKKEEPING = frozenset(
         "aten::_version",
     }
 )
-"""The events torch's own reading of a profile leaves out, as torch 2.11-2.13 lists them."""
+"""The events torch's own reading of a profile leaves out, as torch 2.11-2.15 lists them."""
 
 
 def is_profiler_bookkeeping(name: str) -> bool:

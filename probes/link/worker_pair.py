@@ -155,8 +155,8 @@ class WorkerPair:
         one RequestDone (cancelled if either part was). While the compile worker starts, the eager
         part of a request goes at once and its compiled part waits for that start."""
         # The first worker's "ready" can reach the app, which then sends, before the start that
-        # waits for it has decided the roles: sent then, a compiled part went to the compile worker
-        # while it still imported torch, and the client counted its silence (15 s at most) from then.
+        # waits for it has decided the roles: sent then, a compiled part would go to a compile
+        # worker still importing torch, and the client would count its silence from then.
         await self._roles_decided.wait()
         compiles = isinstance(request, WarmupRequest) or any(mode != "eager" for mode in getattr(request, "modes", []))
         split = _split(request) if self._compiler_starting() else None
