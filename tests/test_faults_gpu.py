@@ -49,7 +49,7 @@ async def test_poisoned_cuda_context_restarts_the_worker_and_the_next_chain_work
         failures = [e for e in events if isinstance(e, RequestFailed)]
         assert failures and all(f.error.kind == "worker" for f in failures)
         assert "fatal error" in failures[0].error.message
-        assert "poisoned" in failures[-1].error.message and "restarted" in failures[-1].error.message
+        assert "poisoned" in failures[-1].error.message  # the cause; the restart shows in the next request
         assert not any("Traceback" in f.error.message for f in failures)
         assert isinstance(events[-1], RequestDone)
         again = [
