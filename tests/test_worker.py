@@ -137,7 +137,7 @@ async def test_a_worker_that_dies_is_restarted_and_says_why(tmp_path: Path, faul
         (failure,) = [e for e in events if isinstance(e, RequestFailed)]
         assert failure.error.kind == "worker"
         expected = {"crash": "signal 9", "exit-in-compile": "exited (code 1)"}[fault]
-        assert expected in failure.error.message and "restarted" in failure.error.message
+        assert expected in failure.error.message  # the cause: whether the restart worked is the state's to say
         assert isinstance(events[-1], RequestDone)
         assert marker.exists() and client.restarts == 1
         await assert_next_chain_works(client)

@@ -36,7 +36,7 @@ from tui.actions.grad import GradActions
 from tui.actions.lifecycle import LifecycleActions
 from tui.actions.roofline import RooflineActions
 from tui.actions.settings import SettingsActions
-from tui.bridge import CompileWorkerStateChanged, WorkerBridge, WorkerEvent, WorkerStateChanged
+from tui.bridge import CompileWorkerStateChanged, WorkerBridge, WorkerEvent
 from tui.debug_log import log_error
 from tui.runs import normalize
 from tui.session import Cancel, Effect, LiveSession, Notice, Send, Timing, WakeAt
@@ -236,29 +236,6 @@ class KernelTuiApp(
         self._pending_draw = None
         self.render_panes()
 
-    @on(WorkerStateChanged)
-    def _worker_state(self, event: WorkerStateChanged) -> None:
-        if self.closing:
-            return
-        status = self.query_one(StatusBar)
-        if event.state == "failed":
-            self.session.worker_lost()
-            status.set(worker_state="failed", worker_detail="")
-            self.message(f"the worker did not start: {event.detail} (ctrl+r retries)", "bold red")
-        elif event.state == "busy" and not self.session.running():
-            status.set(worker_state="ready", worker_detail="")  # only warming up: ready for a chain
-        else:
-            status.set(worker_state=event.state, worker_detail=event.detail if event.state != "busy" else "")
-        if event.state == "lost":
-            self.message(f"{event.detail}; replaced by a new worker", "yellow")
-        elif event.state == "stopped" and event.detail:
-            self.message(event.detail, "bold red")
-        if event.state == "ready" and event.ready is not None and event.ready is not self.session.ready:
-            self.session.compiles_apart = self.bridge.compiles_apart()
-            effects = self.session.worker_ready(event.ready, time.monotonic())
-            status.set(device=presenter.device_label(self.session), torch=event.ready.torch_version)
-            self.apply(effects)
-
     @on(CompileWorkerStateChanged)
     def _compile_worker_state(self, event: CompileWorkerStateChanged) -> None:
         if self.closing:
@@ -366,10 +343,7 @@ class KernelTuiApp(
 
     def action_run_now(self) -> None:
         if self.session.ready is None:
-            if not self.bridge.starting():
-                self.message("starting the worker again…", "yellow")
-                self.query_one(StatusBar).set(worker_state="starting", worker_detail="importing torch")
-                self.bridge.start()
+            self.retry_link()
             self.session.held = None
             return
         self.apply(self.session.run_now(time.monotonic()))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from probes.link.client import WorkerState
+from probes.link.client import StartFailed, WorkerState
 from probes.link.protocol import (
     ChainErrorInfo,
     Event,
@@ -46,7 +46,8 @@ WARMUP_SILENCE_S = 2.0
 
 
 class WorkerStateChanged(Message):
-    """The worker is starting, ready, busy, restarting, stopped, or failed to start."""
+    """The worker is starting, ready, busy, lost (why), restarting, failed to start (why: another
+    start may work) or stopped (given up, why; or closed)."""
 
     def __init__(self, state: WorkerState | str, detail: str, ready: WorkerReady | None) -> None:
         super().__init__()
@@ -127,7 +128,9 @@ class WorkerBridge:
     async def _start(self) -> None:
         try:
             await self.workers.start()
-        except Exception as exc:  # any start failure is a message, never a crash
+        except StartFailed as exc:  # the worker's state said so ("failed" or "stopped")
+            log_error(self.host, f"the worker did not start: {exc}")
+        except Exception as exc:  # any other start failure is a message too, never a crash
             log_error(self.host, "the worker did not start", exc)
             self._post(self.host, WorkerStateChanged("failed", str(exc) or exc.__class__.__name__, None))
 

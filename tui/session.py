@@ -17,7 +17,11 @@ The rules:
   reason once the grace period is over (so rows do not flicker while new ones are on their way);
 - a sweep measures every size x mode on demand; its rows also feed the focus size;
 - ``hold()`` keeps the loop from running anything (a chain from a workspace file that has not been
-  confirmed, or after Stop) until the next edit, ``run_now()`` or sweep.
+  confirmed, or after Stop) until the next edit, ``run_now()`` or sweep;
+- a run that lost the link to the worker (``ErrorKind`` "link") failed through no fault of its
+  chain: its keys are measured again once a worker is ready (rows come when the link is back),
+  once; the status bar says why (``tui.link_state``), not the panes. A worker's own failure is said
+  where its run's rows go (the kernel or the sweep pane), not again in the status bar.
 """
 
 from __future__ import annotations
@@ -137,6 +141,11 @@ class LiveSession:
         """Compiles run in a worker of their own (the app says so as the workers come and go)."""
         self.compile_worker_starting = False
         """That worker is still starting: a run's compiled part waits for it (its eager part does not)."""
+        self.relinked: set[MeasureKey] = set()
+        """Keys whose run lost the link once: measured again when it is back, filed as failed if it
+        is lost again (a chain that makes the link go silent each time is not run forever)."""
+        self.sweep_lost = False
+        """The sweep ended because the worker (or its link) was lost."""
         self._ids = itertools.count(1)
         self._set_text(text)
 
@@ -207,8 +216,12 @@ class LiveSession:
         return effects + self._plan(now)
 
     def worker_lost(self) -> None:
-        """The worker is gone (failed to start, or stopped): nothing is running any more."""
+        """The worker is gone (lost, failed to start, or stopped): nothing is running any more, and
+        nothing is sent until a worker is ready again (``worker_ready``)."""
         self.ready = None
+        sweep = self.sweep
+        if sweep is not None and not sweep.run.done and not sweep.run.cancelled:
+            self.sweep_lost = True
         for run in self.book.runs.values():
             run.done = True
         self.book.runs.clear()
@@ -243,6 +256,7 @@ class LiveSession:
         effects = self._cancel(lambda run: run.kind in ("focus", "sweep"))
         request = self._request(list(self.settings.sizes), list(self.modes()))
         self.sweep = SweepResults(self._track(request, "sweep", now))
+        self.sweep_lost = False
         return [*effects, *self._preempt_warmup(), Send(request)]
 
     def stop(self) -> list[Effect]:
@@ -263,8 +277,11 @@ class LiveSession:
             self.book.progress(event)
         elif isinstance(event, MeasurementResult):
             run = self.book.result(event)
+            m = event.measurement
+            if run is not None:
+                self.relinked.discard((run.chain, run.target, m.size, m.mode))
             if run is not None and self.sweep is not None and self.sweep.run is run:
-                self.sweep.results[(event.measurement.size, event.measurement.mode)] = event.measurement
+                self.sweep.results[(m.size, m.mode)] = m
             self._sync_shown()
         elif isinstance(event, RequestFailed):
             return self._failed(event)
@@ -292,7 +309,13 @@ class LiveSession:
             if fresh is None and failure is not None:
                 coming = False
             modes.append(ModeView(mode, shown, fresh is not None, activity, failure))
-        errors = tuple(f for f in book.failures_of(self.chain, self.target()) if f.size is None and f.mode is None)
+        # The focus size's own (a sweep's failure at other sizes is the sweep pane's to say).
+        found: list[RequestFailed] = []
+        for key in keys.values():
+            f = book.failed.get(key)
+            if f is not None and f.size is None and f.mode is None and f not in found:
+                found.append(f)
+        errors = tuple(found)
         stale = None
         updating = False
         if outdated:
@@ -334,7 +357,7 @@ class LiveSession:
             else:
                 stale = "settings changed: s sweeps again"
         running = sweep is not None and not sweep.run.done and not sweep.run.cancelled
-        return SweepView(sweep, tuple(s.sizes), s.compile_mode, stale, running)
+        return SweepView(sweep, tuple(s.sizes), s.compile_mode, stale, running, lost=self.sweep_lost)
 
     def activity(self) -> WorkerActivity | None:
         """The run the worker is serving now (the oldest one not done), in words."""
@@ -479,9 +502,21 @@ class LiveSession:
         return run.kind != "other" and not run.cancelled and run.chain == self.chain and run.target == self.target()
 
     def _failed(self, event: RequestFailed) -> list[Effect]:
+        run = self.book.runs.get(event.id)
+        if run is not None and event.error.kind == "link":
+            keys = set(run.keys())
+            if self.sweep is not None and self.sweep.run is run:
+                self.sweep_lost = True
+            if not keys & self.relinked:
+                self.relinked |= keys  # not the chain's doing: measured again once the link is back
+                return []
         run = self.book.failure(event)
-        if run is None or not self._is_current(run):
-            return []
+        if run is not None and event.size is None:
+            for key in run.keys():  # a request's failure is none of the rows it did bring
+                if key in self.book.cache and self.book.failed.get(key) is event:
+                    del self.book.failed[key]
+        if run is None or not self._is_current(run) or event.error.kind in ("worker", "link"):
+            return []  # the pane of the run says it (a worker's), the status bar the link's
         where = " ".join(x for x in (event.mode or "", f"N={format_size(event.size)}" if event.size else "") if x)
         return [Notice(f"{where + ': ' if where else ''}{event.error.located()}", "bold red", of_text=True)]
 

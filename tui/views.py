@@ -57,6 +57,23 @@ class SweepView:
     compile_mode: str
     stale: str | None = None
     running: bool = False
+    lost: bool = False
+    """The sweep ended because the worker (or its link) was lost."""
+
+
+def missing_sizes(rs: SweepResults) -> tuple[int, ...]:
+    """The sizes of a sweep with a mode neither measured nor refused on its own (a size refused
+    for memory is accounted for; a run that ended early, cancelled or with its worker lost, is
+    not): while any is missing, no verdict or crossover may be drawn from the rest."""
+    refused = {(f.size, f.mode) for f in rs.run.failures if f.size is not None}
+    return tuple(
+        size
+        for size in rs.sizes
+        if any(
+            (size, mode) not in rs.results and (size, mode) not in refused and (size, None) not in refused
+            for mode in rs.modes
+        )
+    )
 
 
 @dataclass(frozen=True)

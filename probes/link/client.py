@@ -9,10 +9,19 @@ worker that
   integer; a compile, even max-autotune, releases the GIL and keeps beating), or
 - does not end a cancelled request within ``cancel_ack_s``,
 
-and the request it was serving ends with one plain line. An idle worker that ends (the kernel's
-OOM killer, a kill from outside) is replaced at once (state "lost", then a restart), so the next
-edit does not wait for a start. ``close()`` kills the worker and its
-children at once: a worker has nothing to finish, and a quit must not wait for it.
+and the request it was serving ends with one plain line that names the cause, never the restart
+that follows (the states say whether it worked). A silence is the chain's ("stuck") only where it
+can be: the local worker, in a profile request, not stopped; otherwise it is the link's (a
+``--worker-cmd`` such as ssh, a stopped process, a request with no chain to be stuck in). An idle
+worker that ends (the kernel's OOM killer, a kill from outside, a dropped ssh link) is replaced at
+once (state "lost", then a restart), so the next edit does not wait for a start.
+
+States, as ``on_state`` hears them: "starting", "ready", "busy", "lost" (why; a restart follows),
+"restarting", "failed" (this start failed, why: a later ``start()`` may work) and "stopped" (given
+up, why; or closed, no why). A request while the last start failed fails at once: the caller
+decides when to try again (the app backs off). The failure text is the attempt's own: each
+process has its own last words. ``close()`` kills the worker and its children at once: a worker
+has nothing to finish, and a quit must not wait for it.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable
+from pathlib import Path
 from typing import Literal
 
 from probes.link.protocol import (
@@ -50,7 +60,7 @@ from probes.link.protocol import (
 from probes.link.safe_text import inert_line
 from probes.link.worker_process import STREAM_LIMIT, EarlyWorker, PipedProcess, worker_command, worker_environment
 
-WorkerState = Literal["stopped", "starting", "ready", "busy", "restarting", "lost"]
+WorkerState = Literal["stopped", "starting", "ready", "busy", "restarting", "lost", "failed"]
 Request = ProfileRequest | InfoRequest | WarmupRequest
 
 DEFAULT_SILENCE_S = 15.0
@@ -62,6 +72,20 @@ MAX_REPLACEMENTS = 3
 """Idle workers replaced in a row, with no request served in between, before the client gives up
 (a worker that dies as soon as it is ready would otherwise be restarted forever)."""
 STDERR_LINES = 40
+SSH_FAILED = 255
+"""ssh's own exit status when the connection failed (the remote command's status otherwise)."""
+NOT_RUNNABLE = (126, 127)
+"""A shell's (and ssh's remote shell's) exit status for a command it could not run or find."""
+LAST_WORDS_WAIT_S = 1.0
+"""How long the reason for a death waits for the dead process's last lines on stderr."""
+
+
+class StartFailed(RuntimeError):
+    """A start that did not give a ready worker; ``permanent``: trying again cannot help."""
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent
 
 
 class _Died:
@@ -84,24 +108,46 @@ class _LastWords:
                 self.lines.append(text)
 
     def tail(self, lines: int = 3) -> str:
-        """One inert line (they may quote anything)."""
-        return inert_line(" | ".join(list(self.lines)[-lines:]))
+        """One inert line (they may quote anything), a line said again in a row said once."""
+        unique = [line for i, line in enumerate(self.lines) if i == 0 or line != self.lines[i - 1]]
+        return inert_line(" | ".join(unique[-lines:]))
 
 
-def _death_message(returncode: int | None, last_words: str, *, restarting: bool = True) -> str:
-    if returncode == EXIT_DEVICE_POISONED:
-        what = "the GPU context was poisoned by a CUDA error"
-    elif returncode == EXIT_STUCK:
-        what = "the chain was stuck in plain Python and was stopped"
-    elif returncode is not None and returncode < 0:
-        what = f"the worker was killed by signal {-returncode}"
-    else:
-        what = f"the worker exited (code {returncode})"
-    return (
-        what
-        + ("; it was restarted" if restarting else "")
-        + (f" (last words: {last_words[:200]})" if last_words else "")
-    )
+def _connection_failed(returncode: int | None, command: list[str], last_words: str) -> bool:
+    """ssh's "the connection failed": its exit status 255, from ssh (by name, or by its words)."""
+    ssh = Path(command[0]).name == "ssh" if command else False
+    return returncode == SSH_FAILED and (ssh or last_words.startswith("ssh:"))
+
+
+def _exit_cause(returncode: int | None, command: list[str], last_words: str, *, serving: bool = True) -> str:
+    """Why a worker's process ended, from its exit status, in words (``serving``: it had started,
+    so the worker's own exit statuses mean what the worker says they mean)."""
+    if _connection_failed(returncode, command, last_words):
+        return f"the connection failed (ssh exit {SSH_FAILED})"
+    if serving and returncode == EXIT_DEVICE_POISONED:
+        return "the GPU context was poisoned by a CUDA error"
+    if serving and returncode == EXIT_STUCK:
+        return "the chain was stuck in plain Python and was stopped"
+    if returncode in NOT_RUNNABLE:
+        return f"the worker command could not be run (exit {returncode})"
+    if returncode is not None and returncode < 0:
+        return f"the worker was killed by signal {-returncode}"
+    return f"the worker exited (code {returncode})"
+
+
+def _death_message(returncode: int | None, command: list[str], last_words: str) -> str:
+    cause = _exit_cause(returncode, command, last_words)
+    return cause + (f" (last words: {last_words[:200]})" if last_words else "")
+
+
+def _process_stopped(pid: int) -> bool:
+    """The process is stopped (SIGSTOP, a debugger): it runs nothing until continued. Linux's
+    /proc says so; elsewhere this is never known, and False."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in ("T", "t")
 
 
 class WorkerClient:
@@ -121,6 +167,8 @@ class WorkerClient:
         """``early``: a worker process already started with this command (``EarlyWorker``); the
         first ``start()`` adopts it instead of starting one."""
         self.command = worker_command(command)
+        self.local = command is None
+        """The local Python worker (not a ``--worker-cmd`` of the user's, such as ssh)."""
         self.silence_s = silence_s
         self.cancel_ack_s = cancel_ack_s
         self.startup_timeout_s = startup_timeout_s
@@ -181,20 +229,28 @@ class WorkerClient:
         self.ready = None
         self._in_flight = None
         self._idle.set()
+        self._last_words = _LastWords()  # this process's own: never an earlier one's
         early = self._early
         if early is not None:
             self._process = await early.adopt()
             self._early = None  # only now: a kill_now() meanwhile still finds it
         else:
-            self._process = await asyncio.create_subprocess_exec(
-                *self.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=worker_environment(self.command, self.env),
-                limit=STREAM_LIMIT,
-                start_new_session=True,  # its own process group: killed with its children, never by the terminal's ^C
-            )
+            try:
+                self._process = await asyncio.create_subprocess_exec(
+                    *self.command,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    env=worker_environment(self.command, self.env),
+                    limit=STREAM_LIMIT,
+                    # its own process group: killed with its children, never by the terminal's ^C
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                self._process = None
+                raise self._start_failed(
+                    f"the worker command could not be run: {inert_line(str(exc))}", permanent=True
+                ) from None
         self._last_heard = time.monotonic()
         self._reader = asyncio.create_task(self._read_stdout(self._process))
         assert self._process.stderr is not None
@@ -203,22 +259,39 @@ class WorkerClient:
             await asyncio.wait_for(self._ready_event.wait(), self.startup_timeout_s)
         except TimeoutError:
             await self._kill()
-            raise RuntimeError(f"the worker did not start within {self.startup_timeout_s:.0f} s") from None
+            raise self._start_failed(f"the worker did not start within {self.startup_timeout_s:.0f} s") from None
         if self.ready is None:
-            detail = self._last_words.tail() or "no output"
-            raise RuntimeError(f"the worker exited while starting: {detail}")
+            await self._last_words_read()
+            words = self._last_words.tail()
+            returncode = self._process.returncode
+            cause = _exit_cause(returncode, self.command, words, serving=False)
+            raise self._start_failed(f"{cause}: {words or 'no output'}", permanent=returncode in NOT_RUNNABLE)
         if self.ready.protocol != PROTOCOL_VERSION:
             theirs = self.ready.protocol
             await self._kill()
             self.ready = None
-            raise RuntimeError(
+            raise self._start_failed(
                 f"the worker speaks protocol {theirs}, this app {PROTOCOL_VERSION}: "
-                "install the same kernel-tui version where the worker runs"
+                "install the same kernel-tui version where the worker runs",
+                permanent=True,
             )
         self._set_state("ready")
         if self._reader.done():  # it ended before it was marked ready: the reader passed it by
             self._replace_if_idle(self._process)
         return self.ready
+
+    def _start_failed(self, message: str, *, permanent: bool = False) -> StartFailed:
+        """Say that this start failed ("failed", or "stopped" when trying again cannot help), and
+        the exception that says it to the caller."""
+        self._set_state("stopped" if permanent else "failed", message)
+        return StartFailed(message, permanent=permanent)
+
+    async def _last_words_read(self) -> None:
+        """Wait (briefly) for the ended process's last lines on stderr, which may come after its end."""
+        task = self._stderr_task
+        if task is not None and not task.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(task), LAST_WORDS_WAIT_S)
 
     async def _read_stdout(self, process: asyncio.subprocess.Process | PipedProcess) -> None:
         assert process.stdout is not None
@@ -272,9 +345,10 @@ class WorkerClient:
         return float("inf") if self._importing or self._cancel_deadline is None else self._cancel_deadline
 
     def _replace_if_idle(self, process: asyncio.subprocess.Process | PipedProcess) -> None:
-        """A ready worker with nothing in flight ended: replace it (a worker still starting is
-        ``start()``'s to judge, a busy one the request's)."""
-        if self.state == "ready" and self._in_flight is None and not self._closing and process is self._process:
+        """A ready worker with nothing in flight, or only a request nobody reads any more, ended:
+        replace it (a worker still starting is ``start()``'s to judge, a busy one the request's)."""
+        idle = self._in_flight is None or self._in_flight.id not in self._queues
+        if self.state == "ready" and idle and not self._closing and process is self._process:
             self._replacement = asyncio.create_task(self._replace(process))
 
     async def _replace(self, process: asyncio.subprocess.Process | PipedProcess) -> None:
@@ -283,13 +357,13 @@ class WorkerClient:
             if self._closing or process is not self._process:
                 return  # closed, or a request has restarted it already
             returncode = process.returncode
-            death = _death_message(returncode, self._last_words.tail(1), restarting=False)
+            await self._last_words_read()
+            death = _death_message(returncode, self.command, self._last_words.tail(1))
             if self._replacements >= MAX_REPLACEMENTS:
                 self._set_state("stopped", f"{death}; it ends each time it is started, so it is left stopped")
                 return
             self._replacements += 1
-            self._set_state("lost", death)
-            await self._restart_quietly(death)
+            await self._restart_quietly(death, lost=death)
 
     async def _kill(self) -> None:
         """Kill the worker and every process it started; wait only briefly."""
@@ -387,7 +461,11 @@ class WorkerClient:
         while not self._idle.is_set():
             limit = min(self._last_heard + self.silence_s, self._cancel_at())
             if time.monotonic() >= limit:
-                await self._restart_quietly(f"it did not stop within {self.cancel_ack_s:.0f} s of a cancel")
+                kind, message = self._silence(in_flight)
+                silent = time.monotonic() >= self._last_heard + self.silence_s and kind == "link"
+                await self._restart_quietly(
+                    f"it did not stop within {self.cancel_ack_s:.0f} s of a cancel", lost=message if silent else ""
+                )
                 return
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._idle.wait(), limit - time.monotonic())
@@ -422,11 +500,17 @@ class WorkerClient:
                 self._cancelled_unsent.discard(request.id)
                 yield RequestDone(request.id, cancelled=True)
                 return
+            if self.state in ("failed", "stopped") and self._state_detail:
+                # The last start failed (or was given up): the caller decides when to try again.
+                message = f"the worker is not running: {self._state_detail}"
+                yield RequestFailed(request.id, ChainErrorInfo("link", message))
+                yield RequestDone(request.id)
+                return
             if self._process is None or self._process.returncode is not None:
                 try:
                     await (self.restart("the worker had stopped") if self._process else self.start())
-                except RuntimeError as exc:
-                    yield RequestFailed(request.id, ChainErrorInfo("worker", str(exc)))
+                except StartFailed as exc:
+                    yield RequestFailed(request.id, ChainErrorInfo("link", str(exc)))
                     yield RequestDone(request.id)
                     return
             await self._settle()
@@ -447,18 +531,22 @@ class WorkerClient:
                         await self._restart_quietly(f"it did not stop within {self.cancel_ack_s:.0f} s of a cancel")
                         return
                     if isinstance(event, str):  # "silent"
-                        message = (
-                            f"the worker sent nothing for {self.silence_s:.0f} s (stuck in one long operation, "
-                            "such as arithmetic on a huge Python integer): stopped, and the worker restarted"
-                        )
-                        yield RequestFailed(request.id, ChainErrorInfo("stuck", message))
+                        kind, message = self._silence(request)
+                        if kind == "link":
+                            self._set_state("lost", message)
+                        yield RequestFailed(request.id, ChainErrorInfo(kind, message))
                         yield RequestDone(request.id)
                         await self._restart_quietly("it went silent")
                         return
                     if isinstance(event, _Died):
+                        await self._last_words_read()
+                        words = self._last_words.tail(1)
+                        message = _death_message(event.returncode, self.command, words)
+                        link = _connection_failed(event.returncode, self.command, words)
+                        if link and not self._closing:
+                            self._set_state("lost", message)
                         if not (stuck_reported and event.returncode == EXIT_STUCK) and not self._closing:
-                            message = _death_message(event.returncode, self._last_words.tail(1))
-                            yield RequestFailed(request.id, ChainErrorInfo("worker", message))
+                            yield RequestFailed(request.id, ChainErrorInfo("link" if link else "worker", message))
                         yield RequestDone(request.id, cancelled=self._cancel_deadline is not None)
                         await self._restart_quietly("it exited")
                         return
@@ -469,7 +557,9 @@ class WorkerClient:
                     if isinstance(event, RequestDone):
                         return
             except (ConnectionError, OSError) as exc:
-                yield RequestFailed(request.id, ChainErrorInfo("worker", f"lost the worker: {exc}; restarted"))
+                message = f"lost the link to the worker: {inert_line(str(exc))}"
+                self._set_state("lost", message)
+                yield RequestFailed(request.id, ChainErrorInfo("link", message))
                 yield RequestDone(request.id)
                 await self._restart_quietly("its pipe broke")
             finally:
@@ -477,13 +567,32 @@ class WorkerClient:
                 if self.state == "busy":
                     self._set_state("ready")
 
-    async def _restart_quietly(self, reason: str) -> None:
+    def _silence(self, request: Request) -> tuple[Literal["link", "stuck"], str]:
+        """Why a request got nothing for ``silence_s``, in words: the chain's ("stuck") only
+        where it can be, the link's otherwise."""
+        quiet = f"nothing for {self.silence_s:.0f} s"
+        process = self._process
+        if process is not None and _process_stopped(process.pid):
+            what = "the worker" if self.local else "the link to the worker"
+            return "link", f"{what} was stopped (SIGSTOP) and sent {quiet}"
+        if not self.local:
+            return "link", f"the link to the worker stopped answering ({quiet})"
+        if not isinstance(request, ProfileRequest):
+            return "link", f"the worker stopped answering ({quiet})"
+        return "stuck", (
+            f"the worker sent nothing for {self.silence_s:.0f} s (stuck in one long operation, "
+            "such as arithmetic on a huge Python integer): stopped"
+        )
+
+    async def _restart_quietly(self, reason: str, *, lost: str = "") -> None:
+        """Start a new worker in place of one that is gone (``lost``: why, said first); a start that
+        fails says so itself ("failed" or "stopped")."""
         if self._closing:
             return
-        try:
+        if lost:
+            self._set_state("lost", lost)
+        with contextlib.suppress(StartFailed):
             await self.restart(reason)
-        except RuntimeError as exc:
-            self._set_state("stopped", str(exc))
 
     async def info(self) -> WorkerReady | None:
         """The worker's devices with fresh free memory and measured peak bandwidth."""

@@ -32,7 +32,7 @@ EXIT_DEVICE_POISONED = 3
 EXIT_STUCK = 4
 """Worker exit status when its watchdog stopped a chain stuck in plain Python."""
 
-ErrorKind = Literal["syntax", "rejected", "input", "runtime", "memory", "compile", "worker", "replay", "stuck"]
+ErrorKind = Literal["syntax", "rejected", "input", "runtime", "memory", "compile", "worker", "link", "replay", "stuck"]
 KernelKind = Literal["kernel", "memcpy", "memset"]
 Pass = Literal["forward", "backward"]
 Stage = Literal["peak", "inputs", "importing", "compiling", "measuring", "replaying", "warmup"]

@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from probes.link import fast_paths
-from probes.link.client import Request, WorkerClient, WorkerState
+from probes.link.client import Request, StartFailed, WorkerClient, WorkerState
 from probes.link.protocol import (
     ChainErrorInfo,
     Event,
@@ -74,7 +74,11 @@ class WorkerPair:
 
     def compiles_apart(self) -> bool:
         """Compiles run in a worker of their own (so they never hold up eager rows)."""
-        return self.compiler is not None and self.compiler_failure is None and self.compiler.state != "stopped"
+        return (
+            self.compiler is not None
+            and self.compiler_failure is None
+            and self.compiler.state not in ("stopped", "failed")
+        )
 
     async def start(self) -> WorkerReady:
         """Start both (the compile worker only if it has not started yet, or failed to); wait for the
@@ -82,7 +86,7 @@ class WorkerPair:
         once, and the first of them to be ready measures the eager rows."""
         if self.compiler is not None and self._compiler_start is None:
             return await self._start_both(self.primary, self.compiler)
-        if self.compiler is not None and self.compiler_failure is not None:
+        if self.compiler is not None and (self.compiler_failure is not None or self.compiler.state == "failed"):
             self.compiler_failure = None
             self._compiler_start = asyncio.ensure_future(self._compiler_started(self.compiler.start()))
         return await self.primary.start()
@@ -123,7 +127,8 @@ class WorkerPair:
             await start
         except Exception as exc:
             self.compiler_failure = str(exc) or exc.__class__.__name__
-            if self._on_compiler_state is not None:
+            # A start that failed as such has said so through the worker's own state already.
+            if self._on_compiler_state is not None and not isinstance(exc, StartFailed):
                 self._on_compiler_state("failed", self.compiler_failure)
 
     def _parts(self, request: Request) -> list[tuple[WorkerClient, Request]]:

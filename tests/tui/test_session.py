@@ -379,3 +379,126 @@ def test_nothing_runs_for_a_text_that_does_not_parse(text: str) -> None:
     assert sends(session.worker_ready(ready(), 0.0)) == []
     assert session.parse_error is not None
     assert "fix the chain first" in session.start_sweep(0.0)[0].text
+
+
+# -- the worker link lost, and sweeps cut short ---------------------------------------------------
+
+
+def failed(request: ProfileRequest, kind: str, message: str, **where: object) -> RequestFailed:
+    return RequestFailed(request.id, ChainErrorInfo(kind, message), **where)  # type: ignore[arg-type]
+
+
+def test_a_run_that_lost_the_link_is_measured_again_once_a_worker_is_ready() -> None:
+    """The link's failure is not the chain's: no failure is filed for its rows and nothing is
+    said here (the status bar says it); the rows are measured when a worker answers again."""
+    session, first = started()
+    effects = session.on_event(
+        failed(first, "link", "the link to the worker stopped answering (nothing for 15 s)"), 1.0
+    )
+    assert effects == []
+    session.worker_lost()  # the replacement failed to start: nothing is sent meanwhile
+    session.on_event(RequestDone(first.id), 1.0)
+    view = session.focus_view(1.0)
+    assert all(v.failure is None for v in view.modes) and view.errors == ()
+    assert sends(session.edit("a * b", 2.0)) == []  # the user keeps editing while no worker answers
+    [again] = sends(session.worker_ready(ready(), 30.0))
+    assert again.chain == "a * b" and again.modes == ["eager", "compiled"]
+
+
+def test_a_chain_that_loses_the_link_again_is_not_run_forever() -> None:
+    session, first = started()
+    session.on_event(failed(first, "link", "the link to the worker stopped answering"), 1.0)
+    [again] = sends(session.on_event(RequestDone(first.id), 1.0))
+    session.on_event(failed(again, "link", "the link to the worker stopped answering"), 20.0)
+    assert sends(session.on_event(RequestDone(again.id), 20.0)) == []
+    assert all(v.failure is not None for v in session.focus_view(20.0).modes)
+
+
+def test_a_worker_that_died_in_a_run_is_said_in_its_pane_not_again_in_the_status_bar() -> None:
+    session, first = started()
+    effects = session.on_event(failed(first, "worker", "the worker was killed by signal 9"), 1.0)
+    assert not [e for e in effects if isinstance(e, Notice)]
+    session.on_event(RequestDone(first.id), 1.0)
+    view = session.focus_view(1.0)
+    assert [f.error.message for f in view.errors] == ["the worker was killed by signal 9"]
+
+
+def test_a_requests_failure_is_none_of_the_rows_it_brought() -> None:
+    session, first = started()
+    session.on_event(MeasurementResult(first.id, measurement(first.chain, "eager")), 1.0)
+    session.on_event(failed(first, "worker", "the worker was killed by signal 9"), 1.1)
+    session.on_event(RequestDone(first.id), 1.1)
+    eager, compiled = session.focus_view(1.1).modes
+    assert eager.fresh and eager.failure is None and compiled.failure is not None
+
+
+def swept(sizes: list[int]) -> tuple[LiveSession, ProfileRequest]:
+    session, first = started(sizes=sizes)
+    answer(session, first, 0.1)
+    [sweep] = sends(session.start_sweep(1.0))
+    return session, sweep
+
+
+def answer_sizes(session: LiveSession, sweep: ProfileRequest, sizes: list[int], now: float) -> None:
+    for size in sizes:
+        for mode in sweep.modes:
+            session.on_event(MeasurementResult(sweep.id, measurement(sweep.chain, mode, size)), now)
+
+
+def sweep_line(session: LiveSession) -> str:
+    from tui.views import SweepPaneState
+    from tui.widgets.sweep_pane import status_line
+
+    return status_line(SweepPaneState(session.sweep_view())).plain
+
+
+SIZES = [100, 10_000, 1_000_000, 10_000_000, 100_000_000]
+
+
+def test_a_sweep_gives_its_verdict_once_its_last_size_is_in() -> None:
+    session, sweep = swept(SIZES)
+    answer_sizes(session, sweep, SIZES[:4], 2.0)
+    assert "measuring 8/10" in sweep_line(session) and "per call" not in sweep_line(session)
+    answer_sizes(session, sweep, SIZES[4:], 3.0)
+    session.on_event(RequestDone(sweep.id), 3.0)
+    assert "per call" in sweep_line(session) and "incomplete" not in sweep_line(session)
+
+
+def test_a_sweep_stopped_with_ctrl_c_says_which_sizes_are_missing_and_gives_no_verdict() -> None:
+    session, sweep = swept(SIZES)
+    answer_sizes(session, sweep, SIZES[:3], 2.0)
+    assert Cancel(sweep.id) in session.stop()
+    session.on_event(RequestDone(sweep.id, cancelled=True), 2.1)
+    line = sweep_line(session)
+    assert line.startswith("incomplete: 3 of 5 sizes, 1e7 and 1e8 missing (stopped")
+    assert "per call" not in line and "crossover" not in line
+
+
+def test_a_sweep_whose_worker_died_says_which_sizes_are_missing_and_gives_no_verdict() -> None:
+    session, sweep = swept(SIZES)
+    answer_sizes(session, sweep, SIZES[:3], 2.0)
+    session.on_event(failed(sweep, "worker", "the worker was killed by signal 9"), 2.5)
+    session.on_event(RequestDone(sweep.id), 2.5)
+    line = sweep_line(session)
+    assert line.startswith("incomplete: 3 of 5 sizes, 1e7 and 1e8 missing")
+    assert "per call" not in line and line.count("killed by signal 9") == 1
+    assert session.focus_view(2.5).errors == ()  # the focus size's rows came: not its failure
+
+
+def test_a_sweep_whose_link_was_lost_says_so_and_gives_no_verdict() -> None:
+    session, sweep = swept(SIZES)
+    answer_sizes(session, sweep, SIZES[:4], 2.0)
+    session.on_event(failed(sweep, "link", "the connection failed (ssh exit 255)"), 2.5)
+    session.on_event(RequestDone(sweep.id), 2.5)
+    line = sweep_line(session)
+    assert line.startswith("incomplete: 4 of 5 sizes, 1e8 missing (the worker was lost")
+    assert "per call" not in line and "ssh" not in line  # the status bar says why
+
+
+def test_a_size_refused_on_its_own_leaves_the_sweep_complete() -> None:
+    session, sweep = swept(SIZES)
+    answer_sizes(session, sweep, SIZES[:4], 2.0)
+    session.on_event(failed(sweep, "memory", "needs 12 GB, 8 GB free", size=SIZES[4]), 2.5)
+    session.on_event(RequestDone(sweep.id), 2.5)
+    line = sweep_line(session)
+    assert "per call" in line.splitlines()[0] and "incomplete" not in line

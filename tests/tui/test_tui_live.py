@@ -426,8 +426,8 @@ async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app) -> No
         await wait_for(pilot, lambda: settled(app), what="the failure")
         failures = [v.failure for v in focus_view(app).modes if v.failure]
         assert failures and all(f.error.kind == "worker" for f in failures), (failures, app.messages)
-        assert "restarted" in app.query_one(StatusBar).info.message
         await wait_for(pilot, lambda: client.state == "ready" and client.pid not in (None, pid), what="restart")
+        await wait_for(pilot, lambda: "restarted" in app.query_one(StatusBar).info.message, what="the restart said")
         assert app.is_running  # never an exit
         # And it works again.
         await pilot.press("escape", "ctrl+r")
@@ -456,7 +456,7 @@ async def test_worker_that_cannot_start_is_reported(make_app) -> None:
     app = make_app(worker_command=[sys.executable, "-c", "import sys; sys.exit(3)"])
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.query_one(StatusBar).info.worker_state == "failed", what="failure")
-        assert "did not start" in app.query_one(StatusBar).info.message
+        assert "failed: the worker exited (code 3)" in app.query_one(StatusBar).info.worker_why
         assert app.is_running
 
 

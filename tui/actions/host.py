@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from probes.link.protocol import Measurement
     from tui.bridge import WorkerBridge
     from tui.screens.compare import CompareScreen
-    from tui.session import LiveSession
+    from tui.session import Effect, LiveSession
     from tui.workspace import Workspace
     from tui.workspace_file import WorkspaceFile
 
@@ -40,6 +40,8 @@ class AppState(Protocol):
     def closing(self) -> bool: ...
 
     def message(self, text: str, style: str = "", *, of_text: bool = False) -> None: ...
+
+    def apply(self, effects: list[Effect]) -> None: ...
 
     def render_panes(self) -> None: ...
 

@@ -1,14 +1,19 @@
-"""The app's life: autosave, quitting (asking first when edits cannot be saved), shutting down.
+"""The app's life: the worker link, autosave, quitting (asking first when edits cannot be saved),
+shutting down.
 
-Quitting kills the workers first, then saves the workspace and releases its lock while they die;
-the app's unmount waits what is left of a fraction of a second for them to be gone
-(``WorkerBridge.kill`` and ``close``). Edits that cannot be saved (a read-only workspace, a failed
-save) are never dropped without asking.
+The worker's states go to one pure machine (``tui.link_state.WorkerLink``), shown in one place,
+the status bar: it starts a worker again by itself after a failed start, waiting longer each
+time, and at once on ctrl+r; the session sends nothing while no worker answers, and measures
+what is missing once one does. Quitting kills the workers first, then saves the workspace and
+releases its lock while they die; the app's unmount waits what is left of a fraction of a second
+for them to be gone (``WorkerBridge.kill`` and ``close``). Edits that cannot be saved (a
+read-only workspace, a failed save) are never dropped without asking.
 """
 
 from __future__ import annotations
 
 import gc
+import time
 from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
@@ -16,15 +21,21 @@ from textual.driver import Driver
 from textual.timer import Timer
 
 from probes.link.safe_text import inert_line
+from tui import presenter
 from tui.actions.host import AppHost
+from tui.bridge import WorkerStateChanged
 from tui.debug_log import log_error
 from tui.driver import driver_class
+from tui.link_state import WorkerLink
+from tui.widgets.status_bar import StatusBar
 from tui.workspace_file import WorkspaceFile
 
 if TYPE_CHECKING:
     from tui.screens.dialogs import ChoiceDialog
 
 AUTOSAVE_S = 1.0
+LINK_TICK_S = 0.5
+"""How often the link's countdown is redrawn and a start that is due is made."""
 
 
 def unsaved_dialog(store: WorkspaceFile) -> ChoiceDialog:
@@ -42,6 +53,65 @@ class LifecycleActions(AppHost):
     _save_timer: Timer | None = None
     _quitting = False
     _exiting = False
+    _link: WorkerLink | None = None
+
+    # -- the worker link -------------------------------------------------------------------------
+
+    @property
+    def link(self) -> WorkerLink:
+        if self._link is None:
+            self._link = WorkerLink()
+        return self._link
+
+    def on_mount(self) -> None:
+        self.set_interval(LINK_TICK_S, self._link_tick)
+
+    def on_worker_state_changed(self, event: WorkerStateChanged) -> None:
+        if self.closing:
+            return
+        link, now = self.link, time.monotonic()
+        if event.state == "starting":
+            link.starting()
+        elif event.state == "lost":
+            link.lost(event.detail)
+        elif event.state == "restarting":
+            link.restarting()
+        elif event.state in ("failed", "stopped") and event.detail:
+            self.session.worker_lost()
+            link.failed(event.detail, now, permanent=event.state == "stopped")
+            self.render_panes()
+        elif event.state == "ready" and event.ready is not None:
+            said = link.ready()
+            if said is not None:
+                self.message(said, "yellow")
+            if event.ready is not self.session.ready:
+                self.session.compiles_apart = self.bridge.compiles_apart()
+                effects = self.session.worker_ready(event.ready, now)
+                self.query_one(StatusBar).set(
+                    device=presenter.device_label(self.session), torch=event.ready.torch_version
+                )
+                self.apply(effects)
+        self.show_link()
+
+    def show_link(self) -> None:
+        """The link's state in the status bar, as of now."""
+        view = self.link.view(time.monotonic(), measuring=self.session.running())
+        self.query_one(StatusBar).set(
+            worker_state=view.phase, worker_words=view.words, worker_short=view.short, worker_why=view.why
+        )
+
+    def retry_link(self) -> None:
+        """ctrl+r while no worker answers: start one now (not while one starts)."""
+        if self.link.down:
+            self.bridge.start()
+
+    def _link_tick(self) -> None:
+        if self.closing:
+            return
+        if self.link.due(time.monotonic()):
+            self.bridge.start()
+        if self.link.down:
+            self.show_link()  # the countdown
 
     def schedule_save(self) -> None:
         self.unsaved = True

@@ -1,10 +1,12 @@
-"""The status bar: worker state, device and torch version, settings, and what is running.
+"""The status bar: the worker link's state, device and torch version, settings, and what is running.
 
-One line. Left: a coloured dot and the worker state (starting while torch imports, ready, busy,
-restarting, stopped), the device and torch version. Middle: the settings (modes, dtype, size,
-reps). Right: the activity (the worker's progress message, step/total and elapsed time) or the
-last message (errors in plain words). When narrow, the least important parts go first, and a
-message too long for the line gets lines of its own: nothing of it is cut.
+One line. Left: a coloured dot and the link's words (``tui.link_state``: starting while torch
+imports, ready, measuring, restarting, no worker with its countdown and what ctrl+r does), the
+device and torch version. Middle: the settings (modes, dtype, size, reps). Right: the activity
+(the worker's progress message, step/total and elapsed time) or the last message (errors in plain
+words). While the link is down, why (one attempt's reason) has a line of its own, cut to it. When
+narrow, the least important parts go first (the torch version, the device); a message too long
+for the line gets lines of its own, nothing of it cut, and the settings stay on the first line.
 """
 
 from __future__ import annotations
@@ -16,26 +18,26 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from probes.link import fast_paths
+from tui.link_state import STYLES
 from tui.widgets.cells import plain
 
 MESSAGE_GAP = 2
 """Cells kept free between the device (or the settings) and the message on the right."""
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-STATE_STYLES = {
-    "starting": "yellow",
-    "ready": "green",
-    "busy": "cyan",
-    "restarting": "yellow",
-    "lost": "yellow",
-    "stopped": "red",
-    "failed": "red",
-}
+STATE_STYLES: dict[str, str] = {str(phase): style for phase, style in STYLES.items()}
+NO_DEVICE = ("restarting", "failed", "retrying", "stopped")
+"""Link phases without a worker that answers: no device or torch version is shown for it."""
 
 
 @dataclass(frozen=True)
 class StatusInfo:
     worker_state: str = "starting"
-    worker_detail: str = "importing torch"
+    """The link's phase (``tui.link_state.Phase``): the dot's colour."""
+    worker_words: str = "starting worker (importing torch)"
+    worker_short: str = ""
+    """The words where the line has no room for them beside the settings (none: the same)."""
+    worker_why: str = ""
+    """Why the link is down (the current attempt's reason), on a line of its own."""
     device: str = ""
     torch: str = ""
     settings: str = ""
@@ -77,19 +79,19 @@ class StatusBar(Widget):
         # the whole screen out once more (nested) to find where the bar is.
         width = self.app.size.width or 80
         style = STATE_STYLES.get(info.worker_state, "white")
-        state = info.worker_state
-        if state == "starting" and info.worker_detail:
-            state = f"starting worker ({info.worker_detail})"
-        elif state in ("restarting", "lost", "stopped", "failed") and info.worker_detail:
-            state = f"{state}: {info.worker_detail}"
+        device = info.device if info.worker_state not in NO_DEVICE else ""
+        torch = info.torch if device else ""
+        middle = Text(f"  │ {info.settings}") if info.settings else Text()
+        words = info.worker_words
+        if info.worker_short and 3 + len(words) + middle.cell_len > width:
+            words = info.worker_short  # the settings keep their place
         left = Text()
         left.append(" ● ", style=style)
-        left.append_text(plain(state, f"bold {style}"))
-        if info.device:
-            left.append_text(plain(f"  {info.device}"))
-        if info.torch:
-            left.append(f" · torch {info.torch}", style="dim")
-        middle = Text(f"  │ {info.settings}") if info.settings else Text()
+        left.append_text(plain(words, f"bold {style}"))
+        if device:
+            left.append_text(plain(f"  {device}"))
+        if torch:
+            left.append(f" · torch {torch}", style="dim")
         right = Text()
         if info.activity:
             right.append(f"{SPINNER[info.spin % len(SPINNER)]} ", style="cyan")
@@ -103,21 +105,33 @@ class StatusBar(Widget):
         # settings; the message is never cut: it takes a line of its own (wrapped) instead. The
         # message keeps a gap from the device ("CPU (2 cores)N=1e10: ..." where it just fitted).
         room = width - MESSAGE_GAP
-        if left.cell_len + middle.cell_len + right.cell_len > room and info.torch:
+        if left.cell_len + middle.cell_len + right.cell_len > room and torch:
             left = Text()
             left.append(" ● ", style=style)
-            left.append_text(plain(state, f"bold {style}"))
-            if info.device:
-                left.append_text(plain(f" {info.device}"))
-        if left.cell_len + middle.cell_len + right.cell_len > room:
-            middle = Text()
+            left.append_text(plain(words, f"bold {style}"))
+            if device:
+                left.append_text(plain(f" {device}"))
+        fits = left.cell_len + middle.cell_len + right.cell_len <= room
+        if not fits and not info.worker_why and left.cell_len + right.cell_len <= room:
+            middle, fits = Text(), True  # the settings make room for the message
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append_text(left)
         line.append_text(middle)
-        if left.cell_len + middle.cell_len + right.cell_len <= room:
+        if fits:
             line.append(" " * (width - left.cell_len - middle.cell_len - right.cell_len))
             line.append_text(right)
+        lines = [line]
+        if info.worker_why:  # one line, whatever its length: the bar keeps its height
+            why = Text(" ✗ ", style="bold red", no_wrap=True, overflow="ellipsis")
+            why.append_text(plain(info.worker_why, "red"))
+            why.truncate(width, overflow="ellipsis")
+            lines.append(why)
+        if not fits and (info.activity or info.message):  # on lines of its own, the settings kept on the first
+            message = Text(" ")
+            message.append_text(right)
+            lines += message.wrap(self.app.console, width)
+        if len(lines) == 1:
             return line
-        message = Text(" ")
-        message.append_text(right)
-        return Text("\n").join([line, *message.wrap(self.app.console, width)])
+        bar = Text("\n").join(lines)
+        bar.no_wrap, bar.overflow = True, "ellipsis"  # each line laid out above, cut at the edge
+        return bar

@@ -3,8 +3,10 @@
 Rows stream in as the worker measures them. The chart plots, per mode, the wall time per call,
 the device time per call, or the achieved GB/s with the device's measured peak as a dashed line
 (``g`` cycles); the size from which compiled is faster per call at every larger size measured
-(the crossover) is called out in text and marked on the chart. Before the first sweep the pane
-is one line that says how to start one (the main grid then gives it little room).
+(the crossover) is called out in text and marked on the chart, once the last size is in: a
+sweep cut short (stopped, or its worker lost) says which sizes are missing, and no verdict is
+drawn from the rest. Before the first sweep the pane is one line that says how to start one (the
+main grid then gives it little room).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from probes.link.summary import (
 )
 from tui.baseline_view import delta_cell
 from tui.runs import SweepResults
-from tui.views import SweepPaneState
+from tui.views import SweepPaneState, missing_sizes
 from tui.widgets.cells import gbps_cell, pct, plain
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, time_label
 from tui.widgets.headline import dynamic_line, static_and_dynamic
@@ -146,6 +148,26 @@ def time_cell(m: Measurement, which: Literal["wall", "device"], base: str) -> Te
     return cell
 
 
+def finished(state: SweepPaneState) -> bool:
+    """The sweep has every size (measured, or refused on its own): a verdict may be drawn."""
+    rs = state.view.results
+    return rs is not None and not state.view.running and not missing_sizes(rs)
+
+
+def incomplete_text(state: SweepPaneState) -> str:
+    """``incomplete: 3 of 5 sizes, 1e7 and 1e8 missing (stopped)``: a sweep cut short."""
+    view, rs = state.view, state.view.results
+    assert rs is not None
+    missing = missing_sizes(rs)
+    text = f"incomplete: {len(rs.sizes) - len(missing)} of {len(rs.sizes)} sizes"
+    if len(missing) < len(rs.sizes):
+        names = [format_size(n) for n in missing]
+        text += f", {', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else f", {names[0]}"
+        text += " missing"
+    why = "stopped" if rs.run.cancelled else "the worker was lost" if view.lost else ""
+    return text + (f" ({why}: {state.hint} again)" if why else "")
+
+
 def status_line(state: SweepPaneState) -> Text:
     """The crossover (or how to start a sweep), progress, staleness, and the first failure."""
     view = state.view
@@ -154,9 +176,10 @@ def status_line(state: SweepPaneState) -> Text:
     results = rs.measurements() if rs else []
     pairs = comparisons(results, view.compile_mode)
     dynamic = dynamic_summary(results)
-    if pairs and not view.running:  # a verdict on part of the sizes would be a guess shown as fact
+    done = finished(state)
+    if pairs and done:  # a verdict on part of the sizes would be a guess shown as fact
         line.append(sweep_verdict(pairs), style="bold green" if crossover(pairs) is not None else "bold yellow")
-    elif dynamic is not None and not view.running:
+    elif dynamic is not None and done:
         line.append_text(dynamic)
     elif rs is None:
         line.append(f"no sweep yet: {state.hint} ", style="dim italic")
@@ -166,8 +189,8 @@ def status_line(state: SweepPaneState) -> Text:
         got = len(rs.results) + sum(1 for f in rs.run.failures if f.size is not None)
         if view.running:
             line.append(f"  measuring {got}/{expected}…", style="italic cyan")
-        elif rs.run.cancelled:
-            line.append(f"  cancelled at {got}/{expected}", style="yellow")
+        elif not done:
+            line.append(("  " if line.cell_len else "") + incomplete_text(state), style="yellow")
     if view.stale and rs is not None:
         line.append("  ")
         line.append(" STALE ", style="bold reverse yellow")
@@ -241,7 +264,7 @@ class SweepPane(Pane):
         )
         results = rs.measurements() if rs else []
         peak = next((m.peak_gbps for m in results if m.peak_gbps), None) or state.peak_gbps
-        cross = None if view.running else crossover(comparisons(results, view.compile_mode))
+        cross = crossover(comparisons(results, view.compile_mode)) if finished(state) else None
         self.query_one(LogChart).set_data(
             chart_series(results, state.chart),
             hlines=[HLine(peak, f"peak {format_gbps(peak)}", "red")] if state.chart == "gbps" and peak else [],
