@@ -137,7 +137,8 @@ class WorkerLink:
         if phase == "starting":
             return LinkView(phase, "starting worker (importing torch)")
         if phase == "ready":
-            return LinkView(phase, "measuring" if measuring else "ready")
+            # Short: the activity beside it (spinner, step, clock) says what is measured.
+            return LinkView(phase, "busy" if measuring else "ready")
         if phase == "restarting":
             return LinkView(
                 phase, "restarting worker (importing torch)", f"lost: {self.lost_why}" if self.lost_why else ""

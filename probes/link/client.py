@@ -113,10 +113,14 @@ class _LastWords:
         return inert_line(" | ".join(unique[-lines:]))
 
 
+SSH_WORDS = ("ssh:", "closed by remote host", "client_loop:", "kex_exchange_identification")
+"""What ssh says when its connection fails or drops."""
+
+
 def _connection_failed(returncode: int | None, command: list[str], last_words: str) -> bool:
     """ssh's "the connection failed": its exit status 255, from ssh (by name, or by its words)."""
-    ssh = Path(command[0]).name == "ssh" if command else False
-    return returncode == SSH_FAILED and (ssh or last_words.startswith("ssh:"))
+    ssh = any(Path(word).name == "ssh" for word in command) or any(words in last_words for words in SSH_WORDS)
+    return returncode == SSH_FAILED and ssh
 
 
 def _exit_cause(returncode: int | None, command: list[str], last_words: str, *, serving: bool = True) -> str:

@@ -24,7 +24,7 @@ def test_the_first_start_says_starting_then_ready() -> None:
     assert link.view(0.0).words == "starting worker (importing torch)" and link.view(0.0).why == ""
     link.starting()
     assert link.ready() is None
-    assert link.view(1.0).words == "ready" and link.view(1.0, measuring=True).words == "measuring"
+    assert link.view(1.0).words == "ready" and link.view(1.0, measuring=True).words == "busy"
 
 
 def test_a_failed_start_counts_down_to_the_next_one_and_says_why_once() -> None:
