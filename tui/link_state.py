@@ -131,6 +131,14 @@ class WorkerLink:
         """The next start is due now."""
         return self.phase == "failed" and now >= self.retry_at
 
+    def retry_now(self, now: float) -> bool:
+        """ctrl+r: the next start is due now; whether there is one to make (none while a start
+        runs or a worker answers)."""
+        if not self.down:
+            return False
+        self.phase, self.retry_at = "failed", now
+        return True
+
     def view(self, now: float, *, measuring: bool = False) -> LinkView:
         """The words for the status bar now (``measuring``: a run of the user's is in flight)."""
         phase = self.phase

@@ -64,21 +64,25 @@ def test_after_too_many_failed_starts_it_gives_up_and_says_what_to_do() -> None:
     assert "gave up" in view.words and "ctrl+r" in view.words and SSH_REFUSED in view.why
 
 
-def test_a_start_that_cannot_work_gives_up_at_once() -> None:
+def test_a_start_that_cannot_work_gives_up_at_once_and_ctrl_r_tries_once_more() -> None:
     link = WorkerLink()
     why = "the worker speaks protocol 1, this app 3: install the same kernel-tui version where the worker runs"
     link.failed(why, 0.0, permanent=True)
     view = link.view(5.0)
     assert view.phase == "stopped" and view.why == why and not link.due(1e9)
+    assert link.retry_now(6.0) and link.due(6.0)
+    link.starting()
+    link.failed(why, 7.0, permanent=True)
+    assert link.view(8.0).phase == "stopped"
 
 
 def test_ctrl_r_starts_at_once_only_while_no_worker_starts_or_answers() -> None:
     link = WorkerLink()
-    assert not link.down  # the first start runs: a second one would race it
+    assert not link.retry_now(0.0)  # the first start runs: a second one would race it
     link.failed(SSH_REFUSED, 0.0)
-    assert link.down  # waiting for the next start: ctrl+r makes it now
+    assert link.retry_now(0.5) and link.due(0.5)  # no waiting for the countdown
     link.starting()
-    assert not link.down
+    assert not link.retry_now(0.6)
     assert link.ready() == "the worker is back"
     assert not link.down and link.view(0.0).why == ""
 

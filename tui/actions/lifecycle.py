@@ -101,8 +101,9 @@ class LifecycleActions(AppHost):
         )
 
     def retry_link(self) -> None:
-        """ctrl+r while no worker answers: start one now (not while one starts)."""
-        if self.link.down:
+        """ctrl+r while no worker answers: start one now (not while one starts); a start that
+        cannot be made this moment is made by the next tick."""
+        if self.link.retry_now(time.monotonic()):
             self.bridge.start()
 
     def _link_tick(self) -> None:

@@ -1,12 +1,13 @@
 """The status bar: the worker link's state, device and torch version, settings, and what is running.
 
 One line. Left: a coloured dot and the link's words (``tui.link_state``: starting while torch
-imports, ready, measuring, restarting, no worker with its countdown and what ctrl+r does), the
-device and torch version. Middle: the settings (modes, dtype, size, reps). Right: the activity
-(the worker's progress message, step/total and elapsed time) or the last message (errors in plain
-words). While the link is down, why (one attempt's reason) has a line of its own, cut to it. When
-narrow, the least important parts go first (the torch version, the device); a message too long
-for the line gets lines of its own, nothing of it cut, and the settings stay on the first line.
+imports, ready, busy, restarting, no worker with its countdown and what ctrl+r does), the device
+and torch version (while a worker answers). Middle: the settings (modes, dtype, size, reps).
+Right: the activity (the worker's progress message, step/total and elapsed time) or the last
+message (errors in plain words). While the link is down, why (one attempt's reason) has a line of
+its own, cut to it. When narrow, the least important parts go first (the torch version, then the
+settings, unless the link is down); a message too long for the line gets lines of its own,
+nothing of it cut, and the settings stay on the first line.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class StatusBar(Widget):
         torch = info.torch if device else ""
         middle = Text(f"  │ {info.settings}") if info.settings else Text()
         words = info.worker_words
-        if info.worker_short and 3 + len(words) + middle.cell_len > width:
+        if info.worker_short and 3 + Text(words).cell_len + middle.cell_len > width:
             words = info.worker_short  # the settings keep their place
         left = Text()
         left.append(" ● ", style=style)
@@ -102,8 +103,9 @@ class StatusBar(Widget):
             right.append_text(plain(info.message, info.message_style))
         right.append(" ")
         # The least important parts go first when there is no room: the torch version, then the
-        # settings; the message is never cut: it takes a line of its own (wrapped) instead. The
-        # message keeps a gap from the device ("CPU (2 cores)N=1e10: ..." where it just fitted).
+        # settings (kept while the link is down: the bar then has a fixed height); the message is
+        # never cut: it takes lines of its own (wrapped) instead, beside which the settings stay.
+        # The message keeps a gap from the device ("CPU (2 cores)N=1e10: ..." where it just fitted).
         room = width - MESSAGE_GAP
         if left.cell_len + middle.cell_len + right.cell_len > room and torch:
             left = Text()
