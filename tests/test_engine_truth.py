@@ -237,10 +237,11 @@ def test_a_cpu_rep_that_faults_in_fresh_pages_is_left_out_of_the_rows() -> None:
     assert run.reps == 4
     fills = [launch for launch in run.launches if launch.name == "aten::fill_"]
     kept = sorted({launch.rep for launch in fills})
-    # Reps 1 and 3 (calls 2 and 4) are left out and replaced; another rep may be too, where the
-    # process's other allocations (the profiler's buffers) faulted in pages inside it.
+    # Reps 1 and 3 (calls 2 and 4) are left out, for their page faults, and replaced; another rep
+    # may be too, where the process's other allocations (the profiler's buffers) faulted in pages
+    # inside it. The fills kept are the 4 kB ones: the reps are told apart by their faults, not by
+    # their times, which a busy machine can stretch past the 64 MB fills'.
     assert len(kept) == 4 and 1 not in kept and 3 not in kept and calls >= 6
-    assert max(launch.duration_us for launch in fills) < 1000  # a 4 kB fill; the 64 MB ones took ms
 
 
 def test_a_cpu_call_that_always_faults_keeps_every_rep() -> None:
