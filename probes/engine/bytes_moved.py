@@ -8,37 +8,75 @@ arguments during one call, or Inductor's own estimate where no Python call can b
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 from probes.engine import compiled as inductor
 from probes.engine.compiling import PreparedCall
-from probes.engine.launches import Launch
+from probes.engine.launches import SETUP_OPS, Launch
 from probes.engine.trace import OpTrace
 from probes.link.kernel_names import classify_device_event, short_name
 from probes.link.protocol import OpNode
 
+KernelKey = tuple[str, str | None]
+"""A kernel row's identity: its name and its pass (None without grad)."""
 
-def eager_bytes(
-    trace: OpTrace, attribution: list[Launch]
-) -> tuple[dict[str, int], dict[str, list[str]], dict[int, list[str]]]:
-    """Bytes and ops per kernel name from the attribution pass; an op's bytes are split between
-    its kernels by device time when it launched more than one."""
+
+@dataclass
+class EagerAttribution:
+    """What each eager kernel (by name and pass) moved, computed and ran, per call."""
+
+    bytes: dict[KernelKey, int]
+    flops: dict[KernelKey, int]
+    ops: dict[KernelKey, list[str]]
+    op_kernels: dict[int, list[str]]
+    """The short names of the kernels each traced op launched."""
+
+
+def _own_op(launch: Launch) -> str | None:
+    """The ATen op that launched this kernel itself: a CPU kernel is its op; a CUDA kernel's
+    launcher sits under the innermost ATen op, e.g. ``aten::copy_`` for the copy an
+    ``aten::mm`` runs to make an operand contiguous."""
+    return launch.name if launch.name.startswith("aten::") else launch.aten_op
+
+
+def _split(total: int, launches: list[Launch]) -> list[int]:
+    """``total`` shared among ``launches`` by device time (all of it to a single one)."""
+    if len(launches) == 1:
+        return [total]
+    time = sum(launch.duration_us for launch in launches) or 1.0
+    return [int(total * launch.duration_us / time) for launch in launches]
+
+
+def eager_bytes(trace: OpTrace, attribution: list[Launch]) -> EagerAttribution:
+    """Bytes, FLOPs and ops per kernel from the attribution pass, each kernel in the pass it ran
+    in (a forward and a backward ``aten::mul`` are two rows, each with its own launches' bytes).
+    An op's bytes are split between its kernels by device time when it launched more than one;
+    its FLOPs go to the kernels it launched itself, not to the copies or fills it ran to set up
+    its operands (``SETUP_OPS``), split by device time when there are several."""
     by_op: dict[int, list[Launch]] = defaultdict(list)
     for launch in attribution:
         if launch.op_index is not None and classify_device_event(launch.name) == "kernel":
             by_op[launch.op_index].append(launch)
-    kernel_bytes: dict[str, int] = defaultdict(int)
-    kernel_ops: dict[str, list[str]] = defaultdict(list)
-    op_kernels: dict[int, list[str]] = defaultdict(list)
+    got = EagerAttribution(defaultdict(int), {}, defaultdict(list), defaultdict(list))
+    uncounted: set[KernelKey] = set()
     for index, launches in by_op.items():
         op = trace.ops[index]
-        total_time = sum(launch.duration_us for launch in launches) or 1.0
-        for launch in launches:
-            share = launch.duration_us / total_time if len(launches) > 1 else 1.0
-            kernel_bytes[launch.name] += int((op.bytes_in + op.bytes_out) * share)
-            if op.op not in kernel_ops[launch.name]:
-                kernel_ops[launch.name].append(op.op)
-            op_kernels[index].append(short_name(launch.name))
-    return kernel_bytes, kernel_ops, op_kernels
+        for launch, share in zip(launches, _split(op.bytes_in + op.bytes_out, launches), strict=True):
+            key = (launch.name, launch.pass_)
+            got.bytes[key] += share
+            if op.op not in got.ops[key]:
+                got.ops[key].append(op.op)
+            got.op_kernels[index].append(short_name(launch.name))
+        doers = [launch for launch in launches if _own_op(launch) == op.op or _own_op(launch) not in SETUP_OPS]
+        doers = doers if op.flops is not None else []
+        for launch, share in zip(doers, _split(op.flops or 0, doers), strict=True):
+            key = (launch.name, launch.pass_)
+            got.flops[key] = got.flops.get(key, 0) + share
+        counted = {id(launch) for launch in doers}
+        uncounted.update((launch.name, launch.pass_) for launch in launches if id(launch) not in counted)
+    for key in uncounted:  # a count for some of a kernel's launches only is no count
+        got.flops.pop(key, None)
+    return got
 
 
 def compiled_bytes(prepared: PreparedCall) -> tuple[dict[str, int], dict[str, list[str]]]:

@@ -40,6 +40,7 @@ from probes.engine.diagnostics import Diagnostics
 from probes.engine.dynamo_deferral import end_dynamo_deferral
 from probes.engine.errors import MeasureError, check_result
 from probes.engine.launches import BACKWARD_LABEL
+from probes.engine.watchdog import CALL_BUDGET
 from probes.link import fast_paths
 from probes.link.protocol import ChainErrorInfo, CompileInfo
 
@@ -132,41 +133,57 @@ def _take_wrapped(mode: str) -> _Wrapped:
     return _wrapped(mode)
 
 
-def loss_of(result: Any) -> torch.Tensor:
-    """The chain's result reduced to a scalar for ``.backward()``: its sum (summed over a tuple)."""
-    if isinstance(result, torch.Tensor):
-        return result.sum()
-    return sum((part.sum() for part in result), torch.zeros((), device=result[0].device))
+GRAD_SEED = "materialised ones of the output's shape and dtype"
+"""How a training step's backward is seeded (the ``grad_seed`` of a measurement with grad)."""
 
 
-def with_loss(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` followed by the reduction, so that a compile sees (and fuses) it too."""
+def outputs_of(result: Any) -> list[torch.Tensor]:
+    """The chain's result as a list of tensors (a tuple's parts)."""
+    return [result] if isinstance(result, torch.Tensor) else list(result)
 
-    def chain_loss(*args: Any, **kwargs: Any) -> torch.Tensor:
-        return loss_of(fn(*args, **kwargs))
 
-    return chain_loss
+def seeds_for(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The upstream gradient of each output as a loss would hand it over: a tensor of ones at the
+    output's shape and dtype, materialised (not ``.sum()``'s expanded scalar, which a matmul's
+    backward copies to a contiguous tensor that no real loss makes it copy)."""
+    return [torch.ones_like(out, memory_format=torch.contiguous_format) for out in outputs]
+
+
+def backward_of(result: Any, seeds: list[torch.Tensor]) -> None:
+    """The backward of the chain's result from the given seeds."""
+    torch.autograd.backward(outputs_of(result), seeds)
 
 
 @dataclass
 class GradStep:
-    """One training-style step: forward to a scalar, then backward (gradients reset first, so
-    that no accumulation kernel joins the second and later calls)."""
+    """One training step: forward, then backward from the output's materialised gradient
+    (gradients reset first, so that no accumulation kernel joins the second and later calls).
+    The seeds are made once, on the first call (a warm-up), and kept: their set-up kernel is the
+    tool's and runs outside every measured call."""
 
-    forward: Callable[[], torch.Tensor]
+    forward: Callable[[], Any]
     leaves: list[torch.Tensor]
     labelled: bool = False
     """Mark the backward with a profiler label (the profiled reps), or not (the timed reps)."""
+    seeds: list[torch.Tensor] = field(default_factory=list)
+    """Shared with the step's labelled twin (``labelled_twin``)."""
 
     def __call__(self) -> None:
         for leaf in self.leaves:
             leaf.grad = None
-        loss = self.forward()
+        result = self.forward()
+        if not self.seeds:
+            with torch.no_grad():
+                self.seeds.extend(seeds_for(outputs_of(result)))
         if self.labelled:
             with torch.profiler.record_function(BACKWARD_LABEL):
-                loss.backward()
+                backward_of(result, self.seeds)
         else:
-            loss.backward()
+            backward_of(result, self.seeds)
+
+    def labelled_twin(self) -> GradStep:
+        """The same step with its backward labelled for the profiler, sharing the seeds."""
+        return dataclasses.replace(self, labelled=True)
 
 
 def grad_leaves(chain: ParsedChain, inputs: list[torch.Tensor], n: int) -> list[torch.Tensor]:
@@ -176,7 +193,7 @@ def grad_leaves(chain: ParsedChain, inputs: list[torch.Tensor], n: int) -> list[
         raise MeasureError(ChainErrorInfo("input", "with grad, at least one input must be a float tensor"))
     result = chain.build_function(CHAIN_NAMESPACE)(*inputs, N=n)
     check_result(result)
-    if not loss_of(result).requires_grad:
+    if not any(out.requires_grad for out in outputs_of(result)):
         raise MeasureError(
             ChainErrorInfo(
                 "runtime", "with grad, the chain's result must depend on a float input (nothing to differentiate)"
@@ -314,7 +331,7 @@ def _compile(
     modules_before = inductor.loaded_module_count()
     fn = chain.build_function(CHAIN_NAMESPACE)
     wrapped = _take_wrapped(mode)
-    wrapped.aim(with_loss(fn) if leaves is not None else fn)
+    wrapped.aim(fn)
     frame, compiled_fn = wrapped.frame, wrapped.compiled
     call = _call_compiled(compiled_fn, mode, device, inputs, n)
     if leaves is not None:
@@ -375,7 +392,7 @@ def prepare(
 ) -> PreparedCall:
     """Build the callable for ``mode`` (as a fresh torch.compile at this size would run) and warm it up.
 
-    With ``grad`` the call is a training-style step: forward, ``.sum()``, ``.backward()``. What
+    With ``grad`` the call is a training step: forward, then backward from ``GradStep``'s seeds. What
     torch reports while compiling goes to ``diagnostics``; a compile reused from the cache brings
     back what its compile reported.
     """
@@ -386,18 +403,13 @@ def prepare(
         def forward() -> Any:
             return fn(*inputs, N=n)
 
-        with measuring(device):
+        with measuring(device), CALL_BUDGET.calls(2):  # its first call is the budget's first look
             if leaves is None:
                 prepared = PreparedCall(call=forward)
                 check_result(prepared.call())
             else:
-
-                def step() -> torch.Tensor:
-                    return loss_of(forward())
-
-                prepared = PreparedCall(
-                    call=GradStep(step, leaves), profiled_call=GradStep(step, leaves, labelled=True), grad=True
-                )
+                step = GradStep(forward, leaves)
+                prepared = PreparedCall(call=step, profiled_call=step.labelled_twin(), grad=True)
                 prepared.call()
             prepared.call()
             _sync(device)
@@ -419,8 +431,13 @@ def prepare(
     call: Callable[[], Any] = forward
     profiled_call = None
     if leaves is not None:
-        call, profiled_call = GradStep(forward, leaves), GradStep(forward, leaves, labelled=True)
+        step = GradStep(forward, leaves)
+        call, profiled_call = step, step.labelled_twin()
     info = compiled.info
+    if leaves is not None and not cached:  # the seeds made now, outside every measured call
+        with tool_compile_settings(mode, device), measuring(device):
+            call()
+            _sync(device)
     if cached:
         entries = cache_entries(compiled.frame)
         with (

@@ -1,12 +1,15 @@
 """FLOPs per kernel where they can be known, and where each kernel sits against the roofs.
 
-The count comes from ``torch.utils.flop_counter``'s formulas (matmul, bmm, addmm, convolution,
-attention: exact from their shapes, e.g. ``[N, K] @ [K, M]`` is 2*N*K*M), op call by op call. A
-kernel gets a count only when every op it ran is one of those and the calls of that op in its pass
-can be told apart: it is the only kernel that ran the op, or the op's calls each have the same
-count and there are as many as the kernels that ran only it (a backward matmul's two ``aten::mm``
-calls). An elementwise or reduction kernel, or a matmul with a fused epilogue, gets None: an
-honest "unknown", never a guess.
+The count is op call by op call: ``torch.utils.flop_counter``'s formulas for matmuls, convolutions
+and attention (exact from their shapes, e.g. ``[N, K] @ [K, M]`` is 2*N*K*M), and the stated
+counts of ``op_flops`` for elementwise, reduction and normalisation ops (docs/measuring.md has the
+table). An op with neither (a copy, an index) has no count, and a kernel that ran it gets None.
+
+Eager: each traced op's FLOPs go to the kernels it launched itself, not to the copies or fills it
+ran to set up its operands (``probes.engine.bytes_moved``). Compiled: a generated kernel gets a
+count only when every op it ran is counted and the calls of that op in its pass can be told
+apart: it is the only kernel that ran the op, or the op's calls each have the same count and
+there are as many as the kernels that ran only it (a backward matmul's two ``aten::mm`` calls).
 """
 
 from __future__ import annotations
@@ -14,13 +17,128 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from torch.utils.flop_counter import flop_registry
+import torch
+from torch.utils.flop_counter import flop_registry, sdpa_backward_flop_count, sdpa_flop_count
 
 from probes.engine.torch_compat import TorchDispatchMode
 from probes.link.protocol import KernelRow, Measurement
 from probes.link.summary import SHORT_DTYPE_NAMES
 
-COUNTED_OPS = frozenset(f"aten::{packet.__name__}" for packet in flop_registry)
+PER_OUTPUT_ELEMENT = {
+    **dict.fromkeys(
+        (
+            "add",
+            "sub",
+            "rsub",
+            "mul",
+            "div",
+            "neg",
+            "abs",
+            "relu",
+            "clamp",
+            "clamp_min",
+            "clamp_max",
+            "maximum",
+            "minimum",
+            "where",
+            "exp",
+            "log",
+            "sqrt",
+            "rsqrt",
+            "reciprocal",
+            "tanh",
+            "sigmoid",
+            "sin",
+            "cos",
+            "pow",
+            "square",
+            "threshold_backward",
+            "eq",
+            "ne",
+            "lt",
+            "le",
+            "gt",
+            "ge",
+        ),
+        1,
+    ),
+    "addcmul": 2,
+    "addcdiv": 2,
+    "sigmoid_backward": 3,
+    "tanh_backward": 3,
+    "silu": 4,
+    "gelu": 5,
+    "silu_backward": 6,
+    "gelu_backward": 11,
+}
+"""FLOPs per output element of elementwise ops: one per arithmetic step or math function
+(gelu: x/sqrt(2), erf, +1, *0.5, *x)."""
+
+PER_INPUT_ELEMENT = {
+    "_softmax": 5,
+    "_log_softmax": 5,
+    "_softmax_backward_data": 4,
+    "_log_softmax_backward_data": 4,
+    "native_layer_norm": 8,
+    "native_layer_norm_backward": 13,
+}
+"""FLOPs per input element of normalisations: softmax max, subtract, exp, sum, divide (its
+backward multiply, sum, subtract, multiply); layer norm mean 1, variance 3, normalise 2, scale
+and shift 2 (its backward 13: input, weight and bias gradients)."""
+
+REDUCTIONS = {"sum": 0, "mean": 1, "amax": 0, "amin": 0, "max": 0, "min": 0, "prod": 0}
+"""Reductions: one FLOP per input element folded into an output (inputs minus outputs), plus
+the extra FLOPs per output given here (mean's division)."""
+
+_SDPA_CPU = {"_scaled_dot_product_flash_attention_for_cpu"}
+_SDPA_CPU_BACKWARD = {"_scaled_dot_product_flash_attention_for_cpu_backward"}
+
+COUNTED_OPS = frozenset(
+    f"aten::{name}"
+    for name in [
+        *(packet.__name__ for packet in flop_registry),
+        *PER_OUTPUT_ELEMENT,
+        *PER_INPUT_ELEMENT,
+        *REDUCTIONS,
+        *_SDPA_CPU,
+        *_SDPA_CPU_BACKWARD,
+    ]
+)
+
+
+def _first_tensor(value: Any) -> torch.Tensor | None:
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, list | tuple):
+        return next((t for t in value if isinstance(t, torch.Tensor)), None)
+    return None
+
+
+def op_flops(func: Any, args: tuple, kwargs: dict, out: Any) -> int | None:
+    """FLOPs of one ATen op call, or None for an op without a count (see the module docstring)."""
+    packet = func.overloadpacket
+    name = packet.__name__
+    if packet in flop_registry:
+        return int(flop_registry[packet](*args, **kwargs, out_val=out))
+    result = _first_tensor(out)
+    source = _first_tensor(args)
+    if result is None:
+        return None
+    if name in PER_OUTPUT_ELEMENT:
+        return PER_OUTPUT_ELEMENT[name] * result.numel()
+    if source is None:
+        return None
+    if name in PER_INPUT_ELEMENT:
+        return PER_INPUT_ELEMENT[name] * source.numel()
+    if name in REDUCTIONS:
+        return source.numel() - result.numel() + REDUCTIONS[name] * result.numel()
+    if name in _SDPA_CPU:
+        q, k, v = args[:3]
+        return int(sdpa_flop_count(q.shape, k.shape, v.shape))
+    if name in _SDPA_CPU_BACKWARD:
+        grad_out, q, k, v = args[:4]
+        return int(sdpa_backward_flop_count(grad_out.shape, q.shape, k.shape, v.shape))
+    return None
 
 
 class _CountingMode(TorchDispatchMode):
@@ -34,11 +152,9 @@ class _CountingMode(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        packet = func.overloadpacket
-        if packet in flop_registry:
-            count = int(flop_registry[packet](*args, **kwargs, out_val=out))
-            if count:
-                self.calls.setdefault(f"aten::{packet.__name__}", []).append(count)
+        count = op_flops(func, args, kwargs, out)
+        if count:
+            self.calls.setdefault(f"aten::{func.overloadpacket.__name__}", []).append(count)
         return out
 
 

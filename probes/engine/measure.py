@@ -25,8 +25,16 @@ import torch
 
 from probes.chain.expr import ParsedChain
 from probes.engine import flops
-from probes.engine.bytes_moved import compiled_bytes, eager_bytes, op_nodes
-from probes.engine.compiling import CHAIN_NAMESPACE, PreparedCall, loss_of, prepare
+from probes.engine.bytes_moved import KernelKey, compiled_bytes, eager_bytes, op_nodes
+from probes.engine.compiling import (
+    CHAIN_NAMESPACE,
+    GRAD_SEED,
+    PreparedCall,
+    backward_of,
+    outputs_of,
+    prepare,
+    seeds_for,
+)
 from probes.engine.device_lock import measuring
 from probes.engine.diagnostics import Diagnostics, capturing
 from probes.engine.errors import Cancelled, DevicePoisoned, MeasureError, classify_failure
@@ -61,19 +69,18 @@ def _row(
     times: list[float],
     reps: int,
     aten_op: str | None,
-    kernel_bytes: dict[str, int],
-    kernel_ops: dict[str, list[str]],
+    kernel_bytes: dict[KernelKey, int],
+    kernel_ops: dict[KernelKey, list[str]],
     op_bytes_by_name: dict[str, int],
 ) -> KernelRow:
     kind = classify_device_event(name)
     launches_per_call = len(times) / reps
     p25, median, p75 = quartiles(times)
     per_call = median * launches_per_call
-    key = strip_graph_prefix(name)
-    nbytes = kernel_bytes.get(key, kernel_bytes.get(name))
+    keys = [(strip_graph_prefix(name), pass_), (name, pass_), (strip_graph_prefix(name), None), (name, None)]
+    nbytes = next((kernel_bytes[k] for k in keys if k in kernel_bytes), None)
     ops = (
-        kernel_ops.get(key)
-        or kernel_ops.get(name)
+        next((kernel_ops[k] for k in keys if kernel_ops.get(k)), None)
         or ([aten_op] if aten_op else [])
         or ([name] if name.startswith("aten::") else [])
     )
@@ -99,8 +106,8 @@ def _row(
 def build_rows(
     launches: list[Launch],
     reps: int,
-    kernel_bytes: dict[str, int],
-    kernel_ops: dict[str, list[str]],
+    kernel_bytes: dict[KernelKey, int],
+    kernel_ops: dict[KernelKey, list[str]],
     op_bytes_by_name: dict[str, int],
 ) -> tuple[list[KernelRow], list[KernelRow]]:
     """(kernel rows by time per call, memcpy/memset rows), one per kernel name (and pass, with
@@ -197,12 +204,15 @@ class _Collected:
     prepared: PreparedCall
     run: ProfiledRun
     trace: OpTrace | None
-    kernel_bytes: dict[str, int]
-    kernel_ops: dict[str, list[str]]
+    kernel_bytes: dict[KernelKey, int]
+    kernel_ops: dict[KernelKey, list[str]]
     op_kernels: dict[int, list[str]]
     timing_reps: int
     profiled_reps: int
     flops_by_pass: dict[str | None, dict[str, list[int]]]
+    """Compiled: the FLOPs of each counted op call, per pass, for ``flops.assign``."""
+    kernel_flops: dict[KernelKey, int] | None
+    """Eager: the FLOPs of each kernel per call, from the attribution pass."""
     wall: list[float] | None = None
     """None until the wall-time reps have run."""
     load: CpuLoad | None = None
@@ -263,13 +273,19 @@ def _profile(
         run = profile_run(profiled, device, plan.profiled_reps, flush, labelled_call=profiled, faults_per_call=faults)
         trace = run.trace
         assert trace is not None
-        kernel_bytes, kernel_ops, op_kernels = eager_bytes(trace, run.attribution)
+        attributed = eager_bytes(trace, run.attribution)
+        kernel_bytes, kernel_ops, op_kernels = attributed.bytes, attributed.ops, attributed.op_kernels
+        kernel_flops: dict[KernelKey, int] | None = attributed.flops
+        flops_by_pass: dict[str | None, dict[str, list[int]]] = {}
     else:
         if trace is None:
             fn = chain.build_function(CHAIN_NAMESPACE)
             with recording_ops() as trace:
                 fn(*inputs, N=n)
-        kernel_bytes, kernel_ops = compiled_bytes(prepared)
+        generated_bytes, generated_ops = compiled_bytes(prepared)
+        kernel_bytes = {(name, None): count for name, count in generated_bytes.items()}
+        kernel_ops = {(name, None): ops for name, ops in generated_ops.items()}
+        kernel_flops, flops_by_pass = None, _flops(chain, inputs, n, grad, trace)
         run = profile_run(profiled, device, plan.profiled_reps, flush, faults_per_call=faults, set_up=set_up)
     return _Collected(
         prepared,
@@ -280,7 +296,8 @@ def _profile(
         op_kernels,
         plan.timing_reps,
         run.reps,
-        _flops(chain, inputs, n, grad, trace),
+        flops_by_pass,
+        kernel_flops,
     )
 
 
@@ -309,9 +326,10 @@ def _counted_flops(
     forward = flops.flops_by_op(lambda: fn(*inputs, N=n))
     if not forward or not grad:
         return {None: forward}
-    total = flops.flops_by_op(lambda: loss_of(fn(*inputs, N=n)).backward())
-    backward = {op: calls[len(forward.get(op, [])) :] for op, calls in total.items()}
-    return {"forward": forward, "backward": {op: calls for op, calls in backward.items() if calls}}
+    result = fn(*inputs, N=n)
+    with torch.no_grad():
+        seeds = seeds_for(outputs_of(result))
+    return {"forward": forward, "backward": flops.flops_by_op(lambda: backward_of(result, seeds))}
 
 
 def measure(
@@ -332,7 +350,7 @@ def measure(
     """Measure ``chain`` in ``mode`` at size ``n`` on ``device`` with the given inputs.
 
     ``trace`` is the chain's op trace (e.g. from meta tensors) when the caller already has it.
-    With ``grad``, each call is forward + ``.sum()`` + ``.backward()``; every row has its pass.
+    With ``grad``, each call is a training step (``GradStep``); every row has its pass.
     ``on_rows`` is given the measurement as soon as its rows are (before the wall-time reps:
     ``wall_time_us`` None). Raises MeasureError (or DevicePoisoned) with a plain-words reason.
     """
@@ -383,7 +401,11 @@ def _measurement(
     kernels, transfers = build_rows(
         got.run.launches, got.profiled_reps, got.kernel_bytes, got.kernel_ops, op_bytes_by_name
     )
-    flops.assign(kernels, got.flops_by_pass)
+    if got.kernel_flops is not None:
+        for row in kernels:
+            row.flops = got.kernel_flops.get((row.name, row.pass_))
+    else:
+        flops.assign(kernels, got.flops_by_pass)
     unknown = list(dict.fromkeys(k.short_name for k in kernels if k.bytes is None))  # a name once, in order
     if unknown and len(unknown) < len(kernels):
         diagnostics.add(f"bytes unknown for {', '.join(unknown)}: no bytes or GB/s for the call as a whole")
@@ -425,6 +447,7 @@ def _measurement(
         grad=grad,
         forward_time_us=sum(k.time_per_call_us for k in kernels if k.pass_ == "forward") if grad else None,
         backward_time_us=sum(k.time_per_call_us for k in kernels if k.pass_ == "backward") if grad else None,
+        grad_seed=GRAD_SEED if grad else None,
     )
     apply_peak(measurement, peak_gbps, device)
     flops.fill_rates(measurement)

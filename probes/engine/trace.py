@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from probes.engine.flops import op_flops
 from probes.engine.torch_compat import TorchDispatchMode, tree_leaves
 
 OP_LABEL_PREFIX = "kernel_tui::op#"
@@ -46,6 +47,8 @@ class TracedOp:
     bytes_in: int
     bytes_out: int
     is_view: bool
+    flops: int | None = None
+    """Its FLOPs (``probes.engine.flops.op_flops``), None for an op without a count."""
 
 
 @dataclass
@@ -93,6 +96,7 @@ class RecordingMode(TorchDispatchMode):
                 bytes_in=0 if is_view else sum(spanned_bytes(t) for t in inputs),
                 bytes_out=0 if is_view else sum(spanned_bytes(t) for t in outputs),
                 is_view=is_view,
+                flops=None if is_view else op_flops(func, args, kwargs, out),
             )
         )
         return out

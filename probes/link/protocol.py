@@ -170,6 +170,8 @@ class Measurement:
     """Forward and backward were measured (``kernels`` carry their ``pass_``)."""
     forward_time_us: float | None = None
     backward_time_us: float | None = None
+    grad_seed: str | None = None
+    """With grad: how the backward was seeded (the output's gradient the step starts from)."""
     compute_peak_tflops: float | None = None
     """The measured compute peak of this dtype on this device that ``pct_of_compute_peak`` uses."""
     diagnostics: list[str] = field(default_factory=list)
