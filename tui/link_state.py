@@ -24,10 +24,12 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
-"""The waits before the next start after 1, 2, 3... failed starts in a row (the last one repeats)."""
-MAX_FAILURES = 10
-"""Failed starts in a row before giving up (about three minutes of trying)."""
+BACKOFF_S = (1.0, 2.0)
+"""The waits before the next start after 1, 2, 3... failed starts in a row (the last one repeats).
+Short, so that a link that comes back (an sshd restarted, a network back) is used within about
+2 s: a start that fails (a refused connection, a command that exits) costs next to nothing."""
+MAX_FAILURES = 60
+"""Failed starts in a row before giving up (about two minutes of trying); ctrl+r starts again."""
 
 Phase = Literal["starting", "ready", "restarting", "failed", "retrying", "stopped"]
 """starting: the first start runs. ready: a worker answers. restarting: a worker was lost and its
