@@ -248,7 +248,7 @@ class KernelTuiApp(
                 f"the compile worker did not start: {event.detail}; compiles run in the eager worker", "yellow"
             )
         elif event.state == "lost":
-            self.message(f"{detail}; replaced by a new one", "yellow")
+            self.message(f"{detail}; a new one is starting", "yellow")
         elif event.state == "stopped" and event.detail:
             self.message(f"{detail}; compiles run in the eager worker", "yellow")
 
