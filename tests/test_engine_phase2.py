@@ -68,32 +68,31 @@ def test_a_matmul_reports_exactly_2nkm_flops_with_its_roofline_figures() -> None
     assert row.pct_of_compute_peak == pytest.approx(100 * row.tflops / measured.compute_peak_tflops)
 
 
-def test_elementwise_kernels_have_no_flop_count_rather_than_a_guess() -> None:
-    results = profile("(a + b).relu()", [4096], ["eager", "compiled"], reps=3)
-    assert all(k.flops is None and k.tflops is None for m in results.values() for k in m.kernels)
-    assert all(m.compute_peak_tflops is None for m in results.values())
+def test_elementwise_kernels_count_one_flop_per_output_element_eager_and_fused() -> None:
+    n = 4096
+    results = profile("(a + b).relu()", [n], ["eager", "compiled"], reps=3)
+    eager = {k.name: (k.bytes, k.flops) for k in results[(n, "eager")].kernels}
+    assert eager == {"aten::add": (12 * n, n), "aten::clamp_min": (8 * n, n)}
+    (fused,) = results[(n, "compiled")].kernels
+    assert (fused.bytes, fused.flops, fused.intensity) == (12 * n, 2 * n, 2 / 12)
 
 
-def test_flops_are_counted_in_a_run_of_their_own_only_for_a_chain_with_a_counted_op(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Counting runs the chain once more under a dispatch mode (a call's worth of time): an
-    elementwise chain, which can count nothing, is spared it; a matmul, eager or compiled, is not."""
-    from probes.engine import flops
+def test_flops_are_counted_in_a_run_of_their_own_for_a_compile_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eager kernels take their FLOPs from the labelled pass that already ties them to their ops;
+    a compiled call's generated kernels need one eager call of their own, recorded op by op."""
+    from probes.engine import measure
 
     counted: list[str] = []
-    count = flops.flops_by_op
+    step = measure._eager_step
 
-    def counting(call):
+    def counting(*args):
         counted.append("run")
-        return count(call)
+        return step(*args)
 
-    monkeypatch.setattr(flops, "flops_by_op", counting)
-    profile("(a + b).relu()", [4096], ["eager", "compiled"], reps=3)
-    assert counted == []
+    monkeypatch.setattr(measure, "_eager_step", counting)
     n, k, m = 512, 64, 32
     results = profile(f"x: [N, {k}]\nw: [{k}, {m}]\nx @ w", [n], ["eager", "compiled"], reps=3)
-    assert counted == ["run", "run"]
+    assert counted == ["run"]
     for mode in ("eager", "compiled"):
         assert sum(row.flops or 0 for row in results[(n, mode)].kernels) == 2 * n * k * m
 
@@ -106,13 +105,16 @@ def test_a_training_step_counts_the_backward_matmuls_flops_too() -> None:
     assert by_pass == {"forward": 2 * n * k * m, "backward": 2 * (2 * n * k * m)}  # grad of x and of w
 
 
-def test_kernels_without_bytes_are_named_once_each_in_the_note() -> None:
-    """A compiled training step's matmuls have no bytes (extern kernels): the note read
-    ``bytes unknown for aten::mm, aten::mm, aten::ones_like``; each name is said once."""
-    results = profile("x: [N, 64]\nw: [64, 32]\nF.gelu(x @ w)", [256], ["compiled"], reps=3, grad=True)
-    (note,) = [d for d in results[(256, "compiled")].diagnostics if d.startswith("bytes unknown for ")]
-    names = note.removeprefix("bytes unknown for ").split(": no bytes")[0].split(", ")
-    assert "aten::mm" in names and len(names) == len(set(names)), note
+def test_a_compiled_training_steps_extern_matmuls_have_their_own_passes_bytes() -> None:
+    """The matmuls a compile leaves to ATen take the bytes of their op's calls in their own pass:
+    forward x @ w reads x and w and writes the product; backward two such matmuls."""
+    n = 256
+    results = profile("x: [N, 64]\nw: [64, 32]\nF.gelu(x @ w)", [n], ["compiled"], reps=3, grad=True)
+    measured = results[(n, "compiled")]
+    matmuls = {k.pass_: (k.bytes, k.flops) for k in measured.kernels if k.name == "aten::mm"}
+    forward = 4 * (n * 64 + 64 * 32 + n * 32)
+    assert matmuls == {"forward": (forward, 2 * n * 64 * 32), "backward": (2 * forward, 2 * 2 * n * 64 * 32)}
+    assert not [d for d in measured.diagnostics if d.startswith("bytes unknown")]
 
 
 def test_two_kernels_of_one_op_get_its_flops_only_when_the_calls_cannot_be_mixed_up() -> None:

@@ -158,10 +158,10 @@ def test_bytes_per_call_is_never_a_partial_sum() -> None:
     from probes.engine.measure import build_rows, bytes_per_call
 
     launches = [Launch("k1", 2.0, 0, None, None), Launch("k2", 3.0, 0, None, None)]
-    kernels, _ = build_rows(launches, 1, {"k1": 100}, {}, {})
+    kernels, _ = build_rows(launches, 1, {("k1", None): 100}, {})
     assert {k.name: k.bytes for k in kernels} == {"k1": 100, "k2": None}
     assert bytes_per_call(kernels) is None
-    kernels, _ = build_rows(launches, 1, {"k1": 100, "k2": 50}, {}, {})
+    kernels, _ = build_rows(launches, 1, {("k1", None): 100, ("k2", None): 50}, {})
     assert bytes_per_call(kernels) == 150
 
 

@@ -58,6 +58,32 @@ def _module_text(module: ModuleType) -> str:
         return ""
 
 
+def _is_aten_op(name: str) -> bool:
+    return bool(name) and hasattr(torch.ops.aten, name)
+
+
+def ops_in_name(kernel_name: str) -> list[str]:
+    """The ATen ops a generated kernel's name lists, read as whole op names where the words make
+    one: ``cpp_fused_gelu_gelu_backward_0`` -> [gelu, gelu_backward], ``cpp_fused__softmax_0`` ->
+    [_softmax] (the words alone, as ``fused_ops`` gives them, where they do not)."""
+    if "fused_" not in kernel_name:
+        return fused_ops(kernel_name)
+    words = kernel_name.split("fused_", 1)[1].split("_")
+    while words and words[-1].isdigit():
+        words.pop()
+    ops, i = [], 0
+    while i < len(words):
+        length = next((k for k in range(min(6, len(words) - i), 0, -1) if _is_aten_op("_".join(words[i : i + k]))), 0)
+        if length:
+            ops.append("_".join(words[i : i + length]))
+            i += length
+        else:
+            if words[i] and not words[i].isdigit():
+                ops.append(words[i])
+            i += 1
+    return ops
+
+
 def generated_kernels(modules: list[ModuleType]) -> dict[str, GeneratedKernel]:
     """Each kernel's generated source and the ATen ops it fused, by kernel name."""
     kernels: dict[str, GeneratedKernel] = {}
@@ -70,7 +96,7 @@ def generated_kernels(modules: list[ModuleType]) -> dict[str, GeneratedKernel]:
             if aten:
                 ops = [op.strip().replace("aten.", "aten::") for op in aten[-1].split(",")]
             else:  # C++ kernels carry no "Original ATen" comment: fall back on the name's hint
-                ops = [f"aten::{op}" for op in fused_ops(name)]
+                ops = [f"aten::{op}" for op in ops_in_name(name)]
             start = source.find("def " if match.group("kind") == "triton" else 'extern "C"')
             signature = source[start : source.find(")", start) + 1] if start >= 0 else ""
             kernels[name] = GeneratedKernel(

@@ -14,13 +14,11 @@ there are as many as the kernels that ran only it (a backward matmul's two ``ate
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch.utils.flop_counter import flop_registry, sdpa_backward_flop_count, sdpa_flop_count
 
-from probes.engine.torch_compat import TorchDispatchMode
 from probes.link.protocol import KernelRow, Measurement
 from probes.link.summary import SHORT_DTYPE_NAMES
 
@@ -90,6 +88,9 @@ REDUCTIONS = {"sum": 0, "mean": 1, "amax": 0, "amin": 0, "max": 0, "min": 0, "pr
 """Reductions: one FLOP per input element folded into an output (inputs minus outputs), plus
 the extra FLOPs per output given here (mean's division)."""
 
+SCANS = frozenset({"cumsum", "cumprod"})
+"""Scans: one FLOP per element but the first of each scanned line."""
+
 _SDPA_CPU = {"_scaled_dot_product_flash_attention_for_cpu"}
 _SDPA_CPU_BACKWARD = {"_scaled_dot_product_flash_attention_for_cpu_backward"}
 
@@ -100,6 +101,7 @@ COUNTED_OPS = frozenset(
         *PER_OUTPUT_ELEMENT,
         *PER_INPUT_ELEMENT,
         *REDUCTIONS,
+        *SCANS,
         *_SDPA_CPU,
         *_SDPA_CPU_BACKWARD,
     ]
@@ -132,6 +134,9 @@ def op_flops(func: Any, args: tuple, kwargs: dict, out: Any) -> int | None:
         return PER_INPUT_ELEMENT[name] * source.numel()
     if name in REDUCTIONS:
         return source.numel() - result.numel() + REDUCTIONS[name] * result.numel()
+    if name in SCANS and source.dim() > 0:
+        dim = args[1] if len(args) > 1 else kwargs["dim"]
+        return source.numel() - source.numel() // max(1, source.shape[dim])
     if name in _SDPA_CPU:
         q, k, v = args[:3]
         return int(sdpa_flop_count(q.shape, k.shape, v.shape))
@@ -141,44 +146,32 @@ def op_flops(func: Any, args: tuple, kwargs: dict, out: Any) -> int | None:
     return None
 
 
-class _CountingMode(TorchDispatchMode):
-    """Records the FLOPs of each counted op call, in the order they ran (the backward pass's too:
-    dispatch modes follow the autograd engine's threads)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: dict[str, list[int]] = {}
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-        kwargs = kwargs or {}
-        out = func(*args, **kwargs)
-        count = op_flops(func, args, kwargs, out)
-        if count:
-            self.calls.setdefault(f"aten::{func.overloadpacket.__name__}", []).append(count)
-        return out
-
-
-def flops_by_op(call: Callable[[], Any]) -> dict[str, list[int]]:
-    """FLOPs of each call of a counted ATen op (``aten::mm``) during one call, in order."""
-    with _CountingMode() as counter:
-        call()
-    return counter.calls
+def shares(rows: list[KernelRow], calls: list[int]) -> list[int | None]:
+    """Each row's part of an op's calls (FLOPs or bytes) in one pass, where the calls can be told
+    apart: all of them to the only row that ran the op; else, when the calls are all alike and
+    the rows launch as many kernels per call as there are calls, each row its launches' calls;
+    else None for every row."""
+    if len(rows) == 1:
+        return [sum(calls)]
+    if len(set(calls)) == 1 and sum(row.launches_per_call for row in rows) == len(calls):
+        return [int(calls[0] * row.launches_per_call) for row in rows]
+    return [None] * len(rows)
 
 
 def assign(kernels: list[KernelRow], by_pass: dict[str | None, dict[str, list[int]]]) -> None:
-    """Give each kernel the FLOPs of the counted op calls it ran in its pass, where those calls
-    can be told apart (see the module's docstring); leave the rest None."""
+    """Give each compiled kernel the FLOPs of the counted op calls it ran in its pass, where every
+    op it ran is counted and those calls can be told apart (``shares``); leave the rest None."""
     for pass_, counts in by_pass.items():
         rows = [k for k in kernels if k.pass_ == pass_]
         for op, calls in counts.items():
             claimers = [k for k in rows if op in k.ops]
             if not claimers or not all(o in COUNTED_OPS for k in claimers for o in k.ops):
                 continue
-            if len(claimers) == 1:
-                claimers[0].flops = (claimers[0].flops or 0) + sum(calls)
-            elif len(set(calls)) == 1 and len(calls) == len(claimers) and all(k.ops == [op] for k in claimers):
-                for row in claimers:
-                    row.flops = calls[0]
+            if len(claimers) > 1 and not all(k.ops == [op] for k in claimers):
+                continue
+            for row, share in zip(claimers, shares(claimers, calls), strict=True):
+                if share is not None:
+                    row.flops = (row.flops or 0) + share
 
 
 def fill_rates(measurement: Measurement) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
@@ -51,8 +50,7 @@ from probes.engine.timing import (
     profile_run,
     set_up_ahead,
 )
-from probes.engine.trace import OpTrace, recording_ops
-from probes.link import fast_paths
+from probes.engine.trace import OpTrace, TracedOp, recording_ops
 from probes.link.kernel_names import classify_device_event, short_name, strip_graph_prefix
 from probes.link.protocol import KernelRow, Measurement
 
@@ -71,7 +69,6 @@ def _row(
     aten_op: str | None,
     kernel_bytes: dict[KernelKey, int],
     kernel_ops: dict[KernelKey, list[str]],
-    op_bytes_by_name: dict[str, int],
 ) -> KernelRow:
     kind = classify_device_event(name)
     launches_per_call = len(times) / reps
@@ -84,8 +81,6 @@ def _row(
         or ([aten_op] if aten_op else [])
         or ([name] if name.startswith("aten::") else [])
     )
-    if nbytes is None and kind == "kernel" and aten_op in op_bytes_by_name:  # not a memset inside the op
-        nbytes = int(op_bytes_by_name[aten_op] * launches_per_call)
     return KernelRow(
         name=name,
         short_name=short_name(name),
@@ -108,7 +103,6 @@ def build_rows(
     reps: int,
     kernel_bytes: dict[KernelKey, int],
     kernel_ops: dict[KernelKey, list[str]],
-    op_bytes_by_name: dict[str, int],
 ) -> tuple[list[KernelRow], list[KernelRow]]:
     """(kernel rows by time per call, memcpy/memset rows), one per kernel name (and pass, with
     grad), shares filled in."""
@@ -119,7 +113,7 @@ def build_rows(
         durations[key].append(launch.duration_us)
         aten_of.setdefault(key, launch.aten_op)
     rows = [
-        _row(name, pass_, times, reps, aten_of[(name, pass_)], kernel_bytes, kernel_ops, op_bytes_by_name)
+        _row(name, pass_, times, reps, aten_of[(name, pass_)], kernel_bytes, kernel_ops)
         for (name, pass_), times in durations.items()
     ]
     kernels = sorted((r for r in rows if r.kind == "kernel"), key=lambda r: -r.time_per_call_us)
@@ -209,10 +203,12 @@ class _Collected:
     op_kernels: dict[int, list[str]]
     timing_reps: int
     profiled_reps: int
-    flops_by_pass: dict[str | None, dict[str, list[int]]]
+    flops_by_pass: OpCalls
     """Compiled: the FLOPs of each counted op call, per pass, for ``flops.assign``."""
     kernel_flops: dict[KernelKey, int] | None
     """Eager: the FLOPs of each kernel per call, from the attribution pass."""
+    extern_bytes: OpCalls
+    """Compiled: the bytes of each op call, per pass, for the kernels ATen runs (``_extern_bytes``)."""
     wall: list[float] | None = None
     """None until the wall-time reps have run."""
     load: CpuLoad | None = None
@@ -276,16 +272,15 @@ def _profile(
         attributed = eager_bytes(trace, run.attribution)
         kernel_bytes, kernel_ops, op_kernels = attributed.bytes, attributed.ops, attributed.op_kernels
         kernel_flops: dict[KernelKey, int] | None = attributed.flops
-        flops_by_pass: dict[str | None, dict[str, list[int]]] = {}
+        flops_by_pass: OpCalls = {}
+        extern_bytes: OpCalls = {}
     else:
-        if trace is None:
-            fn = chain.build_function(CHAIN_NAMESPACE)
-            with recording_ops() as trace:
-                fn(*inputs, N=n)
+        forward, flops_by_pass, extern_bytes = _eager_step(chain, inputs, n, grad)
+        trace = trace or forward
         generated_bytes, generated_ops = compiled_bytes(prepared)
         kernel_bytes = {(name, None): count for name, count in generated_bytes.items()}
         kernel_ops = {(name, None): ops for name, ops in generated_ops.items()}
-        kernel_flops, flops_by_pass = None, _flops(chain, inputs, n, grad, trace)
+        kernel_flops = None
         run = profile_run(profiled, device, plan.profiled_reps, flush, faults_per_call=faults, set_up=set_up)
     return _Collected(
         prepared,
@@ -298,38 +293,60 @@ def _profile(
         run.reps,
         flops_by_pass,
         kernel_flops,
+        extern_bytes,
     )
 
 
-def _flops(
-    chain: ParsedChain, inputs: list[torch.Tensor], n: int, grad: bool, trace: OpTrace | None
-) -> dict[str | None, dict[str, list[int]]]:
-    """FLOPs by counted op, per pass (None without grad), from one eager call of each; none at
-    all when counting fails (the measurement stands, its kernels' FLOPs are unknown). A chain
-    whose ops include none with a FLOP formula is not run again (a fast path: a call's worth of
-    time in every measurement): neither its forward nor its backward can count any."""
-    if fast_paths.enabled() and trace is not None and not any(op.op in flops.COUNTED_OPS for op in trace.ops):
-        return {None: {}}
+OpCalls = dict[str | None, dict[str, list[int]]]
+"""Per pass (None without grad), per ATen op: one figure per call, in the order they ran."""
+
+
+def _per_call(trace: OpTrace, figure: Callable[[TracedOp], int | None]) -> dict[str, list[int]]:
+    calls: dict[str, list[int]] = {}
+    for op in trace.ops:
+        value = None if op.is_view else figure(op)
+        if value:
+            calls.setdefault(op.op, []).append(value)
+    return calls
+
+
+def _eager_step(
+    chain: ParsedChain, inputs: list[torch.Tensor], n: int, grad: bool
+) -> tuple[OpTrace | None, OpCalls, OpCalls]:
+    """(forward trace, FLOPs, bytes) of one eager call, a training step with grad, every op
+    recorded in its pass: the FLOPs for the generated kernels (``flops.assign``), the bytes for
+    the kernels a compile leaves to ATen (an extern ``aten::mm``, a CPU ``aten::cumsum``). When
+    it fails, nothing (the measurement stands; those figures are unknown)."""
     fn = chain.build_function(CHAIN_NAMESPACE)
     try:
-        return _counted_flops(fn, inputs, n, grad)
-    except Exception:  # the chain already ran; a counting failure only means "unknown"
-        return {None: {}}
+        with recording_ops() as forward:
+            result = fn(*inputs, N=n)
+        traces: dict[str | None, OpTrace] = {None: forward}
+        if grad:
+            with torch.no_grad():
+                seeds = seeds_for(outputs_of(result))
+            with recording_ops() as backward:
+                backward_of(result, seeds)
+            traces = {"forward": forward, "backward": backward}
+    except Exception:  # the chain already ran; a failure here only means "unknown"
+        return None, {}, {}
     finally:
         for leaf in inputs:
             leaf.grad = None
+    flops_by_pass = {p: _per_call(t, lambda op: op.flops) for p, t in traces.items()}
+    bytes_by_pass = {p: _per_call(t, lambda op: op.bytes_in + op.bytes_out) for p, t in traces.items()}
+    return forward, flops_by_pass, bytes_by_pass
 
 
-def _counted_flops(
-    fn: Callable[..., Any], inputs: list[torch.Tensor], n: int, grad: bool
-) -> dict[str | None, dict[str, list[int]]]:
-    forward = flops.flops_by_op(lambda: fn(*inputs, N=n))
-    if not forward or not grad:
-        return {None: forward}
-    result = fn(*inputs, N=n)
-    with torch.no_grad():
-        seeds = seeds_for(outputs_of(result))
-    return {"forward": forward, "backward": flops.flops_by_op(lambda: backward_of(result, seeds))}
+def _extern_bytes(kernels: list[KernelRow], bytes_by_pass: OpCalls) -> None:
+    """Bytes of the compiled call's kernels that ATen runs (not generated): those of the op's
+    calls in the row's pass, where the calls can be told apart (``flops.shares``)."""
+    for pass_, calls_by_op in bytes_by_pass.items():
+        for op, calls in calls_by_op.items():
+            rows = [k for k in kernels if k.pass_ == pass_ and k.bytes is None and k.ops == [op]]
+            for row, share in zip(rows, flops.shares(rows, calls), strict=True):
+                row.bytes = share
+                row.gbps = share / (row.time_per_call_us * 1e3) if share and row.time_per_call_us > 0 else None
 
 
 def measure(
@@ -395,16 +412,12 @@ def _measurement(
 ) -> Measurement:
     """What ``got`` recorded as a Measurement (without a wall time while its reps have not run)."""
     diagnostics = Diagnostics(diagnostics)
-    op_bytes_by_name: dict[str, int] = {}
-    for op in got.trace.ops if got.trace else []:
-        op_bytes_by_name.setdefault(op.op, op.bytes_in + op.bytes_out)
-    kernels, transfers = build_rows(
-        got.run.launches, got.profiled_reps, got.kernel_bytes, got.kernel_ops, op_bytes_by_name
-    )
+    kernels, transfers = build_rows(got.run.launches, got.profiled_reps, got.kernel_bytes, got.kernel_ops)
     if got.kernel_flops is not None:
         for row in kernels:
             row.flops = got.kernel_flops.get((row.name, row.pass_))
     else:
+        _extern_bytes(kernels, got.extern_bytes)
         flops.assign(kernels, got.flops_by_pass)
     unknown = list(dict.fromkeys(k.short_name for k in kernels if k.bytes is None))  # a name once, in order
     if unknown and len(unknown) < len(kernels):
