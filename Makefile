@@ -22,7 +22,7 @@ PIP := $(VENV)/bin/python -m pip
 
 # pytest exits 5 when it collected nothing: a wrong path or marker must not pass.
 define pytest
-	$(VENV)/bin/python -m pytest -q -rs $(1) $(ARGS); rc=$$?; \
+	$(VENV)/bin/python -m pytest -q -rfEs $(1) $(ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: that is a failure"; exit 1; fi; exit $$rc
 endef
 
@@ -70,8 +70,9 @@ profile: $(STAMP)
 test: $(STAMP)
 	@$(call pytest,)
 
+# Two processes: the tier's app tests spend much of their time waiting on a replayed worker.
 test-fast: $(STAMP)
-	@$(call pytest,-m "not slow and not e2e")
+	@$(call pytest,-n 2 -m "not slow and not e2e")
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
