@@ -40,6 +40,7 @@ from probes.link.report_tables import output_console, plain, print_size, print_s
 from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file
 from probes.link.safe_text import inert_line
 from probes.link.settings import (
+    DEFAULT_CALL_BUDGET_S,
     DEFAULT_MODES,
     DEFAULT_SIZES,
     MODES,
@@ -47,6 +48,7 @@ from probes.link.settings import (
     SettingError,
     check_device,
     check_reps,
+    parse_call_budget,
     parse_modes,
     parse_sizes,
 )
@@ -111,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--reps", type=int, default=None, help=f"timing reps, {REPS} (default: sized to the kernel time)"
+    )
+    parser.add_argument(
+        "--call-budget",
+        default=None,
+        metavar="SECONDS",
+        help=f"stop when one call of the chain takes longer than this (default: {DEFAULT_CALL_BUDGET_S:g} s)",
     )
     parser.add_argument(
         "--grad",
@@ -203,6 +211,9 @@ def parse_request(args: argparse.Namespace) -> ProfileRequest:
         dtype=args.dtype,
         reps=_flag("--reps", check_reps, args.reps),
         grad=args.grad,
+        call_budget_s=DEFAULT_CALL_BUDGET_S
+        if args.call_budget is None
+        else _flag("--call-budget", parse_call_budget, args.call_budget),
     )
 
 

@@ -21,6 +21,7 @@ from probes.engine.inputs import input_specs, make_inputs
 from probes.engine.measure import apply_peak, measure
 from probes.engine.memory_guard import check_memory, free_memory, release_memory
 from probes.engine.timing import L2Flusher
+from probes.engine.watchdog import CALL_BUDGET, CallOverBudget
 from probes.link.protocol import (
     ChainErrorInfo,
     DeviceInfo,
@@ -187,20 +188,28 @@ def _run_profile(
                         before_compile(progress)
                 emit(progress)
                 try:
-                    measurement = measure(
-                        chain,
-                        mode,
-                        n,
-                        device,
-                        request.dtype,
-                        inputs,
-                        trace=trace,
-                        reps=request.reps,
-                        peak_gbps=peak,
-                        flush=flush,
-                        grad=request.grad,
-                        on_rows=early_rows if request.rows_before_wall_time(str(device)) else None,
-                    )
+                    with CALL_BUDGET.watching(request.call_budget_s, n, mode):
+                        measurement = measure(
+                            chain,
+                            mode,
+                            n,
+                            device,
+                            request.dtype,
+                            inputs,
+                            trace=trace,
+                            reps=request.reps,
+                            peak_gbps=peak,
+                            flush=flush,
+                            grad=request.grad,
+                            on_rows=early_rows if request.rows_before_wall_time(str(device)) else None,
+                        )
+                except CallOverBudget:
+                    # A larger N, or the other modes at this one, would run as long: the request ends,
+                    # with one line for all that is left (the line names the size and the mode).
+                    emit(RequestFailed(rid, ChainErrorInfo("stuck", CALL_BUDGET.message())))
+                    release_memory(device, full=True)
+                    stop = True
+                    break
                 except DevicePoisoned:
                     raise
                 except MeasureError as exc:

@@ -56,6 +56,7 @@ from probes.engine.launches import FLUSH_LABEL, REP_LABEL, Launch, read_profile
 from probes.engine.profile_events import ProfileEvent
 from probes.engine.profile_events import read_profile as read_profile_events
 from probes.engine.trace import OpTrace, recording_ops
+from probes.engine.watchdog import CALL_BUDGET
 from probes.link import fast_paths
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
@@ -133,11 +134,12 @@ def _settled_call_time(call: Callable[[], Any], device: torch.device) -> float:
     times: list[float] = []
     spent = 0.0
     while spent < SETTLE_BUDGET_S and len(times) < 20:
-        sync(device)
-        begin = time.perf_counter()
-        call()
-        sync(device)
-        times.append(max(time.perf_counter() - begin, 1e-7))
+        with CALL_BUDGET.calls():
+            sync(device)
+            begin = time.perf_counter()
+            call()
+            sync(device)
+            times.append(max(time.perf_counter() - begin, 1e-7))
         spent += times[-1]
         if len(times) >= 2 and abs(times[-1] - times[-2]) <= 0.25 * times[-2]:
             break
@@ -171,9 +173,10 @@ def warm_up(call: Callable[[], Any], device: torch.device, single_s: float) -> f
     wanted = length if needs_warm_up(device, time.time()) else 0.0
     calls = int(min(WARMUP_MAX_CALLS, max(1, wanted / single_s)))
     before = page_faults()
-    for _ in range(calls):
-        call()
-    sync(device)
+    with CALL_BUDGET.calls(calls):
+        for _ in range(calls):
+            call()
+        sync(device)
     return (page_faults() - before) / calls
 
 
@@ -217,15 +220,17 @@ def measure_wall_time(call: Callable[[], Any], device: torch.device, plan: RepPl
             if device.type == "cuda":
                 flush()
                 torch.cuda.synchronize(device)
-                begin = time.perf_counter()
-                for _ in range(calls_per_block):
-                    call()
-                torch.cuda.synchronize(device)
-                times.append((time.perf_counter() - begin) / calls_per_block * 1e6)
+                with CALL_BUDGET.calls(calls_per_block):
+                    begin = time.perf_counter()
+                    for _ in range(calls_per_block):
+                        call()
+                    torch.cuda.synchronize(device)
+                    times.append((time.perf_counter() - begin) / calls_per_block * 1e6)
             else:
-                begin = time.perf_counter()
-                call()
-                times.append((time.perf_counter() - begin) * 1e6)
+                with CALL_BUDGET.calls():
+                    begin = time.perf_counter()
+                    call()
+                    times.append((time.perf_counter() - begin) * 1e6)
         _last_timed = time.time()
         if device.type == "cuda":
             device_lock(device).mark_timed()
@@ -389,9 +394,10 @@ def _one_profile(
     faulted: list[int] = []
     with _running(set_up.take() if set_up is not None else None, device) as prof:
         if labelled_call is not None:
-            with recording_ops(label_ops=True) as trace:
-                labelled_call()
-            sync(device)
+            with CALL_BUDGET.calls():
+                with recording_ops(label_ops=True) as trace:
+                    labelled_call()
+                sync(device)
         with gc_paused():
             allowed = None if faults_per_call is None else faults_per_call + FAULT_SLACK_PAGES
             ran = 0
@@ -400,7 +406,7 @@ def _one_profile(
                     break  # every rep faulted: that is the call's own cost
                 flush()
                 before = page_faults() if allowed is not None else 0
-                with record_function(REP_LABEL):
+                with CALL_BUDGET.calls(), record_function(REP_LABEL):
                     call()
                 if allowed is not None and page_faults() - before > allowed:
                     faulted.append(ran)

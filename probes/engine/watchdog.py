@@ -118,3 +118,120 @@ class PlainPythonWatch:
 
 WATCH = PlainPythonWatch()
 """The process's watch, used by the memory guard; the worker sets its limit and last resort."""
+
+
+class CallOverBudget(Interrupted):
+    """One call of the chain ran past its budget (``CallBudget``)."""
+
+
+def over_budget_message(size: int, limit_s: float, mode: str | None = None) -> str:
+    shown = f"{size:.0e}".replace("e+0", "e").replace("e+", "e") if size >= 10**5 else f"{size:,}"
+    what = f"one call of the chain ({mode})" if mode else "one call of the chain"
+    return (
+        f"{what} at N={shown} took over {limit_s:g} s (the budget for one call); "
+        "a smaller N or a larger --call-budget measures it"
+    )
+
+
+class CallBudget:
+    """The time budget for one call of a chain, watched from a thread of its own.
+
+    Heartbeats cannot tell a slow call from a healthy one: torch releases the GIL inside an op, so
+    a convolution that runs for hours keeps them coming. So the caller marks each call (``call``,
+    or ``calls`` for a block of back-to-back calls) inside a measurement (``watching``), and a
+    call still running past the budget is stopped: ``CallOverBudget`` is raised in the measuring
+    thread, which takes it when the op returns to Python. An op that does not return within
+    ``grace_s`` (C code holding no GIL cannot be interrupted) gets the last resort instead
+    (``on_unstoppable``: the worker answers the line and exits, and its client restarts it).
+    A compile is never marked: it is not a call.
+    """
+
+    def __init__(self, grace_s: float = 1.0, poll_s: float = 0.05) -> None:
+        self.grace_s = grace_s
+        self.poll_s = poll_s
+        self.on_unstoppable: Callable[[str], None] = exit_stuck
+        self._lock = threading.Lock()
+        self._active = threading.Event()
+        self._thread_id: int | None = None
+        self._limit_s = 0.0
+        self._size = 0
+        self._mode: str | None = None
+        self._started: float | None = None
+        self._allowed_s = 0.0
+        self._fired_at: float | None = None
+        self._monitor: threading.Thread | None = None
+
+    @contextlib.contextmanager
+    def watching(self, limit_s: float, size: int, mode: str | None = None) -> Iterator[None]:
+        """Budget the calls the calling thread marks inside the block at ``limit_s`` each; a call
+        past it raises CallOverBudget out of the block."""
+        with self._lock:
+            self._thread_id = threading.get_ident()
+            self._limit_s, self._size, self._mode = limit_s, size, mode
+            self._started, self._fired_at = None, None
+            if self._monitor is None:
+                self._monitor = threading.Thread(target=self._run, name="call-budget", daemon=True)
+                self._monitor.start()
+            self._active.set()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._thread_id, self._started = None, None
+                self._active.clear()
+
+    def message(self) -> str:
+        return over_budget_message(self._size, self._limit_s, self._mode)
+
+    def start(self, count: int = 1) -> None:
+        """A block of ``count`` calls starts in the watched thread (nothing outside ``watching``)."""
+        if self._thread_id == threading.get_ident():
+            self._allowed_s = self._limit_s * count
+            self._started = time.monotonic()
+
+    def end(self) -> None:
+        """The block ended: raises CallOverBudget when the budget ran out meanwhile (once, even
+        where the monitor's raise has not fired yet)."""
+        if self._started is None or self._thread_id != threading.get_ident():
+            return
+        with self._lock:
+            self._started = None
+            fired = self._fired_at is not None
+            if fired:
+                clear_in_thread(threading.get_ident())  # raised here instead, once
+        if fired:
+            raise CallOverBudget
+
+    @contextlib.contextmanager
+    def calls(self, count: int = 1) -> Iterator[None]:
+        """Mark a block of ``count`` back-to-back calls (the budget is ``count`` times one call's)."""
+        self.start(count)
+        try:
+            yield
+        finally:
+            self.end()
+
+    def _run(self) -> None:
+        while True:
+            self._active.wait()
+            time.sleep(self.poll_s)
+            with self._lock:
+                started, thread_id = self._started, self._thread_id
+                if started is None or thread_id is None:
+                    continue
+                now = time.monotonic()
+                if self._fired_at is None:
+                    if now - started > self._allowed_s:
+                        self._fired_at = now
+                        raise_in_thread(thread_id, CallOverBudget)
+                    continue
+                if now - self._fired_at <= self.grace_s:
+                    continue
+                message = self.message()
+                self._started = None
+            self.on_unstoppable(message)
+
+
+CALL_BUDGET = CallBudget()
+"""The process's call budget: the sweep watches each measurement, the timing loops mark the calls;
+the worker sets its last resort."""

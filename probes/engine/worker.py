@@ -17,7 +17,9 @@ Three threads:
 
 A chain that runs plain Python for too long without reaching a tensor op is stopped by the memory
 guard's watch (probes.engine.watchdog), which answers in one line; when it cannot be stopped, the worker
-says so and exits with ``EXIT_STUCK``.
+says so and exits with ``EXIT_STUCK``. So does one call of the chain past its time budget
+(``CALL_BUDGET``) that does not return to Python: an op that releases the GIL keeps the heartbeats
+coming, so only the budget sees it.
 
 Exit codes (``probes.link.protocol``): 0 on shutdown, and at the end of its input (killed with its
 process group when it leads one), at once, whatever it is doing;
@@ -46,7 +48,15 @@ from typing import IO, Any
 from probes.engine import torch_compat
 from probes.engine.child_processes import kill_compilers
 from probes.engine.driver_context import start_driver_context
-from probes.engine.watchdog import WATCH, ChainStuck, Interrupted, clear_in_thread, raise_in_thread, stuck_message
+from probes.engine.watchdog import (
+    CALL_BUDGET,
+    WATCH,
+    ChainStuck,
+    Interrupted,
+    clear_in_thread,
+    raise_in_thread,
+    stuck_message,
+)
 from probes.link import fast_paths
 from probes.link.bytecode_cache import fill_later
 from probes.link.protocol import (
@@ -254,6 +264,15 @@ class Worker:
         current = self._current
         if current is not None:
             self.emit(RequestFailed(current.id, ChainErrorInfo("stuck", f"{message}; the worker was restarted")))
+        os._exit(EXIT_STUCK)
+
+    def die_over_budget(self, message: str) -> None:
+        """The call budget's last resort: an op past the budget that never returns to Python (C code
+        without the GIL) cannot be stopped, so this process answers the line and ends; its client
+        restarts it, as for a stuck chain."""
+        current = self._current
+        if current is not None:
+            self.emit(RequestFailed(current.id, ChainErrorInfo("stuck", message)))  # the request as a whole
         os._exit(EXIT_STUCK)
 
     # -- input -----------------------------------------------------------------------------------
@@ -530,6 +549,7 @@ def main(argv: list[str] | None = None) -> int:
         _initialise_device(driver_context)
     WATCH.limit_s = args.stuck_s  # after the first meta run: its lazy imports are not a chain's Python
     WATCH.on_unstoppable = worker.die_stuck
+    CALL_BUDGET.on_unstoppable = worker.die_over_budget
     worker.emit(worker.ready())
     code = worker.serve()
     protocol_out.flush()

@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from probes.link.settings import COMPILED_MODES as COMPILED_MODES
-from probes.link.settings import DEFAULT_DTYPE, DEFAULT_FOCUS_SIZE, DEFAULT_MODES, MeasureSettings, SettingError
+from probes.link.settings import (
+    DEFAULT_CALL_BUDGET_S,
+    DEFAULT_DTYPE,
+    DEFAULT_FOCUS_SIZE,
+    DEFAULT_MODES,
+    MeasureSettings,
+    SettingError,
+)
 from probes.link.settings import DEFAULT_SIZES as DEFAULT_SIZES
 from probes.link.settings import MODES as MODES
 
@@ -232,10 +239,14 @@ class ProfileRequest:
     """Each mode answers twice: once its profiled reps end (the rows, wall time None), then whole.
     The rows show without waiting for the wall-time reps (sized by ``TARGET_TIMING_S``), which
     are a large part of a new chain's eager wait. On a GPU only (``rows_before_wall_time``)."""
+    call_budget_s: float = DEFAULT_CALL_BUDGET_S
+    """The longest one call of the chain may take; past it the request stops with one line."""
     type: Literal["profile"] = "profile"
 
     def settings(self) -> MeasureSettings:
-        return MeasureSettings(tuple(self.sizes), tuple(self.modes), self.dtype, self.device, self.reps, self.grad)
+        return MeasureSettings(
+            tuple(self.sizes), tuple(self.modes), self.dtype, self.device, self.reps, self.grad, self.call_budget_s
+        )
 
     def invalid(self) -> str | None:
         """Why this request cannot be measured as asked (a setting out of its limits, in the

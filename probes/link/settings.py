@@ -195,6 +195,33 @@ def check_flag(value: object) -> bool:
     return value
 
 
+# -- the time budget for one call -------------------------------------------------------------
+
+DEFAULT_CALL_BUDGET_S = 5.0
+"""Longest one call of a chain may take (warm-up calls included, a compile not): a measurement runs
+the call tens of times, so one past this would keep the device for minutes; it stops with one line
+instead (probes.engine.watchdog.CallBudget)."""
+MIN_CALL_BUDGET_S, MAX_CALL_BUDGET_S = 0.1, 3600.0
+_SECONDS = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*s?", re.IGNORECASE)
+
+
+def check_call_budget(value: object) -> float:
+    """The call budget from a file or the wire: seconds, from MIN_CALL_BUDGET_S to MAX_CALL_BUDGET_S."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SettingError(f"call budget {_shown(repr(value))} is not a number of seconds")
+    if not MIN_CALL_BUDGET_S <= value <= MAX_CALL_BUDGET_S:
+        raise SettingError(f"call budget must be between {MIN_CALL_BUDGET_S:g} and {MAX_CALL_BUDGET_S:g} seconds")
+    return float(value)
+
+
+def parse_call_budget(text: str) -> float:
+    """Typed call budget: ``5``, ``2.5`` or ``30s`` (seconds); SettingError otherwise."""
+    match = _SECONDS.fullmatch(text.strip()) if len(text) <= 40 else None
+    if not match:
+        raise SettingError(f"'{_shown(text)}' is not a number of seconds: use e.g. 5 or 30s")
+    return check_call_budget(float(match.group(1)))
+
+
 # -- one request's settings ------------------------------------------------------------------
 
 
@@ -209,6 +236,8 @@ class MeasureSettings(NamedTuple):
     reps: int | None = None
     """None: sized to the kernel time."""
     grad: bool = False
+    call_budget_s: float = DEFAULT_CALL_BUDGET_S
+    """The longest one call may take (see DEFAULT_CALL_BUDGET_S)."""
 
     def checked(self) -> MeasureSettings:
         """The same settings, normalised (modes once each, the device in lower case); the first
@@ -220,6 +249,7 @@ class MeasureSettings(NamedTuple):
             device=_named("device", check_device, self.device),
             reps=_named("reps", check_reps, self.reps),
             grad=_named("grad", check_flag, self.grad),
+            call_budget_s=_named("call budget", check_call_budget, self.call_budget_s),
         )
 
 
