@@ -35,6 +35,27 @@ from probes.link.protocol import (
     Stage,
 )
 
+MISSED_WORK_SHARE = 0.1
+"""A CPU call whose profiled rows add up to less than this share of its wall time..."""
+MISSED_WORK_WALL_US = 1000.0
+"""...and that takes at least this long did work the profiler's rows do not show."""
+
+
+def missed_work_reason(m: Measurement) -> str | None:
+    """Why the rows of a CPU measurement fall far short of its wall time, or None. On the CPU a
+    call's rows are the leaf ATen ops that did its work (probes.engine.launches); an op whose work
+    runs under a name the rows do not count (or in a library's own threads) leaves a row of
+    microseconds for a call of seconds, which would read as the call's device time. A short call's
+    wall time is mostly the host's and says nothing."""
+    if not m.device.startswith("cpu") or m.wall_time_us is None or m.wall_time_us < MISSED_WORK_WALL_US:
+        return None
+    if m.device_time_us >= MISSED_WORK_SHARE * m.wall_time_us:
+        return None
+    return (
+        f"the CPU profiler's rows cover {m.device_time_us / m.wall_time_us:.0%} of a call's wall time: "
+        "it missed work this call did (the device time is too low)"
+    )
+
 
 def default_device() -> str:
     return "cuda:0" if torch.cuda.is_available() else "cpu"
@@ -268,6 +289,9 @@ def _run_profile(
                         )
                         compute_peaks[dtype] = compute_peak(device, dtype, refresh=True).value
                     flops.apply_compute_peak(measurement, compute_peaks[dtype])
+                missed = missed_work_reason(measurement)
+                if missed is not None:
+                    measurement.diagnostics.append(missed)
                 emit(MeasurementResult(rid, measurement))
             del inputs
             release_memory(device)

@@ -70,6 +70,16 @@ BOOKKEEPING_OPS = frozenset(
         "is_complex",
         "is_floating_point",
         "_has_compatible_shallow_copy_type",
+        # In place on the metadata: oneDNN's convolution sets its output's strides with as_strided_,
+        # which, counted as work, stood for the convolution itself (microseconds of a seconds-long call).
+        "as_strided_",
+        "_nnpack_available",
+        "resize_as_",
+        "squeeze_",
+        "unsqueeze_",
+        "t_",
+        "transpose_",
+        "detach_",
     )
 )
 """CPU leaf ops that allocate or reshape metadata but do no pass over memory."""
