@@ -82,6 +82,19 @@ def test_a_call_that_never_returns_to_python_gets_the_last_resort(budget: CallBu
     assert called == [over_budget_message(200_000, 0.1, "eager")]
 
 
+def test_a_compile_is_not_a_call_but_what_runs_after_it_is(budget: CallBudget) -> None:
+    with budget.watching(0.1, 1000, "compiled"):
+        with budget.calls():
+            budget.compile_started()
+            spin_until(0.4)  # Dynamo compiling: the clock stands
+            budget.compile_ended()
+            spin_until(0.1)  # the rest of the call, within its allowance
+        with pytest.raises(CallOverBudget):
+            budget.compile_started()
+            budget.compile_ended()  # a compile with no mark around it (the compile's own first call)
+            spin_until(30.0)
+
+
 def test_only_the_watched_thread_is_budgeted(budget: CallBudget) -> None:
     def other() -> None:
         with budget.calls():
@@ -114,6 +127,20 @@ SLOW_OPS = [
     pytest.param(
         ["--input", "x: [1, 1, N]", "--input", "w: [1, 1, N // 2]", "F.conv1d(x, w)", "--sizes", "1e3,1e7"],
         id="conv1d-sweep",
+    ),
+    pytest.param(
+        [
+            "--input",
+            "x: [1, 1, N]",
+            "--input",
+            "w: [1, 1, N // 2]",
+            "F.conv1d(x, w)",
+            "--sizes",
+            "1e7",
+            "--modes",
+            "compiled",
+        ],
+        id="conv1d-compiled",
     ),
     pytest.param(["--input", "x: [N]", "x.unfold(0, N // 2, 1).sum()", "--sizes", "4e6"], id="unfold-sum"),
     pytest.param(["--input", "x: [4000, N // 4000]", "torch.cdist(x, x, p=1)", "--sizes", "4e7"], id="cdist"),

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import torch
 
 from probes.chain.expr import ChainError, parse_chain
-from probes.engine import bandwidth, flops
+from probes.engine import bandwidth, flops, torch_compat
 from probes.engine.compute_peak import compute_peak, compute_refresh_due
 from probes.engine.device_lock import importing_compiler
 from probes.engine.diagnostics import capturing
@@ -55,6 +55,18 @@ def missed_work_reason(m: Measurement) -> str | None:
         f"the CPU profiler's rows cover {m.device_time_us / m.wall_time_us:.0%} of a call's wall time: "
         "it missed work this call did (the device time is too low)"
     )
+
+
+_compiles_budgeted = False
+
+
+def _budget_compiles() -> None:
+    """Stop the call budget's clock while Dynamo compiles (once per process; imports Dynamo, which
+    the compiled mode about to run needs anyway)."""
+    global _compiles_budgeted
+    if not _compiles_budgeted:
+        _compiles_budgeted = True
+        torch_compat.on_compiles(CALL_BUDGET.compile_started, CALL_BUDGET.compile_ended)
 
 
 def default_device() -> str:
@@ -207,6 +219,7 @@ def _run_profile(
                 if mode != "eager":
                     with importing_compiler(device):
                         before_compile(progress)
+                        _budget_compiles()
                 emit(progress)
                 try:
                     with CALL_BUDGET.watching(request.call_budget_s, n, mode):

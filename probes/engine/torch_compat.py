@@ -245,6 +245,18 @@ def dynamo_counters() -> dict[str, Counter[str]] | None:
     return {key: Counter(value) for key, value in counters.items()}
 
 
+def on_compiles(start: Callable[[], None], end: Callable[[], None]) -> bool:
+    """Call ``start`` as each outermost Dynamo compile begins and ``end`` as it ends, in the
+    compiling thread (``torch._dynamo.callback.callback_handler``, checked on 2.11-2.15; imports
+    Dynamo); fallback False: nothing is called."""
+    handler = _private("torch._dynamo.callback", "callback_handler")
+    if handler is None:
+        return False
+    handler.register_start_callback(lambda args: start())
+    handler.register_end_callback(lambda args: end())
+    return True
+
+
 @contextlib.contextmanager
 def quiet_fake_tensor_log() -> Iterator[None]:
     """The fake-tensor logger (``torch._subclasses.fake_tensor``, checked on 2.11-2.15) silenced

@@ -143,8 +143,13 @@ class CallBudget:
     thread, which takes it when the op returns to Python. An op that does not return within
     ``grace_s`` (C code holding no GIL cannot be interrupted) gets the last resort instead
     (``on_unstoppable``: the worker answers the line and exits, and its client restarts it).
-    A compile is never marked: it is not a call.
+    A compile is not a call: the clock stops while Dynamo compiles (``compile_started``); a compile
+    runs the call it was started by once it ends, so the clock runs from its end
+    (``compile_ended``) until the next mark, for ``AFTER_COMPILE_CALLS`` calls (the rest of that
+    call, and the calls that check the compiled code).
     """
+
+    AFTER_COMPILE_CALLS = 4
 
     def __init__(self, grace_s: float = 1.0, poll_s: float = 0.05) -> None:
         self.grace_s = grace_s
@@ -210,6 +215,17 @@ class CallBudget:
             yield
         finally:
             self.end()
+
+    def compile_started(self) -> None:
+        """A compile begins (in any thread): a call of the watched thread stops its clock."""
+        if self._thread_id == threading.get_ident():
+            self._started = None
+
+    def compile_ended(self) -> None:
+        """A compile ended (in any thread): in the watched thread, the call it ran for goes on."""
+        if self._thread_id == threading.get_ident():
+            self._allowed_s = self._limit_s * self.AFTER_COMPILE_CALLS
+            self._started = time.monotonic()
 
     def _run(self) -> None:
         while True:
