@@ -73,7 +73,7 @@ def ops_in_name(kernel_name: str) -> list[str]:
         words.pop()
     ops, i = [], 0
     while i < len(words):
-        length = next((k for k in range(min(6, len(words) - i), 0, -1) if _is_aten_op("_".join(words[i : i + k]))), 0)
+        length = next((k for k in range(min(10, len(words) - i), 0, -1) if _is_aten_op("_".join(words[i : i + k]))), 0)
         if length:
             ops.append("_".join(words[i : i + length]))
             i += length

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch.utils.flop_counter import flop_registry, sdpa_backward_flop_count, sdpa_flop_count
 
+from probes.link.kernel_names import strip_graph_prefix
 from probes.link.protocol import KernelRow, Measurement
 from probes.link.summary import SHORT_DTYPE_NAMES
 
@@ -158,13 +159,26 @@ def shares(rows: list[KernelRow], calls: list[int]) -> list[int | None]:
     return [None] * len(rows)
 
 
-def assign(kernels: list[KernelRow], by_pass: dict[str | None, dict[str, list[int]]]) -> None:
+MATMUL_FAMILY = frozenset(f"aten::{packet.__name__}" for packet in flop_registry) | {
+    f"aten::{name}" for name in _SDPA_CPU | _SDPA_CPU_BACKWARD
+}
+"""Ops whose FLOPs only the kernels ATen runs for them (or a generated matmul template) do: a
+generated pointwise kernel named after a matmul (``cpp_fused_mm_slice_0``) copies its operand."""
+
+
+def assign(
+    kernels: list[KernelRow], by_pass: dict[str | None, dict[str, list[int]]], generated: frozenset[str] = frozenset()
+) -> None:
     """Give each compiled kernel the FLOPs of the counted op calls it ran in its pass, where every
-    op it ran is counted and those calls can be told apart (``shares``); leave the rest None."""
+    op it ran is counted and those calls can be told apart (``shares``); leave the rest None.
+    ``generated``: the names of the compile's own kernels, which never claim a matmul's FLOPs
+    unless they are a matmul template (``triton_tem_*``)."""
     for pass_, counts in by_pass.items():
         rows = [k for k in kernels if k.pass_ == pass_]
         for op, calls in counts.items():
             claimers = [k for k in rows if op in k.ops]
+            if op in MATMUL_FAMILY:
+                claimers = [k for k in claimers if strip_graph_prefix(k.name) not in generated or "_tem_" in k.name]
             if not claimers or not all(o in COUNTED_OPS for k in claimers for o in k.ops):
                 continue
             if len(claimers) > 1 and not all(k.ops == [op] for k in claimers):
@@ -184,12 +198,13 @@ def fill_rates(measurement: Measurement) -> None:
 
 
 def flop_dtype(measurement: Measurement) -> str | None:
-    """The dtype of the chain's first counted op (``bf16``...): the compute peak to compare with;
-    None when no kernel has FLOPs (no peak to compare with)."""
-    if not any(k.flops for k in measurement.kernels):
+    """The dtype of the chain's first matmul-family op (``bf16``...): the compute peak to compare
+    with; None when no matmul-family kernel has FLOPs (the peak is a matmul's: nothing to compare
+    with it, and nothing to measure it for)."""
+    if not any(k.flops for k in measurement.kernels if any(op in MATMUL_FAMILY for op in k.ops)):
         return None
     for op in measurement.ops:
-        if op.op in COUNTED_OPS:
+        if op.op in MATMUL_FAMILY:
             return SHORT_DTYPE_NAMES.get(op.dtype, op.dtype)
     return None
 
@@ -198,11 +213,14 @@ OVER_COMPUTE_PEAK = "of the measured compute peak"
 
 
 def apply_compute_peak(measurement: Measurement, peak_tflops: float | None) -> None:
-    """Fill in % of the compute peak for every row, explaining (in the diagnostics) any above 100%."""
+    """Fill in % of the compute peak for every matmul-family row, explaining (in the diagnostics)
+    any above 100%. The peak is a matmul's (the matrix units); an elementwise or normalisation
+    kernel computes on the vector units, and a % of that peak would say nothing about it."""
     measurement.compute_peak_tflops = peak_tflops
     measurement.diagnostics = [d for d in measurement.diagnostics if OVER_COMPUTE_PEAK not in d]
     for row in measurement.kernels:
-        row.pct_of_compute_peak = 100 * row.tflops / peak_tflops if row.tflops and peak_tflops else None
+        matmul = any(op in MATMUL_FAMILY for op in row.ops)
+        row.pct_of_compute_peak = 100 * row.tflops / peak_tflops if row.tflops and peak_tflops and matmul else None
         if row.pct_of_compute_peak is not None and row.pct_of_compute_peak > 100:
             measurement.diagnostics.append(
                 f"{row.short_name} reached {row.pct_of_compute_peak:.0f}% {OVER_COMPUTE_PEAK}: the peak is one "

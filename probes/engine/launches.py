@@ -155,9 +155,16 @@ def _label_below(event: ProfileEvent) -> int | None:
     return None
 
 
-SETUP_OPS = frozenset({"aten::fill_", "aten::zero_", "aten::copy_", "aten::clone", "aten::to", "aten::_to_copy"})
+SETUP_OPS = frozenset(
+    f"aten::{name}"
+    for name in (
+        "fill_", "zero_", "zeros", "zeros_like", "new_zeros", "new_empty", "new_empty_strided",
+        "copy_", "clone", "contiguous", "to", "_to_copy",
+    )
+)  # fmt: skip
 """Work ops that an op runs to set up its output or inputs (sum fills its result, then copies it;
-mm clones a strided input; mul by a Python number converts that number), not to do its work. An
+mm clones a strided input; mul by a Python number converts that number; an attention backward
+zeroes its gradients' buffers), not to do its work. An
 op with only these below it does the work itself and is the kernel; an op with any other work op
 below it (relu around clamp_min, linear around addmm) is a wrapper, and its
 children are the kernels. A rule on names, not times, so every size, rep and the attribution

@@ -325,6 +325,8 @@ def _eager_step(
         if grad:
             with torch.no_grad():
                 seeds = seeds_for(outputs_of(result))
+            for leaf in inputs:  # as in every measured step: no gradient to accumulate into
+                leaf.grad = None
             with recording_ops() as backward:
                 backward_of(result, seeds)
             traces = {"forward": forward, "backward": backward}
@@ -418,7 +420,7 @@ def _measurement(
             row.flops = got.kernel_flops.get((row.name, row.pass_))
     else:
         _extern_bytes(kernels, got.extern_bytes)
-        flops.assign(kernels, got.flops_by_pass)
+        flops.assign(kernels, got.flops_by_pass, frozenset(got.prepared.kernels))
     unknown = list(dict.fromkeys(k.short_name for k in kernels if k.bytes is None))  # a name once, in order
     if unknown and len(unknown) < len(kernels):
         diagnostics.add(f"bytes unknown for {', '.join(unknown)}: no bytes or GB/s for the call as a whole")

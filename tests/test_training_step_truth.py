@@ -1,0 +1,185 @@
+"""Training steps (``--grad``) measured as a user reads them: each kernel row's bytes and FLOPs are
+its own launches', in the pass it ran in, each counted once; the backward starts from a
+materialised gradient of the output. Every figure below is worked out from the shapes.
+
+A corpus of steps (the matmul family with and without an operand copy, elementwise ops,
+normalisations; fp32 and bf16; eager and compiled) runs on the CPU, and again on CUDA where
+there is one (the ``gpu`` marker)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import pytest
+import torch
+
+from probes.engine.compiling import GRAD_SEED
+from probes.engine.sweep import run_profile
+from probes.link.kernel_names import strip_graph_prefix
+from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, RequestFailed
+
+N = 128
+SIZES = {"fp32": 4, "bf16": 2}
+
+Rows = dict[tuple[str, tuple[str, ...]], tuple[int, int | None]]
+"""(pass, ops) -> (bytes, FLOPs) per call, summed over the rows with those ops in that pass (a
+CUDA matmul may run as two kernels of one op; their sum is exact)."""
+
+
+@dataclass
+class Step:
+    chain: str
+    eager: Rows
+    compiled_flops: dict[str, int]
+    """FLOPs per pass of the compiled step (its fused kernels' ops read from the compile)."""
+    extern: Rows
+    """The compiled step's matmuls that ATen runs: the same bytes and FLOPs as eager."""
+
+
+def _matmul(m: int, k: int, n: int, e: int, batch: int = 1) -> tuple[int, int]:
+    """Bytes and FLOPs of one [m, k] @ [k, n] (per batch), reading both operands once."""
+    return e * batch * (m * k + k * n + m * n), 2 * batch * m * k * n
+
+
+def corpus(dtype: str, device: str) -> dict[str, Step]:
+    e = SIZES[dtype]
+    stats = e if device == "cpu" else 4  # a CUDA layer norm keeps its mean and rstd in fp32
+    mm_bytes, mm_flops = _matmul(N, 64, 32, e)
+    bmm_bytes, bmm_flops = _matmul(N, 16, 8, e, batch=4)
+    fwd, bwd = "forward", "backward"
+    mm, addmm, bmm = ("aten::mm",), ("aten::addmm",), ("aten::bmm",)
+    ln_fwd = e * (2 * N * 64 + 2 * 64) + stats * 2 * N
+    ln_bwd = e * (3 * N * 64 + 4 * 64) + stats * 2 * N  # grad, x, w, b in; grad x, w, b out
+    return {
+        "mm": Step(
+            "x: [N, 64]\nw: [64, 32]\nx @ w",
+            {(fwd, mm): (mm_bytes, mm_flops), (bwd, mm): (2 * mm_bytes, 2 * mm_flops)},
+            {fwd: mm_flops, bwd: 2 * mm_flops},
+            {(fwd, mm): (mm_bytes, mm_flops), (bwd, mm): (2 * mm_bytes, 2 * mm_flops)},
+        ),
+        "bmm": Step(
+            "x: [4, N, 16]\nw: [4, 16, 8]\nx @ w",
+            {(fwd, bmm): (bmm_bytes, bmm_flops), (bwd, bmm): (2 * bmm_bytes, 2 * bmm_flops)},
+            {fwd: bmm_flops, bwd: 2 * bmm_flops},
+            {(fwd, bmm): (bmm_bytes, bmm_flops), (bwd, bmm): (2 * bmm_bytes, 2 * bmm_flops)},
+        ),
+        "linear": Step(
+            "x: [N, 64]\nw: [32, 64]\nb: [32]\nF.linear(x, w, b)",
+            {
+                (fwd, addmm): (mm_bytes + e * 32, mm_flops),
+                (bwd, mm): (2 * mm_bytes, 2 * mm_flops),
+                (bwd, ("aten::sum",)): (e * (N * 32 + 32), N * 32 - 32),  # the bias's gradient
+            },
+            {fwd: mm_flops, bwd: 2 * mm_flops + N * 32 - 32},
+            {(bwd, mm): (2 * mm_bytes, 2 * mm_flops)},
+        ),
+        "strided matmul": Step(  # the operand is copied to a contiguous one (compiled); its gradient scattered
+            "x: [N, 128]\nw: [64, 32]\nx[:, ::2] @ w",
+            {
+                (fwd, mm): (mm_bytes, mm_flops),
+                (bwd, mm): (2 * mm_bytes, 2 * mm_flops),
+                (bwd, ("aten::slice_backward",)): (e * (N * 64 + N * 128), None),
+            },
+            {fwd: mm_flops, bwd: 2 * mm_flops},
+            {(fwd, mm): (mm_bytes, mm_flops), (bwd, mm): (2 * mm_bytes, 2 * mm_flops)},
+        ),
+        "elementwise": Step(
+            "(a * b).relu()",
+            {
+                (fwd, ("aten::mul",)): (3 * N * e, N),
+                (fwd, ("aten::relu",)): (2 * N * e, N),
+                (bwd, ("aten::threshold_backward",)): (3 * N * e, N),
+                (bwd, ("aten::mul",)): (6 * N * e, 2 * N),  # the gradients of a and of b
+            },
+            {fwd: 2 * N, bwd: 3 * N},
+            {},
+        ),
+        "softmax": Step(
+            "x: [N, 64]\nF.softmax(x, -1)",
+            {
+                (fwd, ("aten::_softmax",)): (2 * N * 64 * e, 5 * N * 64),
+                (bwd, ("aten::_softmax_backward_data",)): (3 * N * 64 * e, 4 * N * 64),
+            },
+            {fwd: 5 * N * 64, bwd: 4 * N * 64},
+            {},
+        ),
+        "layer norm": Step(
+            "x: [N, 64]\nw: [64]\nb: [64]\nF.layer_norm(x, [64], w, b)",
+            {
+                (fwd, ("aten::native_layer_norm",)): (ln_fwd, 8 * N * 64),
+                (bwd, ("aten::native_layer_norm_backward",)): (ln_bwd, 13 * N * 64),
+            },
+            {fwd: 8 * N * 64, bwd: 13 * N * 64},
+            {},
+        ),
+    }
+
+
+def _steps(device: str, dtype: str, chain: str) -> dict[str, Measurement]:
+    events: list = []
+    request = ProfileRequest(
+        id="t", chain=chain, sizes=[N], modes=["eager", "compiled"], device=device, dtype=dtype, grad=True, reps=3
+    )
+    run_profile(request, events.append)
+    failures = [e for e in events if isinstance(e, RequestFailed)]
+    assert not failures, failures
+    return {e.measurement.mode: e.measurement for e in events if isinstance(e, MeasurementResult)}
+
+
+def _by_ops(measurement: Measurement, aten_only: bool = False) -> Rows:
+    """``aten_only``: leave out the kernels the compile generated."""
+    generated = set(measurement.compile.generated_source) if aten_only and measurement.compile else set()
+    summed: dict[tuple[str, tuple[str, ...]], list[int | None]] = defaultdict(lambda: [0, 0])
+    for row in (k for k in measurement.kernels if strip_graph_prefix(k.name) not in generated):
+        total = summed[(row.pass_ or "", tuple(row.ops))]
+        total[0] = None if row.bytes is None or total[0] is None else total[0] + row.bytes
+        total[1] = None if row.flops is None or total[1] is None else total[1] + row.flops
+    return {key: (b, f) for key, (b, f) in summed.items()}  # type: ignore[misc]
+
+
+def _check_corpus(device: str, dtype: str) -> None:
+    for name, step in corpus(dtype, device).items():
+        measured = _steps(device, dtype, step.chain)
+        eager, compiled = measured["eager"], measured["compiled"]
+        for m in (eager, compiled):
+            assert m.grad_seed == GRAD_SEED, name
+            assert all(k.bytes is not None for k in m.kernels), (name, m.mode, [k.name for k in m.kernels])
+            assert m.bytes_per_call == sum(k.bytes or 0 for k in m.kernels), name
+        assert _by_ops(eager) == step.eager, name
+        flops_by_pass = {p: sum(k.flops or 0 for k in compiled.kernels if k.pass_ == p) for p in step.compiled_flops}
+        assert flops_by_pass == step.compiled_flops, (name, [(k.name, k.ops, k.flops) for k in compiled.kernels])
+        extern = {key: value for key, value in _by_ops(compiled, aten_only=True).items() if key in step.extern}
+        assert extern == step.extern, name
+
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_every_row_of_a_cpu_training_step_has_its_own_bytes_and_flops(dtype: str) -> None:
+    _check_corpus("cpu", dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_every_row_of_a_cuda_training_step_has_its_own_bytes_and_flops(dtype: str) -> None:
+    _check_corpus("cuda", dtype)
+
+
+def test_a_product_with_grad_counts_each_passes_bytes_once() -> None:
+    """``a * b`` at 1e6 fp32: the forward mul reads two inputs and writes one (12 MB); the
+    backward's two muls each read the seed and the other input and write a gradient (24 MB);
+    the call is their sum, with no reduction or seed kernel of the tool's among its rows."""
+    n = 1_000_000
+    events: list = []
+    run_profile(
+        ProfileRequest(id="t", chain="a * b", sizes=[n], modes=["eager"], device="cpu", grad=True, reps=3),
+        events.append,
+    )
+    (measured,) = [e.measurement for e in events if isinstance(e, MeasurementResult)]
+    rows = {(k.pass_, k.name): (k.bytes, k.flops, k.launches_per_call) for k in measured.kernels}
+    assert rows == {("forward", "aten::mul"): (12 * n, n, 1.0), ("backward", "aten::mul"): (24 * n, 2 * n, 2.0)}
+    assert measured.bytes_per_call == 36 * n
+    assert measured.grad_seed == "materialised ones of the output's shape and dtype"
