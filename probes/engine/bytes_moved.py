@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from probes.engine import compiled as inductor
 from probes.engine.compiling import PreparedCall
+from probes.engine.flops import split_by_time
 from probes.engine.launches import SETUP_OPS, Launch
 from probes.engine.trace import OpTrace
 from probes.link.kernel_names import classify_device_event, short_name
@@ -41,10 +42,7 @@ def _own_op(launch: Launch) -> str | None:
 
 def _split(total: int, launches: list[Launch]) -> list[int]:
     """``total`` shared among ``launches`` by device time (all of it to a single one)."""
-    if len(launches) == 1:
-        return [total]
-    time = sum(launch.duration_us for launch in launches) or 1.0
-    return [int(total * launch.duration_us / time) for launch in launches]
+    return split_by_time(total, [launch.duration_us for launch in launches])
 
 
 def eager_bytes(trace: OpTrace, attribution: list[Launch]) -> EagerAttribution:

@@ -147,16 +147,28 @@ def op_flops(func: Any, args: tuple, kwargs: dict, out: Any) -> int | None:
     return None
 
 
-def shares(rows: list[KernelRow], calls: list[int]) -> list[int | None]:
-    """Each row's part of an op's calls (FLOPs or bytes) in one pass, where the calls can be told
-    apart: all of them to the only row that ran the op; else, when the calls are all alike and
-    the rows launch as many kernels per call as there are calls, each row its launches' calls;
-    else None for every row."""
+def split_by_time(total: int, times: list[float]) -> list[int]:
+    """``total`` shared in proportion to ``times`` (evenly when they are all 0), the rounding
+    left to the last share: the shares always add up to ``total``."""
+    if len(times) <= 1:
+        return [total] * len(times)
+    whole = sum(times)
+    shares = [int(total * t / whole) if whole > 0 else total // len(times) for t in times[:-1]]
+    return [*shares, total - sum(shares)]
+
+
+def shares(rows: list[KernelRow], calls: list[int]) -> list[int]:
+    """Each row's part of an op's calls (FLOPs or bytes) in one pass: all of them to the only row
+    that ran the op; when the calls are all alike and the rows launch as many kernels per call as
+    there are calls, each row its launches' calls; else (a CUDA matmul run as a gemm and a
+    split-K reduction, a normalisation's backward as two reductions) the calls' total shared by
+    the rows' device time, as eager shares an op's bytes between its kernels. The shares always
+    add up to the calls' total."""
     if len(rows) == 1:
         return [sum(calls)]
     if len(set(calls)) == 1 and sum(row.launches_per_call for row in rows) == len(calls):
         return [int(calls[0] * row.launches_per_call) for row in rows]
-    return [None] * len(rows)
+    return split_by_time(sum(calls), [row.time_per_call_us for row in rows])
 
 
 MATMUL_FAMILY = frozenset(f"aten::{packet.__name__}" for packet in flop_registry) | {
@@ -181,11 +193,8 @@ def assign(
                 claimers = [k for k in claimers if strip_graph_prefix(k.name) not in generated or "_tem_" in k.name]
             if not claimers or not all(o in COUNTED_OPS for k in claimers for o in k.ops):
                 continue
-            if len(claimers) > 1 and not all(k.ops == [op] for k in claimers):
-                continue
             for row, share in zip(claimers, shares(claimers, calls), strict=True):
-                if share is not None:
-                    row.flops = (row.flops or 0) + share
+                row.flops = (row.flops or 0) + share
 
 
 def fill_rates(measurement: Measurement) -> None:
