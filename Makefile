@@ -54,7 +54,7 @@ $(STAMP): pyproject.toml
 			$(PIP) install -q --index-url https://download.pytorch.org/whl/cpu "torch==$(NEW_TORCH)+cpu"; \
 		fi; \
 	fi; \
-	version=$$($(VENV)/bin/python -c "import torch; print(torch.__version__)" 2>/dev/null) || \
+	version=$$($(VENV)/bin/python -c "import torch, importlib.metadata as m; print(m.version('torch'))" 2>/dev/null) || \
 		{ echo "torch does not import in $(VENV):"; $(VENV)/bin/python -c "import torch"; exit 1; }; \
 	echo "torch $$version stays: pip installs the project with it pinned"; \
 	echo "torch==$$version" > $(VENV)/torch-pin.txt; \
