@@ -197,3 +197,43 @@ def test_a_product_with_grad_counts_each_passes_bytes_once() -> None:
     assert rows == {("forward", "aten::mul"): (12 * n, n, 1.0), ("backward", "aten::mul"): (24 * n, 2 * n, 2.0)}
     assert measured.bytes_per_call == 36 * n
     assert measured.grad_seed == "materialised ones of the output's shape and dtype"
+
+
+def test_a_cuda_matmul_that_copies_an_operand_gives_its_flops_to_the_gemm_only() -> None:
+    """The rule as a CUDA backward ``aten::mm`` runs it: a copy kernel launched under
+    ``aten::copy_`` (its operand made contiguous), then the gemm launched under ``aten::mm``.
+    The gemm gets the matmul's FLOPs, the copy none; their bytes add up to the op's."""
+    from probes.engine.bytes_moved import eager_bytes
+    from probes.engine.launches import Launch
+    from probes.engine.trace import OpTrace, TracedOp
+
+    trace = OpTrace([TracedOp(0, "aten::mm", [64, 32], "float32", 1000, 301, False, flops=2 * 64 * 16 * 32)])
+    launches = [
+        Launch("copy_kernel", 1.0, None, 0, "aten::copy_", "backward"),
+        Launch("gemm_kernel", 2.0, None, 0, "aten::mm", "backward"),
+    ]
+    got = eager_bytes(trace, launches)
+    assert got.flops == {("gemm_kernel", "backward"): 2 * 64 * 16 * 32}
+    assert sum(got.bytes.values()) == 1301 and got.ops[("copy_kernel", "backward")] == ["aten::mm"]
+
+
+def test_a_fused_softmax_with_inductors_prim_beside_it_gets_the_softmaxs_flops() -> None:
+    from probes.engine.flops import assign
+    from probes.link.protocol import KernelRow
+
+    row = KernelRow(
+        name="triton_per_fused__softmax_exp_prepare_softmax_online_sub_0",
+        short_name="softmax",
+        kind="kernel",
+        launches_per_call=1.0,
+        device_time_us=5.0,
+        time_per_call_us=5.0,
+        share=1.0,
+        bytes=2 * N * 64 * 4,
+        gbps=None,
+        pct_of_peak=None,
+        ops=["prims.prepare_softmax_online", "aten::sub", "aten::exp", "aten::_softmax"],
+        pass_="forward",
+    )
+    assign([row], {"forward": {"aten::_softmax": [5 * N * 64]}}, frozenset({row.name}))
+    assert row.flops == 5 * N * 64

@@ -191,7 +191,8 @@ def assign(
             claimers = [k for k in rows if op in k.ops]
             if op in MATMUL_FAMILY:
                 claimers = [k for k in claimers if strip_graph_prefix(k.name) not in generated or "_tem_" in k.name]
-            if not claimers or not all(o in COUNTED_OPS for k in claimers for o in k.ops):
+            # a prim beside ATen ops (Inductor's prims.prepare_softmax_online) is a piece of one of them
+            if not claimers or not all(o in COUNTED_OPS for k in claimers for o in k.ops if o.startswith("aten::")):
                 continue
             for row, share in zip(claimers, shares(claimers, calls), strict=True):
                 row.flops = (row.flops or 0) + share
