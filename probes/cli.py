@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--grad",
         action="store_true",
-        help="measure forward + backward: float inputs require grad, the result is reduced with .sum()",
+        help="measure a training step: forward, then backward from ones of the result's shape and dtype",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     parser.add_argument(

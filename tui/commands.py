@@ -160,7 +160,7 @@ COMMANDS: tuple[Command, ...] = (
         "b",
         "Grad",
         "Grad: forward + backward on/off",
-        "measure the backward pass too (the result's .sum().backward())",
+        "measure the backward pass too (from ones of the result's shape)",
         "outside the editor",
         footer=False,
     ),

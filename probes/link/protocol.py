@@ -234,7 +234,7 @@ class ProfileRequest:
     reps: int | None = None
     """None: sized to the kernel time."""
     grad: bool = False
-    """Measure forward + backward: float inputs require grad, the result is reduced with .sum()."""
+    """Measure forward + backward: float inputs require grad; the backward starts from ones of the result's shape."""
     early_rows: bool = False
     """Each mode answers twice: once its profiled reps end (the rows, wall time None), then whole.
     The rows show without waiting for the wall-time reps (sized by ``TARGET_TIMING_S``), which
