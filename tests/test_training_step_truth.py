@@ -185,14 +185,21 @@ def test_every_row_of_a_cuda_training_step_has_its_own_bytes_and_flops(dtype: st
 def test_a_product_with_grad_counts_each_passes_bytes_once() -> None:
     """``a * b`` at 1e6 fp32: the forward mul reads two inputs and writes one (12 MB); the
     backward's two muls each read the seed and the other input and write a gradient (24 MB);
-    the call is their sum, with no reduction or seed kernel of the tool's among its rows."""
+    the call is their sum, with no reduction or seed kernel of the tool's among its rows.
+    Compiled, the forward and backward kernels share a name (``cpp_fused_mul_0``) and still
+    each have their own pass's bytes: 12 MB, and 20 MB (the seed, a and b in; two gradients out)."""
     n = 1_000_000
     events: list = []
     run_profile(
-        ProfileRequest(id="t", chain="a * b", sizes=[n], modes=["eager"], device="cpu", grad=True, reps=3),
+        ProfileRequest(id="t", chain="a * b", sizes=[n], modes=["eager", "compiled"], device="cpu", grad=True, reps=3),
         events.append,
     )
-    (measured,) = [e.measurement for e in events if isinstance(e, MeasurementResult)]
+    measured, compiled = [e.measurement for e in events if isinstance(e, MeasurementResult)]
+    assert {k.pass_: (k.bytes, k.flops) for k in compiled.kernels} == {
+        "forward": (12 * n, n),
+        "backward": (20 * n, 2 * n),
+    }
+    assert compiled.bytes_per_call == 32 * n
     rows = {(k.pass_, k.name): (k.bytes, k.flops, k.launches_per_call) for k in measured.kernels}
     assert rows == {("forward", "aten::mul"): (12 * n, n, 1.0), ("backward", "aten::mul"): (24 * n, 2 * n, 2.0)}
     assert measured.bytes_per_call == 36 * n

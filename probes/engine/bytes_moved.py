@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from probes.engine import compiled as inductor
-from probes.engine.compiling import PreparedCall
+from probes.engine.compiling import GradStep, PreparedCall, backward_of
 from probes.engine.flops import split_by_time
 from probes.engine.launches import SETUP_OPS, Launch
 from probes.engine.trace import OpTrace
@@ -77,15 +77,30 @@ def eager_bytes(trace: OpTrace, attribution: list[Launch]) -> EagerAttribution:
     return got
 
 
-def compiled_bytes(prepared: PreparedCall) -> tuple[dict[str, int], dict[str, list[str]]]:
-    """Bytes per generated kernel from its real tensor arguments during one call."""
-    with inductor.recording_kernel_bytes(prepared.modules, prepared.kernels) as sink:
-        prepared.call()
+def compiled_bytes(prepared: PreparedCall) -> tuple[dict[KernelKey, int], dict[KernelKey, list[str]]]:
+    """Bytes per generated kernel, in its pass, from its real tensor arguments during one call.
+    With grad the forward and the backward are recorded apart: their graphs' kernels can share a
+    name (``cpp_fused_mul_0`` in both), and each pass's row has its own launches' bytes."""
+    recorded: dict[KernelKey, int] = {}
+    step = prepared.call
+    if isinstance(step, GradStep):
+        for leaf in step.leaves:
+            leaf.grad = None
+        with inductor.recording_kernel_bytes(prepared.modules, prepared.kernels) as forward:
+            result = step.forward()
+        with inductor.recording_kernel_bytes(prepared.modules, prepared.kernels) as backward:
+            backward_of(result, step.seeds)
+        recorded.update({(name, "forward"): count for name, count in forward.items()})
+        recorded.update({(name, "backward"): count for name, count in backward.items()})
+    else:
+        with inductor.recording_kernel_bytes(prepared.modules, prepared.kernels) as sink:
+            step()
+        recorded.update({(name, None): count for name, count in sink.items()})
     for name, estimate in inductor.estimated_kernel_bytes(prepared.modules).items():
         # CUDA graph replays never call the Python wrapper: use Inductor's own estimate.
-        sink.setdefault(name, estimate)
-    kernel_ops = {name: kernel.aten_ops for name, kernel in prepared.kernels.items()}
-    return dict(sink), kernel_ops
+        recorded.setdefault((name, None), estimate)
+    kernel_ops: dict[KernelKey, list[str]] = {(name, None): k.aten_ops for name, k in prepared.kernels.items()}
+    return recorded, kernel_ops
 
 
 def op_nodes(trace: OpTrace | None, op_kernels: dict[int, list[str]], prepared: PreparedCall) -> list[OpNode]:

@@ -277,9 +277,7 @@ def _profile(
     else:
         forward, flops_by_pass, extern_bytes = _eager_step(chain, inputs, n, grad)
         trace = trace or forward
-        generated_bytes, generated_ops = compiled_bytes(prepared)
-        kernel_bytes = {(name, None): count for name, count in generated_bytes.items()}
-        kernel_ops = {(name, None): ops for name, ops in generated_ops.items()}
+        kernel_bytes, kernel_ops = compiled_bytes(prepared)
         kernel_flops = None
         run = profile_run(profiled, device, plan.profiled_reps, flush, faults_per_call=faults, set_up=set_up)
     return _Collected(
