@@ -995,7 +995,7 @@ def main(argv: list[str] | None = None) -> int:
             "rows": [{**asdict(r), "result": r.result} for r in b.rows],
         }
 
-    def section(name: str, fn, *fn_args):  # noqa: ANN001, ANN202
+    def section(name: str, fn, *fn_args):
         begin = time.perf_counter()
         try:
             return fn(*fn_args)

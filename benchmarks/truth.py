@@ -293,7 +293,7 @@ def chain_cells(chain: Chain, sizes: list[int], device: Any, module: Any, worker
     for n in sizes:
         try:
             inputs = inputs_for(chain, n, device)
-        except Exception as exc:  # noqa: BLE001 - a size that does not fit is reported, not fatal
+        except Exception as exc:
             cells.append({"size": n, "skipped": f"inputs: {exc}"})
             continue
         for mode in modes:
@@ -652,7 +652,7 @@ def main() -> int:
 def _version(name: str) -> str | None:
     try:
         return importlib.import_module(name).__version__  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 - absent or broken: reported as None
+    except Exception:
         return None
 
 

@@ -51,9 +51,9 @@ nothing more; a user's own ``TEXTUAL_FPS`` wins."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from probes.chain.dtype_names import DTYPES  # noqa: PLC0415 (keep `profile` free of app imports)
-    from probes.link.help_text import HelpFormatter, SafeParser  # noqa: PLC0415
-    from probes.link.settings import COMPILED_MODES  # noqa: PLC0415 (light: names and limits)
+    from probes.chain.dtype_names import DTYPES  # keep `profile` free of app imports
+    from probes.link.help_text import HelpFormatter, SafeParser
+    from probes.link.settings import COMPILED_MODES  # light: names and limits
 
     commands = "\n".join(f"  {name:<9}{what} (kernel-tui {name} --help)" for name, what in SUBCOMMANDS.items())
     parser = SafeParser(
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _checked(parser: argparse.ArgumentParser, flag: str, check: Callable[[Any], T], value: object) -> T:
     """``check(value)`` (a settings-model check); its refusal a one-line usage error naming the flag."""
-    from probes.link.settings import SettingError  # noqa: PLC0415 (after the workers start)
+    from probes.link.settings import SettingError  # after the workers start
 
     try:
         return check(value)
@@ -102,7 +102,7 @@ def _checked(parser: argparse.ArgumentParser, flag: str, check: Callable[[Any], 
 
 def _export_dir(parser: argparse.ArgumentParser, given: Path | None) -> Path:
     """The folder exports go to, absolute so that each saved path is shown in full."""
-    from tui.export import default_export_dir  # noqa: PLC0415
+    from tui.export import default_export_dir
 
     if given is None:
         return default_export_dir()
@@ -112,7 +112,7 @@ def _export_dir(parser: argparse.ArgumentParser, given: Path | None) -> Path:
     return folder
 
 
-def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
+def build_app(argv: list[str]):  # KernelTuiApp, imported lazily
     """The app for ``kernel-tui ARGV`` (argparse exits with a one-line message on bad input)."""
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -121,9 +121,9 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
         _check_workspace(parser, args.workspace)
     early, early_compiler = _start_workers(command)
     with _killed_unless_built(early, early_compiler):
-        from probes.cli import chain_lines  # noqa: PLC0415 (after the workers start)
-        from probes.link import settings  # noqa: PLC0415
-        from tui.workspace import modes_toggle  # noqa: PLC0415
+        from probes.cli import chain_lines  # after the workers start
+        from probes.link import settings
+        from tui.workspace import modes_toggle
 
         sizes = _checked(parser, "--sizes", settings.parse_sizes, args.sizes) if args.sizes else None
         focus = _checked(parser, "--n", settings.parse_size, args.focus_size) if args.focus_size else None
@@ -131,8 +131,8 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
         toggle, compile_mode = _checked(parser, "--modes", modes_toggle, modes) if modes else (None, None)
         chain = chain_lines(args.chain) if args.chain is not None else None
 
-        from tui.app import KernelTuiApp  # noqa: PLC0415 (textual only for the app)
-        from tui.workspace_file import WorkspaceRefused  # noqa: PLC0415
+        from tui.app import KernelTuiApp  # textual only for the app
+        from tui.workspace_file import WorkspaceRefused
 
         try:
             return KernelTuiApp(
@@ -155,8 +155,8 @@ def build_app(argv: list[str]):  # noqa: ANN201 (KernelTuiApp, imported lazily)
 
 
 def build_demo_parser() -> argparse.ArgumentParser:
-    from probes.chain.dtype_names import DTYPES  # noqa: PLC0415
-    from probes.link.help_text import SafeParser  # noqa: PLC0415
+    from probes.chain.dtype_names import DTYPES
+    from probes.link.help_text import SafeParser
 
     parser = SafeParser(
         prog="kernel-tui demo",
@@ -198,9 +198,9 @@ def _check_report(parser: argparse.ArgumentParser, path: Path) -> None:
     """A ``--replay`` report, read and parsed here: one that is not a report, or not a regular file
     of bounded size (a FIFO, ``/dev/zero``), is refused in one line (exit 2) before anything
     starts, as a workspace that cannot be used is."""
-    from probes.link.protocol import ProfileReport, ProtocolError  # noqa: PLC0415
-    from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file  # noqa: PLC0415
-    from probes.link.safe_text import inert_line  # noqa: PLC0415
+    from probes.link.protocol import ProfileReport, ProtocolError
+    from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file
+    from probes.link.safe_text import inert_line
 
     try:
         ProfileReport.from_json(read_user_file(path, REPORT_LIMIT_BYTES, "the report"))
@@ -212,7 +212,7 @@ def _check_workspace(parser: argparse.ArgumentParser, path: Path) -> None:
     """A ``--workspace`` that is not a regular file of bounded size (a FIFO, ``/dev/zero``) is
     refused in one line before the workers start; whether it is a workspace the app can use is
     ``tui.workspace_file``'s to say."""
-    from probes.link.safe_files import WORKSPACE_LIMIT_BYTES, UnreadableFile, read_user_bytes  # noqa: PLC0415
+    from probes.link.safe_files import WORKSPACE_LIMIT_BYTES, UnreadableFile, read_user_bytes
 
     try:
         read_user_bytes(path, WORKSPACE_LIMIT_BYTES, "the workspace")
@@ -221,13 +221,13 @@ def _check_workspace(parser: argparse.ArgumentParser, path: Path) -> None:
             parser.exit(2, f"{parser.prog}: {exc}\n")
 
 
-def _start_workers(command: list[str] | str | None):  # noqa: ANN202 (EarlyWorkers, imported lazily)
+def _start_workers(command: list[str] | str | None):  # EarlyWorkers, imported lazily
     """The worker (and the compile worker where one is wanted), started now, before Textual is
     imported: torch imports while the app starts. None for one that cannot be started: the app
     tries again and says why on screen. Whatever the app imports before this delays the first
     rows as much: the arguments checked here need no more than the worker's command."""
-    from probes.link import fast_paths  # noqa: PLC0415
-    from probes.link.worker_process import EarlyWorker, compile_worker_wanted  # noqa: PLC0415
+    from probes.link import fast_paths
+    from probes.link.worker_process import EarlyWorker, compile_worker_wanted
 
     if not fast_paths.enabled():
         return None, None  # the plain path: the app starts its workers once it is built
@@ -252,15 +252,15 @@ def _killed_unless_built(*workers: EarlyWorker | None) -> Iterator[None]:
         raise
 
 
-def build_demo(argv: list[str]):  # noqa: ANN201 (DemoApp, imported lazily)
+def build_demo(argv: list[str]):  # DemoApp, imported lazily
     """The app for ``kernel-tui demo ARGV``."""
     parser = build_demo_parser()
     args = parser.parse_args(argv)
     command = _worker_command(parser, args)
     early, early_compiler = _start_workers(command)
     with _killed_unless_built(early, early_compiler):
-        from probes.link import settings  # noqa: PLC0415 (after the workers start)
-        from tui.demo import DemoApp  # noqa: PLC0415
+        from probes.link import settings  # after the workers start
+        from tui.demo import DemoApp
 
         return DemoApp(
             worker_command=command,
@@ -291,13 +291,13 @@ def _refuse_mistyped(word: str, meant: str) -> NoReturn:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "profile":
-        from probes.cli import main as profile_main  # noqa: PLC0415 (headless: no textual import)
+        from probes.cli import main as profile_main  # headless: no textual import
 
         return profile_main(argv[1:])
     meant = _mistyped_command(argv[0]) if argv else None
     if meant is not None:
         _refuse_mistyped(argv[0], meant)
-    from probes.link import fast_paths  # noqa: PLC0415
+    from probes.link import fast_paths
 
     fast = fast_paths.enabled()
     if fast:
@@ -321,7 +321,7 @@ def run() -> None:
     textual, rich and asyncio (a tenth of a second or more): the terminal is restored and the worker
     stopped already, so the prompt comes back at once."""
     code = main()
-    from probes.link import fast_paths  # noqa: PLC0415
+    from probes.link import fast_paths
 
     if not fast_paths.enabled():
         raise SystemExit(code)

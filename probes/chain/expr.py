@@ -759,7 +759,7 @@ class ParsedChain:
         code = _quiet(compile, tree, "<chain>", "exec")
         scope: dict[str, object] = {"__builtins__": _chain_builtins(), **chain_limits.guard_globals(validator.lines)}
         scope.update(namespace)
-        exec(code, scope)  # noqa: S102 - the code is the validated chain
+        exec(code, scope)  # the code is the validated chain
         return cast(Callable[..., object], scope["chain"])
 
 
@@ -800,7 +800,7 @@ def _chain_builtins() -> dict[str, object]:
     Limiting it to ``sys.modules`` means nothing new can ever be loaded from a chain's frame.
     """
 
-    def import_loaded(name: str, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002, ANN001, ANN202
+    def import_loaded(name: str, globals=None, locals=None, fromlist=(), level=0):
         if level != 0 or name not in sys.modules:
             raise ImportError(f"import of {name!r} is not allowed in a chain")
         return sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]

@@ -79,7 +79,7 @@ def _count(value: Any) -> int | None:
         return None
     try:
         return operator.index(value)
-    except Exception:  # noqa: BLE001 - a meta or multi-element tensor: the repetition raises too
+    except Exception:
         return None
 
 

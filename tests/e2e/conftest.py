@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from terminal import tmux_available  # noqa: E402
+from terminal import tmux_available
 
 collect_ignore_glob: list[str] = []
 

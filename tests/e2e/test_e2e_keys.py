@@ -23,7 +23,7 @@ from app_terminal import (
 )
 
 
-def measured(*ops: str):  # noqa: ANN201 (a wait_for condition)
+def measured(*ops: str):  # a wait_for condition
     """The worker's rows, fresh (not stale), are of a chain of exactly ``ops``."""
 
     def check(screen: str) -> bool:

@@ -29,7 +29,7 @@ def quit_now(app: AppTerminal) -> float:
     left = [pid for pid in processes if alive(pid)]
     assert not left, f"processes left after quitting: {left}"
     assert app.exit_status() == 0
-    print(f"quit in {took:.3f} s")  # noqa: T201 (the timings go in the report: pytest -s)
+    print(f"quit in {took:.3f} s")  # the timings go in the report: pytest -s
     return took
 
 

@@ -26,7 +26,7 @@ def told(screen: str) -> str:
     return f"{toast_text(screen)} {status_text(screen)}"
 
 
-def said(*phrases: str):  # noqa: ANN201 (a wait_for condition)
+def said(*phrases: str):  # a wait_for condition
     """A toast or the status bar says every one of ``phrases``."""
     return lambda screen: all(p in told(screen) for p in phrases)
 

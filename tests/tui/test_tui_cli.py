@@ -118,7 +118,7 @@ def captured_app(monkeypatch: pytest.MonkeyPatch) -> dict:
     seen: dict = {}
     monkeypatch.setattr(tui.__main__, "_start_workers", lambda command: (None, None))
 
-    def fake_run(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def fake_run(self, *args, **kwargs):
         seen["app"] = self
         return 0
 
