@@ -87,7 +87,7 @@ def test_x_n_r_mean_stop_size_reps_in_every_focus(tmp_path: Path, where: str) ->
         app.wait_for(sweeping, timeout=SCREEN_S, what="the sweep running")
         app.press("x")  # stops the sweep: never "delete this chain?"
         screen = app.wait_for(
-            lambda s: "cancelled" in pane_text(s, "sweep"), timeout=SCREEN_S, what="the sweep cancelled by x"
+            lambda s: "stopped" in pane_text(s, "sweep"), timeout=SCREEN_S, what="the sweep stopped by x"
         )
         assert chain_count(screen) == chains and not asks_to_delete(screen)
 
