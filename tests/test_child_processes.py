@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc 
 PARENT = """
 import json, subprocess, sys
 shell = subprocess.Popen(["sh", "-c", "sleep 60 & exec sleep 61"])  # a driver and what it started
-helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+helper = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
 print(json.dumps({"shell": shell.pid, "helper": helper.pid}), flush=True)
 sys.stdin.read()
 """

@@ -16,7 +16,7 @@ from probes.link.client import StartFailed, WorkerClient
 from probes.link.protocol import PROTOCOL_VERSION, ProfileRequest, RequestDone, RequestFailed, WorkerReady, encode
 
 READY = encode(WorkerReady(pid=1, torch_version="2.0", devices=[], default_device="cpu", protocol=PROTOCOL_VERSION))
-SILENT = f"import sys, time\nprint({READY!r}, flush=True)\nsys.stdin.readline()\ntime.sleep(600)\n"
+SILENT = f"import signal, sys\nprint({READY!r}, flush=True)\nsys.stdin.readline()\nsignal.pause()\n"
 """A worker that says it is ready, takes a request and answers nothing (a link that froze)."""
 REFUSED = "ssh: connect to host x port 22: Connection refused"
 
@@ -128,7 +128,7 @@ async def test_a_link_that_drops_in_a_request_is_lost_with_ssh_s_words_then_repl
         "if not dropped.exists():\n"
         "    sys.stdin.readline(); dropped.touch()\n"
         "    print('Connection to x closed by remote host.', file=sys.stderr); sys.exit(255)\n"
-        "import time; time.sleep(600)\n"
+        "import signal; signal.pause()\n"
     )
     states: list[str] = []
     client = WorkerClient([sys.executable, "-c", script], on_state=lambda state, _: states.append(state))
