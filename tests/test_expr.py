@@ -261,7 +261,7 @@ def test_chain_error_pickles_whole() -> None:
         ("a.item()", "rejected", (1, 3), "host"),
         ("a.tolist()", "rejected", (1, 3), "host"),
         ("torch.Tensor.__add__", "rejected", (1, 7), "classes"),
-        ("torch.nn.Module()", "rejected", (1, 10), "classes"),
+        ("torch.nn.Module()", "rejected", (1, 10), "not a layer a chain may construct"),
         ("torch.linalg.norm.x(a)", "rejected", (1, 19), "torch.linalg/fft/special"),
         ("vars()", "rejected", (1, 1), "calls to 'vars'"),
         ("globals()", "rejected", (1, 1), "calls to 'globals'"),

@@ -24,18 +24,22 @@ from typing import TypeVar, cast
 
 from probes.chain.errors import ChainError
 from probes.chain.kinds import (
+    LAYER_PATHS,
     PYTHON_ATTRIBUTES,
     PYTHON_KINDS,
     RETURN_TYPE_FIELDS,
     TENSOR_ATTRIBUTES,
     Kind,
     Kinds,
+    constructed_layer,
 )
+from probes.chain.layers import LAYER_NAMES, LAYERS, MAX_LAYERS, Layer, LayerArgumentError, layer_from_call
 from probes.link.protocol import ChainErrorInfo, ErrorKind
 from probes.link.safe_text import inert_line
 
 __all__ = [
     "ALLOWED_BUILTINS",
+    "Layer",
     "DTYPE_ALIASES",
     "ChainError",
     "InputDecl",
@@ -66,7 +70,9 @@ MAX_EXPONENT = 64
 """Largest literal exponent or shift on Python numbers: ``10 ** 10 ** 8`` would hang the worker
 building a Python integer."""
 DEFAULT_INPUTS: tuple[str, ...] = ("a", "b", "c")
-RESERVED: frozenset[str] = frozenset({"torch", "F", "N"})
+RESERVED: frozenset[str] = frozenset({"torch", "F", "nn", "N"})
+ROOTS: frozenset[str] = frozenset({"torch", "F", "nn"})
+"""The names a chain reaches torch through: only as the root of an attribute path."""
 EXAMPLE = "(a + b).relu()"
 
 DTYPE_ALIASES: dict[str, str] = {
@@ -425,7 +431,9 @@ _DENIED_PARTS: tuple[tuple[str, str], ...] = (
 """Substrings that mark a family of names (``load_inline``, ``import_ir_module``, ...)."""
 
 _TORCH_SUBMODULES = frozenset({"linalg", "fft", "special"})
-_TORCH_REACH = "only torch.<function>, torch.linalg/fft/special.<function> and F.<function> can be used"
+_TORCH_REACH = (
+    "only torch.<function>, torch.linalg/fft/special.<function>, F.<function> and nn.<Layer>(...) can be used"
+)
 _TORCH_VALUE = re.compile(
     r"(b?float|u?int|complex)\d+(_\w+)?|half|double|long|short|int|bool|cfloat|cdouble|chalf"
     r"|inf|nan|pi|e|newaxis|strided|sparse_coo|contiguous_format|preserve_format|channels_last(_3d)?",
@@ -435,6 +443,8 @@ _TORCH_VALUE = re.compile(
 Anything else (``torch.os``, ``torch.linalg``) could be a module, and a module passed around as a
 value would escape the path rules below."""
 _TORCH_BARE = "can only be used as torch.<function>(...) or a dtype or constant such as torch.float16"
+_NN_BARE = "can only be used as nn.<Layer>(...)(x) or nn.functional.<function>(...)"
+_LAYER_ONLY_CALLED = "can only be called, like lin(x): a layer is never a value of its own"
 
 
 def _attribute_problem(name: str) -> str | None:
@@ -479,6 +489,11 @@ class _Validator:
         self.locals: dict[str, Kind] = {}  # assigned on an earlier statement -> what it holds
         self.used: dict[str, InputDecl] = {}
         self.kind = Kinds(self._name_kind)
+        self.layers: list[Layer] = []
+        self.constructions: dict[int, int] = {}  # id of an nn.X(...) call -> its layer's index
+        self.layer_calls: dict[int, int] = {}  # id of a call of a layer -> the layer's index
+        self.bound: dict[str, int] = {}  # a name that holds a layer (as it stands) -> the layer's index
+        self._assigned_value: ast.expr | None = None  # the value of the assignment being checked
 
     # -- what is a tensor ----------------------------------------------------------------------
 
@@ -539,11 +554,23 @@ class _Validator:
                 self._classify(stmt.value)
             elif isinstance(stmt, ast.Assign):
                 name = self._assign_target(stmt)
+                self._assigned_value = stmt.value
                 self._walk(stmt.value)
+                self._assigned_value = None
                 self._classify(stmt.value)
                 self.locals[name] = self.kind(stmt.value)
+                self.bound.pop(name, None)
+                if id(stmt.value) in self.constructions:
+                    self.bound[name] = self.constructions[id(stmt.value)]
             else:
                 raise self._at(stmt, "rejected", f"{self._label(stmt)} is not allowed")
+        last = module.body[-1] if module.body else None
+        if isinstance(last, ast.Assign) and id(last.value) in self.constructions:
+            raise self._at(
+                last.value,
+                "syntax",
+                "the chain's result is a layer, not a tensor: call it, like lin(x), on a last line",
+            )
 
     def _assign_target(self, stmt: ast.Assign) -> str:
         if len(stmt.targets) != 1:
@@ -593,7 +620,7 @@ class _Validator:
         elif isinstance(node, ast.BinOp):
             self._binop(node)
         elif isinstance(node, ast.Call):
-            self._call(node)
+            self._call(node, parent)
         elif isinstance(node, ast.Attribute) and not isinstance(parent, ast.Attribute):
             self._attribute_chain(node, called=isinstance(parent, ast.Call) and parent.func is node)
 
@@ -632,9 +659,11 @@ class _Validator:
 
     def _name(self, node: ast.Name, parent: ast.AST | None) -> None:
         name = node.id
-        if name in ("torch", "F") and not isinstance(parent, ast.Attribute):
-            raise self._at(node, "rejected", f"'{name}' {_TORCH_BARE}")
+        if name in ROOTS and not isinstance(parent, ast.Attribute):
+            raise self._at(node, "rejected", f"'{name}' {_NN_BARE if name == 'nn' else _TORCH_BARE}")
         called = isinstance(parent, ast.Call) and parent.func is node
+        if name in self.bound and not called:
+            raise self._at(node, "rejected", f"'{name}' holds a layer: it {_LAYER_ONLY_CALLED}")
         if name in ALLOWED_BUILTINS and not called:
             raise self._at(node, "rejected", f"'{name}' can only be called, like {name}(x)")
         if name in self.locals or name in RESERVED or name in ALLOWED_BUILTINS:
@@ -654,11 +683,21 @@ class _Validator:
             f"unknown name '{name}': the inputs are {known}; declare others like `{name}: [N] fp32`",
         )
 
-    def _call(self, node: ast.Call) -> None:
+    def _call(self, node: ast.Call, parent: ast.AST | None) -> None:
         func = node.func
+        if constructed_layer(func) is not None:
+            self._construction(node, parent)
+            return
+        if (isinstance(func, ast.Call) and constructed_layer(func.func) is not None) or (
+            isinstance(func, ast.Name) and func.id in self.bound
+        ):
+            self._layer_call(node)
+            return
         if isinstance(func, ast.Name) and (func.id in self.locals or func.id in self.inputs or func.id in RESERVED):
             raise self._at(func, "rejected", f"'{func.id}' cannot be called (only functions and methods can)")
         if not isinstance(func, (ast.Name, ast.Attribute)):
+            if isinstance(func, ast.Call) and isinstance(func.func, ast.Attribute):
+                self._attribute_chain(func.func, called=True)  # nn.Module(...)(x): say what nn.Module is
             raise self._at(func, "rejected", "only functions and methods can be called, like torch.relu(a) or a.relu()")
         if isinstance(func, ast.Name) and func.id == "round" and (len(node.args) > 1 or node.keywords):
             raise self._at(node, "rejected", "round(x, ndigits) is not allowed: use torch.round(x, decimals=n)")
@@ -671,6 +710,42 @@ class _Validator:
                     f"{func.id}() of one tensor walks it element by element in Python: "
                     f"use torch.{func.id}(x) or x.{func.id}()",
                 )
+
+    def _construction(self, node: ast.Call, parent: ast.AST | None) -> int:
+        """Check ``nn.X(...)``: where it stands (called at once, or the whole value of an
+        assignment) and its literal arguments; the layer's index (once per node)."""
+        if id(node) in self.constructions:
+            return self.constructions[id(node)]
+        name = constructed_layer(node.func)
+        assert name is not None
+        called = isinstance(parent, ast.Call) and parent.func is node
+        if not called and node is not self._assigned_value:
+            raise self._at(
+                node,
+                "rejected",
+                f"nn.{name}(...) makes a layer, which can only be called at once, like nn.{name}(...)(x), "
+                f"or named, like lin = nn.{name}(...), and then called",
+            )
+        if len(self.layers) >= MAX_LAYERS:
+            raise self._at(node, "rejected", f"a chain may construct at most {MAX_LAYERS} layers")
+        line = node.lineno
+        col = self._col(line, node.col_offset)
+        try:
+            layer = layer_from_call(name, node, line, col)
+        except LayerArgumentError as exc:
+            raise self._at(exc.node, "rejected", str(exc)) from None
+        self.constructions[id(node)] = len(self.layers)
+        self.layers.append(layer)
+        return self.constructions[id(node)]
+
+    def _layer_call(self, node: ast.Call) -> None:
+        """A call of a layer: one tensor, given by position."""
+        func = node.func
+        index = self._construction(func, node) if isinstance(func, ast.Call) else self.bound[cast(ast.Name, func).id]
+        layer = self.layers[index]
+        if len(node.args) != 1 or node.keywords:
+            raise self._at(node, "rejected", f"a layer is called with one input, like nn.{layer.name}(...)(x)")
+        self.layer_calls[id(node)] = index
 
     def _attribute_chain(self, outer: ast.Attribute, called: bool) -> None:
         """Check a whole chain ``root.x.y.z`` once, from its root outwards."""
@@ -687,15 +762,30 @@ class _Validator:
             raise self._at(root, "rejected", "attributes of list and tuple displays are not allowed")
         if isinstance(root, ast.Name) and (root.id == "N" or root.id in ALLOWED_BUILTINS):
             raise self._at(root, "rejected", f"attributes of '{root.id}' are not allowed")
-        torch_root = root.id if isinstance(root, ast.Name) and root.id in ("torch", "F") else None
+        torch_root = root.id if isinstance(root, ast.Name) and root.id in ROOTS else None
+        if isinstance(root, ast.Name) and root.id in self.bound:
+            raise self._at(root, "rejected", f"'{root.id}' holds a layer: it {_LAYER_ONLY_CALLED}")
+        layer_path = torch_root is not None and (torch_root, *(a.attr for a in chain[:-1])) in LAYER_PATHS
         for attr in chain:
             problem = _attribute_problem(attr.attr)
             if problem is None and torch_root and attr.attr[0].isupper():
+                if layer_path and attr is chain[-1]:
+                    self._layer_class(attr, called)
+                    return
                 problem = ": classes like torch.Tensor cannot be used"
             if problem:
                 raise self._at_attr(attr, f"attribute '{attr.attr}' is not allowed{problem}")
         if torch_root:
             self._torch_path(torch_root, chain, called)
+
+    def _layer_class(self, attr: ast.Attribute, called: bool) -> None:
+        """``nn.X`` / ``torch.nn.X``: an allowed layer, constructed."""
+        if attr.attr not in LAYERS:
+            raise self._at_attr(
+                attr, f"nn.{attr.attr} is not a layer a chain may construct; the layers are: {LAYER_NAMES}"
+            )
+        if not called:
+            raise self._at_attr(attr, f"nn.{attr.attr} can only be constructed and called, like nn.{attr.attr}(...)(x)")
 
     def _torch_path(self, root: str, chain: list[ast.Attribute], called: bool) -> None:
         """On torch and F, call only functions, through the few math submodules; else a dtype."""
@@ -704,7 +794,7 @@ class _Validator:
             if root != "torch" or len(chain) > 1 or not _TORCH_VALUE.fullmatch(chain[0].attr):
                 raise self._at_attr(chain[-1], f"'{dotted}' {_TORCH_BARE}")
             return
-        prefix = ["torch"] if root == "torch" else ["torch", "nn", "functional"]
+        prefix = {"torch": ["torch"], "nn": ["torch", "nn"]}.get(root, ["torch", "nn", "functional"])
         path = prefix + [attr.attr for attr in chain]
         if len(path) > 2 and path[1] in _TORCH_SUBMODULES:
             limit = 3
@@ -730,20 +820,29 @@ class ParsedChain:
     """Only the inputs the code uses, in first-use order (the order build_function takes them)."""
     result_name: str | None
     """The target of the last line when it is an assignment."""
+    layers: tuple[Layer, ...] = ()
+    """The ``torch.nn`` layers the chain constructs, in order (probes.chain.layers)."""
+
+    def layer_tensor_names(self) -> list[str]:
+        """The chain function's parameters for the layers' tensors, after the inputs, in order."""
+        return [layer_tensor_name(index, name) for index, layer in enumerate(self.layers) for name, _ in layer.tensors]
 
     def build_function(self, namespace: dict[str, object]) -> Callable[..., object]:
-        """``def chain(<inputs>, N)`` compiled from the validated AST, the user's line numbers kept.
+        """``def chain(<inputs>, <layer tensors>, N)`` compiled from the validated AST, the user's
+        line numbers kept.
 
         The text is validated again here, so only checked code is ever compiled. Arithmetic and
         calls that are not certainly tensor ops go through probes.chain.limits, which caps the Python
-        values they build. Globals are ``namespace`` (e.g. torch and F), those guards and the allowed
-        builtins (see _chain_builtins).
+        values they build. Each call of a layer becomes a call of its forward with its tensors, which
+        the function takes after the inputs (``_lower_layers``). Globals are ``namespace`` (e.g. torch
+        and F), those guards, the layers' forwards and the allowed builtins (see _chain_builtins).
         """
         from probes.chain import limits as chain_limits  # imports torch, which the UI never does
 
         parsed, module, validator = _analyse(self.text)
+        forwards = _lower_layers(module, validator, namespace)
         module = chain_limits.guard_python(module, validator.is_tensor)
-        params = [decl.name for decl in parsed.inputs] + ["N"]
+        params = [decl.name for decl in parsed.inputs] + parsed.layer_tensor_names() + ["N"]
         function = ast.parse(f"def chain({', '.join(params)}):\n    pass").body[0]
         assert isinstance(function, ast.FunctionDef)
         *body, last = module.body
@@ -759,6 +858,7 @@ class ParsedChain:
         code = _quiet(compile, tree, "<chain>", "exec")
         scope: dict[str, object] = {"__builtins__": _chain_builtins(), **chain_limits.guard_globals(validator.lines)}
         scope.update(namespace)
+        scope.update(forwards)
         exec(code, scope)  # the code is the validated chain
         return cast(Callable[..., object], scope["chain"])
 
@@ -784,7 +884,43 @@ def _analyse(text: str) -> tuple[ParsedChain, ast.Module, _Validator]:
     validator.check_result(last.value if isinstance(last, (ast.Expr, ast.Assign)) else None)
     target = last.targets[0] if isinstance(last, ast.Assign) else None
     result_name = target.id if isinstance(target, ast.Name) else None
-    return ParsedChain(text, tuple(validator.used.values()), result_name), module, validator
+    parsed = ParsedChain(text, tuple(validator.used.values()), result_name, tuple(validator.layers))
+    return parsed, module, validator
+
+
+def layer_tensor_name(index: int, tensor: str) -> str:
+    """The chain function's parameter for a tensor of the layer at ``index`` (a name the chain
+    itself cannot spell: it starts with ``_``)."""
+    return f"_kt_layer{index}_{tensor}"
+
+
+def _lower_layers(module: ast.Module, validator: _Validator, namespace: dict[str, object]) -> dict[str, object]:
+    """Rewrite ``module`` (validated by ``validator``) so that it holds no layer: each call of a
+    layer calls ``_kt_forward<i>(x, weight=_kt_layer<i>_weight, ...)``, an assignment of a layer
+    is dropped (the name is only ever called) and ``nn.functional`` is ``F``. Calls keep their
+    node (and so their kind: a tensor, never routed through the caps). Returns the forwards, by
+    the names the rewritten code calls them."""
+    module.body = [
+        stmt for stmt in module.body if not (isinstance(stmt, ast.Assign) and id(stmt.value) in validator.constructions)
+    ]
+    for node in list(ast.walk(module)):
+        if isinstance(node, ast.Call) and id(node) in validator.layer_calls:
+            index = validator.layer_calls[id(node)]
+            node.func = ast.copy_location(ast.Name(id=f"_kt_forward{index}", ctx=ast.Load()), node.func)
+            node.keywords = [
+                ast.keyword(
+                    arg=name, value=ast.copy_location(ast.Name(layer_tensor_name(index, name), ast.Load()), node)
+                )
+                for name, _ in validator.layers[index].tensors
+            ]
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Attribute)
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id == "nn"
+        ):
+            node.value = ast.copy_location(ast.Name(id="F", ctx=ast.Load()), node.value)
+    return {f"_kt_forward{index}": layer.forward(namespace) for index, layer in enumerate(validator.layers)}
 
 
 def parse_chain(text: str) -> ParsedChain:
@@ -839,7 +975,7 @@ def op_words(text: str) -> list[str]:
     """The operations a valid chain spells, in the order Python runs them: operators by name, calls
     by their function's: ``(a + b).relu()`` -> ``["add", "relu"]``. Raises ChainError as
     ``parse_chain`` does."""
-    module = _analyse(text)[1]
+    _, module, validator = _analyse(text)
     words: list[str] = []
 
     def number(node: ast.AST) -> bool:
@@ -851,9 +987,14 @@ def op_words(text: str) -> list[str]:
         return isinstance(node, ast.Constant) or (isinstance(node, ast.Name) and node.id == "N")
 
     def visit(node: ast.AST) -> None:
+        if id(node) in validator.constructions:
+            return  # its arguments are literals; the layer is named where it is called
         for child in ast.iter_child_nodes(node):
             visit(child)  # operands first
         if number(node):
+            return
+        if id(node) in validator.layer_calls:
+            words.append(validator.layers[validator.layer_calls[id(node)]].name.lower())
             return
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
             words.extend(w for w in [OPERATOR_WORDS.get(type(node.op))] if w)

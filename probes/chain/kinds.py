@@ -18,6 +18,7 @@ import enum
 from collections.abc import Callable, Iterable
 
 from probes.chain import call_kinds
+from probes.chain.layers import LAYERS
 
 
 class Kind(enum.Enum):
@@ -33,6 +34,8 @@ class Kind(enum.Enum):
     TEXT = "text"
     PYTHON = "python"
     """Some other Python value (a dtype, None, a tuple of anything): never a tensor."""
+    LAYER = "layer"
+    """A ``torch.nn`` layer the chain constructs (probes.chain.layers): only ever called."""
     UNKNOWN = "unknown"
 
 
@@ -118,6 +121,7 @@ _TABLES: dict[tuple[str, ...], str] = {
     ("torch",): "TORCH",
     ("F",): "FUNCTIONAL",
     ("torch", "nn", "functional"): "FUNCTIONAL",
+    ("nn", "functional"): "FUNCTIONAL",
     ("torch", "linalg"): "LINALG",
     ("torch", "fft"): "FFT",
     ("torch", "special"): "SPECIAL",
@@ -175,6 +179,10 @@ def _compare_kind(left: Kind, op: ast.cmpop, right: Kind) -> Kind:
     return Kind.UNKNOWN  # a tensor against a sequence or None is a plain bool
 
 
+LAYER_PATHS = frozenset({("nn",), ("torch", "nn")})
+"""Where a chain reaches the layers it may construct: ``nn.Linear``, ``torch.nn.Linear``."""
+
+
 def _dotted(node: ast.expr) -> tuple[str, ...] | None:
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
@@ -183,6 +191,13 @@ def _dotted(node: ast.expr) -> tuple[str, ...] | None:
     if not isinstance(node, ast.Name):
         return None
     return (node.id, *reversed(parts))
+
+
+def constructed_layer(func: ast.expr) -> str | None:
+    """The layer class a call of ``func`` constructs (``nn.Linear`` -> ``Linear``), or None."""
+    if isinstance(func, ast.Attribute) and func.attr in LAYERS and _dotted(func.value) in LAYER_PATHS:
+        return func.attr
+    return None
 
 
 class Kinds:
@@ -264,6 +279,10 @@ class Kinds:
 
     def _call(self, node: ast.Call) -> Kind:
         func = node.func
+        if constructed_layer(func) is not None:
+            return Kind.LAYER
+        if isinstance(func, (ast.Name, ast.Call)) and self(func) is Kind.LAYER:
+            return Kind.TENSOR  # every allowed layer returns one tensor
         if isinstance(func, ast.Name):
             return self._builtin(func.id, node)
         if not isinstance(func, ast.Attribute):

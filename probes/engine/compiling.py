@@ -39,6 +39,7 @@ from probes.engine.device_lock import compiling, measuring
 from probes.engine.diagnostics import Diagnostics
 from probes.engine.dynamo_deferral import end_dynamo_deferral
 from probes.engine.errors import MeasureError, check_result
+from probes.engine.inputs import differentiable
 from probes.engine.launches import BACKWARD_LABEL
 from probes.engine.watchdog import CALL_BUDGET
 from probes.link import fast_paths
@@ -187,8 +188,9 @@ class GradStep:
 
 
 def grad_leaves(chain: ParsedChain, inputs: list[torch.Tensor], n: int) -> list[torch.Tensor]:
-    """Make the float inputs require grad; refuse a chain with nothing to differentiate."""
-    leaves = [t.requires_grad_(True) for t in inputs if t.is_floating_point()]
+    """Make the float inputs and the layers' parameters require grad; refuse a chain with nothing
+    to differentiate."""
+    leaves = [t.requires_grad_(True) for t in differentiable(chain, inputs)]
     if not leaves:
         raise MeasureError(ChainErrorInfo("input", "with grad, at least one input must be a float tensor"))
     result = chain.build_function(CHAIN_NAMESPACE)(*inputs, N=n)

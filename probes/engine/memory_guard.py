@@ -32,7 +32,7 @@ from torch.overrides import TorchFunctionMode
 from probes.chain.expr import ChainError, ParsedChain
 from probes.engine import torch_compat
 from probes.engine.errors import MeasureError, classify_failure
-from probes.engine.inputs import input_specs, meta_inputs
+from probes.engine.inputs import InputSpec, input_specs, layer_bytes, meta_inputs
 from probes.engine.trace import OpTrace, RecordingMode
 from probes.engine.watchdog import WATCH, ChainStuck, stuck_message
 from probes.link import fast_paths
@@ -317,9 +317,28 @@ def trace_on_meta(fn: Callable[..., Any], metas: list[torch.Tensor], n: int) -> 
     return trace
 
 
+def _inputs_words(specs: list[InputSpec]) -> str:
+    """What the chain's inputs are, in a refusal: with layers, how much of it their tensors are
+    and the largest layer, where it is constructed."""
+    layers = layer_bytes(specs)
+    if not layers:
+        return "its inputs"
+    by_layer: dict[int, int] = {}
+    for spec in specs:
+        if spec.layer is not None:
+            by_layer[spec.layer.index] = by_layer.get(spec.layer.index, 0) + spec.nbytes
+    index = max(by_layer, key=lambda i: by_layer[i])
+    largest = next(spec.layer.layer for spec in specs if spec.layer is not None and spec.layer.index == index)
+    return (
+        f"its inputs and layers (layers {_gb(layers)}; {largest.text()} on line {largest.line} "
+        f"holds {_gb(by_layer[index])})"
+    )
+
+
 def check_memory(chain: ParsedChain, n: int, dtype: str, device: torch.device) -> OpTrace:
-    """The chain's meta trace at size ``n``; MeasureError if its inputs and intermediates would
-    not fit in ``device``'s free memory, ChainError if it cannot be traced (see trace_on_meta).
+    """The chain's meta trace at size ``n``; MeasureError if its inputs (the layers' parameters
+    and buffers among them) and intermediates would not fit in ``device``'s free memory,
+    ChainError if it cannot be traced (see trace_on_meta) or a layer cannot be constructed.
 
     The intermediates are counted as if all alive at once, an upper bound that keeps the guard on
     the safe side.
@@ -330,20 +349,23 @@ def check_memory(chain: ParsedChain, n: int, dtype: str, device: torch.device) -
     if not fits:
         raise MeasureError(
             ChainErrorInfo(
-                "memory", f"the chain needs about {_gb(inputs)} for its inputs but {device} has {_gb(free)} free"
+                "memory",
+                f"the chain needs about {_gb(inputs)} for {_inputs_words(specs)} but {device} has {_gb(free)} free",
             )
         )
     function = chain.build_function({"torch": torch, "F": torch.nn.functional})
     trace = trace_on_meta(function, meta_inputs(specs), n)
     intermediates = trace.output_bytes_total
     needed = inputs + intermediates
+    layers = layer_bytes(specs)
     fits, free = _fits(needed, device, free)  # read a moment ago: the meta trace allocated nothing
     if not fits:
         raise MeasureError(
             ChainErrorInfo(
                 "memory",
-                f"the chain needs about {_gb(needed)} (inputs {_gb(inputs)} + intermediates "
-                f"{_gb(intermediates)}) but {device} has {_gb(free)} free",
+                f"the chain needs about {_gb(needed)} (inputs {_gb(inputs - layers)}"
+                + (f" + layers {_gb(layers)}" if layers else "")
+                + f" + intermediates {_gb(intermediates)}) but {device} has {_gb(free)} free",
             )
         )
     return trace
