@@ -29,6 +29,7 @@ from probes.chain.expr import (
     canonical_dtype,
     parse_chain,
 )
+from probes.engine.inputs import input_specs, make_inputs
 from probes.link.protocol import ChainErrorInfo
 from probes.link.summary import parse_sizes
 
@@ -297,6 +298,49 @@ def test_chain_error_pickles_whole() -> None:
         ("torch: [N]\na", "input", (1, 1), "'torch' is a reserved name"),
         ("print: [N]\na", "input", (1, 1), "'print' is a reserved name"),
         ("x: [N]\nx: [4]\nx", "input", (2, 1), "'x' is already declared on line 1"),
+        # torch.nn layers: literal arguments with caps, only ever called (probes.chain.layers)
+        ("nn.Linear(64, 128)", "rejected", (1, 1), "makes a layer, which can only be called at once"),
+        ("nn.Linear(64, 128).weight.data.fill_(0)", "rejected", (1, 1), "makes a layer"),
+        ("lin = nn.Linear(64, 64)\nlin.weight.data.fill_(0)", "rejected", (2, 1), "'lin' holds a layer"),
+        ("lin = nn.Linear(64, 64)\nlin.__class__", "rejected", (2, 1), "'lin' holds a layer"),
+        ("nn.Linear(64, 64).__class__", "rejected", (1, 19), "'__class__' is not allowed"),
+        ("lin = nn.Linear(64, 64)\ntorch.relu(lin)", "rejected", (2, 12), "'lin' holds a layer"),
+        ("lin = nn.Linear(64, 64)\nm = lin\na", "rejected", (2, 5), "'lin' holds a layer"),
+        ("lin = nn.Linear(64, 64)", "syntax", (1, 7), "the chain's result is a layer"),
+        ("torch.add(a, nn.ReLU())", "rejected", (1, 14), "makes a layer"),
+        ("nn.Linear(nn.Linear(1, 1)(a), 1)(a)", "rejected", (1, 11), "must be a literal"),
+        ("nn.Linear(N, 128)(a)", "rejected", (1, 11), "must be a literal"),
+        ("nn.Linear(2 ** 40, 1)(a)", "rejected", (1, 11), "must be a literal"),
+        ("nn.Linear(2147483648, 1)(a)", "rejected", (1, 11), "an int literal from 1 to 2,147,483,647"),
+        ("nn.Linear(0, 1)(a)", "rejected", (1, 11), "an int literal from 1"),
+        ("nn.Linear(True, 1)(a)", "rejected", (1, 11), "an int literal"),
+        ("nn.Linear(64)(a)", "rejected", (1, 1), "nn.Linear needs out_features"),
+        ("nn.Linear(1, 2, True, 4)(a)", "rejected", (1, 23), "takes at most 3 arguments"),
+        ("nn.Linear(1, 2, device='cuda')(a)", "rejected", (1, 17), "device is the run's"),
+        ("nn.Linear(1, 2, dtype=torch.float64)(a)", "rejected", (1, 17), "dtype is the run's"),
+        ("nn.Linear(1, 2, bias=1)(a)", "rejected", (1, 22), "must be True or False"),
+        ("nn.Linear(1, 2, weight=None)(a)", "rejected", (1, 17), "no argument 'weight'"),
+        ("nn.GELU(approximate='erf')(a)", "rejected", (1, 21), "one of 'none', 'tanh'"),
+        ("nn.Conv2d(3, 8, 3, padding_mode='reflect')(a)", "rejected", (1, 33), "one of 'zeros'"),
+        ("nn.Dropout(2.0)(a)", "rejected", (1, 12), "from 0 to 1"),
+        ("nn.LayerNorm(64, eps=float('nan'))(a)", "rejected", (1, 22), "must be a literal"),
+        ("nn.Embedding(10, 4, sparse=True)(a)", "rejected", (1, 28), "False (the default)"),
+        ("nn.Linear(1, 1)(a, b)", "rejected", (1, 1), "called with one input"),
+        ("nn.Linear(1, 1)(input=a)", "rejected", (1, 1), "called with one input"),
+        ("nn.Linear(1, 1)(a)(b)", "rejected", (1, 1), "only functions and methods can be called"),
+        ("nn.Module()(a)", "rejected", (1, 4), "nn.Module is not a layer a chain may construct"),
+        ("nn.Sequential(nn.Linear(1, 1))(a)", "rejected", (1, 4), "nn.Sequential is not a layer"),
+        ("torch.nn.Parameter(a)", "rejected", (1, 10), "nn.Parameter is not a layer"),
+        ("nn.modules.linear.Linear(1, 1)(a)", "rejected", (1, 19), "classes"),
+        ("nn.init.zeros_(a)", "rejected", (1, 4), "nn.<Layer>(...) can be used"),
+        ("f = nn.Linear\na", "rejected", (1, 8), "can only be constructed and called"),
+        ("nn", "rejected", (1, 1), "'nn' can only be used as nn.<Layer>(...)(x)"),
+        ("nn: [N]\na", "input", (1, 1), "'nn' is a reserved name"),
+        ("(nn.ReLU() if N else nn.GELU())(a)", "rejected", (1, 2), "only functions and methods can be called"),
+        ("nn.Linear(64, 128)(a)", None, None, None),
+        ("torch.nn.LayerNorm((4, 64), 1e-6, False)(a)", None, None, None),
+        ("lin = nn.Linear(64, 64)\nlin(lin(a))", None, None, None),
+        ("nn.functional.gelu(a)", None, None, None),
     ],
 )
 def test_refusals_name_the_reason_and_place(
@@ -309,6 +353,13 @@ def test_refusals_name_the_reason_and_place(
     assert (info.kind, (info.line, info.col)) == (kind, where)
     assert words is not None and words in info.message
     assert "Traceback" not in info.message and "<unknown>" not in info.message
+
+
+def test_a_chain_constructs_at_most_64_layers() -> None:
+    layers = "\n".join(f"l{i} = nn.ReLU()" for i in range(64))
+    assert len(parse_chain(f"{layers}\nl0(a)").layers) == 64
+    info = error_of(f"{layers}\nl64 = nn.ReLU()\na")
+    assert info.located() == "line 65, col 7: a chain may construct at most 64 layers"
 
 
 def corpus() -> list[str]:
@@ -456,6 +507,7 @@ def test_depth_and_length_limits() -> None:
 SAFE_NAMES = {
     "torch",
     "F",
+    "nn",
     "N",
     "abs",
     "min",
@@ -509,32 +561,57 @@ NEVER_ON_TORCH = {"os", "sys", "system", "builtins", "importlib", "import_module
 DECLARATION = re.compile(r"\s*\w+\s*:\s*\[.*")
 
 
+def _layer_construction(node: ast.AST) -> bool:
+    """``nn.X(<literals>)`` or ``torch.nn.X(<literals>)``, X a class name."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or not node.func.attr[0].isupper():
+        return False
+    path = ast.unparse(node.func.value)
+    literal = (ast.Constant, ast.UnaryOp, ast.Tuple, ast.keyword, ast.unaryop, ast.expr_context)
+    arguments = [*node.args, *node.keywords]
+    return path in ("nn", "torch.nn") and all(
+        isinstance(part, literal) for argument in arguments for part in ast.walk(argument)
+    )
+
+
 def assert_within_allow_list(chain: ParsedChain) -> None:
-    """An independent, simpler re-check of an accepted chain."""
+    """An independent, simpler re-check of an accepted chain. A class is only ever an nn layer
+    built from literals and called at once, or named by a name that is only ever called."""
     source = "\n".join("" if DECLARATION.fullmatch(line) else line for line in chain.text.split("\n"))
     tree = ast.parse(source)
     known = SAFE_NAMES | {decl.name for decl in chain.inputs} | {"a", "b", "c"}
     known |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    holding_layers = {
+        stmt.targets[0].id
+        for stmt in tree.body
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) and _layer_construction(stmt.value)
+    }
     for node in ast.walk(tree):
         assert isinstance(node, SAFE_NODES), ast.dump(node)
+        parent = parents.get(node)
+        called = isinstance(parent, ast.Call) and parent.func is node
         if isinstance(node, ast.Name):
             assert node.id in known, node.id
-        if isinstance(node, ast.Name) and node.id in ("torch", "F"):
-            assert isinstance(parents[node], ast.Attribute), "torch and F only as roots of attributes"
+        if isinstance(node, ast.Name) and node.id in ("torch", "F", "nn"):
+            assert isinstance(parent, ast.Attribute), "torch, F and nn only as roots of attributes"
+        if isinstance(node, ast.Name) and node.id in holding_layers and isinstance(node.ctx, ast.Load):
+            assert called, f"the layer {node.id} only called"
+        if _layer_construction(node):
+            assert called or isinstance(parent, ast.Assign), "a layer only called or named"
         if isinstance(node, ast.Attribute):
             assert not node.attr.startswith("_") and node.attr not in NEVER, node.attr
             depth, root = 1, node.value
             while isinstance(root, ast.Attribute):
                 depth, root = depth + 1, root.value
-            if isinstance(root, ast.Name) and root.id in ("torch", "F"):
+            if isinstance(root, ast.Name) and root.id in ("torch", "F", "nn"):
                 # nothing is taken from a module such as torch.os, and torch values are one deep
                 assert not (isinstance(node.value, ast.Attribute) and node.value.attr in NEVER_ON_TORCH)
-                parent = parents[node]
-                called = isinstance(parent, ast.Call) and parent.func is node
                 assert called or isinstance(parent, ast.Attribute) or (root.id == "torch" and depth == 1)
+                assert not node.attr[0].isupper() or _layer_construction(parent), node.attr
         if isinstance(node, ast.Call):
-            assert not isinstance(node.func, ast.Name) or node.func.id in SAFE_NAMES - {"torch", "F", "N"}
+            func = node.func
+            assert not isinstance(func, ast.Name) or func.id in SAFE_NAMES - {"torch", "F", "nn", "N"} | holding_layers
+            assert not isinstance(func, ast.Call) or _layer_construction(func), ast.unparse(func)
 
 
 TOKENS = [
@@ -617,6 +694,7 @@ ATOMS = [
     "max",
     "int",
     "t",
+    "nn",
 ]
 ATTRS = [
     "relu",
@@ -648,6 +726,11 @@ ATTRS = [
     "storage",
     "import_module",
     "builtins",
+    "Linear",
+    "ReLU",
+    "Module",
+    "weight",
+    "data",
 ]
 
 
@@ -709,10 +792,14 @@ def test_accepted_token_soup_stays_in_the_allow_list_and_never_imports_or_opens(
         return
     assert_within_allow_list(chain)
     try:
-        tensors = [torch.randn(decl.shape(4)) for decl in chain.inputs]
+        specs = input_specs(chain, 4, "fp32")
+        if sum(spec.nbytes for spec in specs) > 10**6:
+            return
+        tensors = [torch.randn(spec.shape) for spec in specs if spec.layer is None]
+        tensors += make_inputs([spec for spec in specs if spec.layer is not None], torch.device("cpu"), 4)
         function = chain.build_function(NAMESPACE)
     except ChainError:
-        return  # e.g. a declared dim that is not positive at N=4
+        return  # e.g. a declared dim that is not positive at N=4, a layer its constructor refuses
     recorder = Recorder()
     builtins.open = recorder.opener  # type: ignore[assignment]
     builtins.__import__ = recorder.importer  # type: ignore[assignment]

@@ -102,6 +102,35 @@ def test_memory_held_by_garbage_is_collected_before_a_size_is_refused(monkeypatc
         check_memory(parse_chain("(a + b).relu()"), 10**6, "fp32", torch.device("cpu"))
 
 
+def test_a_layers_tensors_count_against_free_memory_as_inputs_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``x`` is 4 MB and fits in 10 MB; ``nn.Linear(2048, 2048)`` adds its 16.8 MB weight and bias,
+    and the chain is refused, naming the layer, before anything is allocated."""
+    monkeypatch.setattr(memory_guard, "free_memory", lambda device: (10**7 / memory_guard.MEMORY_HEADROOM, 10**12))
+    monkeypatch.setattr(memory_guard.gc, "collect", lambda *generation: 0)
+    guard("x: [N, 1000]\nx * 2")
+    message = refusal("x: [N, 1000]\nnn.Linear(2048, 2048)(x)")
+    assert message == (
+        "the chain needs about 20.8 MB for its inputs and layers (layers 16.8 MB; nn.Linear(2048, 2048) "
+        "on line 2 holds 16.8 MB) but cpu has 11.1 MB free"
+    )
+
+
+def test_a_layers_output_counts_with_the_intermediates() -> None:
+    trace = guard("x: [N, 64]\ny = nn.Linear(64, 256)(x)\nnn.GELU()(y)")
+    assert [op.op for op in trace.ops if not op.is_view] == ["aten::addmm", "aten::gelu"]
+    assert trace.output_bytes_total == 2 * 1000 * 256 * 4
+
+
+def test_a_huge_layer_is_refused_on_meta_whatever_its_size() -> None:
+    """Constructed on meta only: 8.6 PB of weights are sized, not made; a weight of more bytes than
+    a tensor can hold is refused as such."""
+    assert "for its inputs and layers" in refusal("x: [N, 64]\nnn.Linear(2147483647, 1000000)(x)")
+    message = refusal("x: [N, 3, 8, 8]\nnn.Conv2d(2147483647, 2147483647, 2147483647)(x)")
+    assert message.startswith(
+        "line 2, col 1: nn.Conv2d(2147483647, 2147483647, 2147483647): its tensors would be too large for any device"
+    )
+
+
 def test_shape_errors_read_as_the_device_words_them() -> None:
     assert refusal("x: [N + 1]\na + x").endswith(
         "The size of tensor a (1000) must match the size of tensor b (1001) at non-singleton dimension 0"

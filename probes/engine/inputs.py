@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from probes.chain.expr import ChainError, Layer, ParsedChain, layer_tensor_name
-from probes.link.protocol import ChainErrorInfo
+from probes.link.protocol import ChainErrorInfo, ErrorKind
 from probes.link.safe_text import inert_line
 
 TORCH_DTYPES: dict[str, torch.dtype] = {
@@ -103,9 +103,12 @@ def _layer_tensors(layer: Layer, dtype: torch.dtype) -> tuple[tuple[str, tuple[i
         module = _construct(layer, _META, dtype)
     except Exception as exc:  # whatever torch's constructor raises, as one line at the layer
         text = str(exc).strip() or type(exc).__name__
-        raise ChainError(
-            ChainErrorInfo("input", inert_line(f"{layer.text()}: {text}"), layer.line, layer.col)
-        ) from None
+        if "overflow" in text:
+            kind: ErrorKind = "memory"
+            text = f"its tensors would be too large for any device (torch: {text})"
+        else:
+            kind = "input"
+        raise ChainError(ChainErrorInfo(kind, inert_line(f"{layer.text()}: {text}"), layer.line, layer.col)) from None
     held = dict(module.named_parameters()) | dict(module.named_buffers())
     return tuple((name, tuple(held[name].shape), held[name].dtype) for name, _ in layer.tensors)
 
