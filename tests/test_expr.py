@@ -299,7 +299,7 @@ def test_chain_error_pickles_whole() -> None:
         ("print: [N]\na", "input", (1, 1), "'print' is a reserved name"),
         ("x: [N]\nx: [4]\nx", "input", (2, 1), "'x' is already declared on line 1"),
         # torch.nn layers: literal arguments with caps, only ever called (probes.chain.layers)
-        ("nn.Linear(64, 128)", "rejected", (1, 1), "makes a layer, which can only be called at once"),
+        ("nn.Linear(64, 128)", "syntax", (1, 1), "nn.Linear(...) is a layer, not a tensor: call it"),
         ("nn.Linear(64, 128).weight.data.fill_(0)", "rejected", (1, 1), "makes a layer"),
         ("lin = nn.Linear(64, 64)\nlin.weight.data.fill_(0)", "rejected", (2, 1), "'lin' holds a layer"),
         ("lin = nn.Linear(64, 64)\nlin.__class__", "rejected", (2, 1), "'lin' holds a layer"),

@@ -719,6 +719,8 @@ class _Validator:
         name = constructed_layer(node.func)
         assert name is not None
         called = isinstance(parent, ast.Call) and parent.func is node
+        if parent is None and node is not self._assigned_value:  # a line that is a layer: still being typed
+            raise self._at(node, "syntax", f"nn.{name}(...) is a layer, not a tensor: call it, like nn.{name}(...)(x)")
         if not called and node is not self._assigned_value:
             raise self._at(
                 node,
