@@ -127,12 +127,17 @@ def _seeded(device: torch.device) -> Iterator[None]:
 
 
 def make_layer_tensors(layer: Layer, device: torch.device, dtype: torch.dtype) -> dict[str, torch.Tensor]:
-    """The layer's tensors as torch's module makes them on ``device`` in ``dtype``, by name,
-    detached: plain tensors that require grad only where the run asks (``differentiable``)."""
+    """The layer's tensors as torch's module makes them on ``device`` in ``dtype``, by name, each
+    an ``nn.Parameter`` that requires grad only where the run asks (``differentiable``).
+
+    Parameters, buffers too: torch.compile treats a Parameter given to a function as it treats a
+    module's parameters and buffers (static shapes under ``dynamic``, static addresses that CUDA
+    graphs neither copy nor refuse to see updated in place), where a plain tensor would be an
+    ordinary input."""
     with _seeded(device):
         module = _construct(layer, device, dtype)
     held = dict(module.named_parameters()) | dict(module.named_buffers())
-    return {name: held[name].detach() for name, _ in layer.tensors}
+    return {name: torch.nn.Parameter(held[name].detach(), requires_grad=False) for name, _ in layer.tensors}
 
 
 def make_inputs(specs: list[InputSpec], device: torch.device, n: int) -> list[torch.Tensor]:
