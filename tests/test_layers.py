@@ -300,3 +300,17 @@ def test_a_layer_refused_while_typing_never_reaches_the_engine() -> None:
     with pytest.raises(ChainError) as caught:
         parse_chain("x: [N, 64]\nnn.Linear(64, 128).weight.data.fill_(0)")
     assert caught.value.info.located().startswith("line 2, col 1: nn.Linear(...) makes a layer")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_on_cuda_graphs_replay_layers_that_update_their_running_stats() -> None:
+    """reduce-overhead replays a CUDA graph over a convolution and a BatchNorm: its parameters and
+    running stats are static inputs, as a module's own, so the graph is not skipped for the
+    in-place update of the running stats."""
+    chain = "x: [N, 64, 16, 16]\nnn.BatchNorm2d(64)(nn.Conv2d(64, 64, 3, padding=1)(x))"
+    results, failures = profile(chain, [32], ["compiled", "reduce-overhead"], device="cuda", dtype="bf16")
+    assert not failures, [f.error.located() for f in failures]
+    compiled, replayed = results
+    assert compiled.ran_compiled and replayed.ran_compiled, replayed.fallback_reason
+    assert not [line for line in replayed.diagnostics if "skipping cudagraphs" in line]
