@@ -39,10 +39,10 @@ from probes.link.safe_text import inert_line
 
 __all__ = [
     "ALLOWED_BUILTINS",
-    "Layer",
     "DTYPE_ALIASES",
     "ChainError",
     "InputDecl",
+    "Layer",
     "ParsedChain",
     "canonical_dtype",
     "parse_chain",
@@ -790,7 +790,8 @@ class _Validator:
             raise self._at_attr(attr, f"nn.{attr.attr} can only be constructed and called, like nn.{attr.attr}(...)(x)")
 
     def _torch_path(self, root: str, chain: list[ast.Attribute], called: bool) -> None:
-        """On torch and F, call only functions, through the few math submodules; else a dtype."""
+        """On torch, F and nn, call only functions, through the few math submodules (and
+        ``nn.functional``); else a dtype. (The layers, ``nn.X(...)``, are checked apart.)"""
         dotted = ".".join([root] + [attr.attr for attr in chain])
         if not called:
             if root != "torch" or len(chain) > 1 or not _TORCH_VALUE.fullmatch(chain[0].attr):
