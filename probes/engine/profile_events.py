@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -166,3 +169,37 @@ def _without_doubles(events: list[ProfileEvent]) -> list[ProfileEvent]:
         if not folded:
             return events
         events = [e for e in events if id(e) not in folded]
+
+
+KERNEL_CATEGORY = "kernel"
+"""The category of a device kernel's record in a profile's Chrome trace."""
+
+
+def kernel_records(trace: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """The arguments of each device kernel in a Chrome trace (``traceEvents`` of category
+    ``kernel``), by correlation id: grid, block, registers per thread, shared memory, stream..."""
+    records: dict[int, dict[str, Any]] = {}
+    for event in trace.get("traceEvents", []):
+        if not isinstance(event, dict) or event.get("cat") != KERNEL_CATEGORY:
+            continue
+        args = event.get("args")
+        if isinstance(args, dict) and isinstance(args.get("correlation"), int):
+            records.setdefault(args["correlation"], args)
+    return records
+
+
+def read_kernel_records(prof: profile) -> dict[int, dict[str, Any]]:
+    """The arguments Kineto recorded for each device kernel of a finished profile, by correlation
+    id (``ProfileEvent.correlation_id``). Kineto keeps them only in the trace it writes (its
+    events' accessors do not give them), so the profile is written to a temporary file
+    (``export_chrome_trace``) and read back; empty where that fails."""
+    fd, path = tempfile.mkstemp(prefix="kernel-tui-trace-", suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as trace:
+            return kernel_records(json.load(trace))
+    except (OSError, ValueError, RuntimeError):
+        return {}
+    finally:
+        os.unlink(path)
