@@ -61,6 +61,12 @@ def running_peak(events: list[tuple[int, int]], split_ns: int | None = None) -> 
 
 
 def _cpu_peak(call: Callable[[], Any], grad: bool) -> PeakMemory:
+    """The profile sees frees too: memory made before it (the last step's gradients, which a
+    step sets to None as it starts) is freed outside it, so that its frees do not offset the
+    call's own allocations."""
+    if isinstance(call, GradStep):
+        for leaf in call.leaves:
+            leaf.grad = None
     with profile(use_kineto=True, profile_memory=True) as prof, CALL_BUDGET.calls():
         call()
     results = prof.kineto_results
