@@ -31,6 +31,8 @@ from probes.engine.torch_compat import AutotuneTrials
 from probes.link.kernel_names import strip_graph_prefix
 from probes.link.protocol import AutotuneTrial, KernelRow, LaunchInfo
 
+TRITON_FIELDS = ("num_warps", "num_stages", "block_sizes", "spills", "autotune", "autotune_cache")
+"""What only Inductor's compiled kernel knows; the profile's record gives the rest."""
 LOW_OCCUPANCY = 0.25
 """Below this theoretical occupancy a kernel gets a line in the diagnostics."""
 
@@ -131,15 +133,7 @@ def _merged(recorded: LaunchInfo | None, triton: LaunchInfo | None, limits: Devi
         return recorded
     if recorded is None:
         return with_occupancy(triton, limits)
-    return dataclasses.replace(
-        recorded,
-        num_warps=triton.num_warps,
-        num_stages=triton.num_stages,
-        block_sizes=triton.block_sizes,
-        spills=triton.spills,
-        autotune=triton.autotune,
-        autotune_cache=triton.autotune_cache,
-    )
+    return dataclasses.replace(recorded, **{name: getattr(triton, name) for name in TRITON_FIELDS})
 
 
 def fill_launches(
