@@ -6,7 +6,9 @@ recording of these fields exists yet: ``tests/data/record_gpu.sh`` makes one on 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+from types import SimpleNamespace
 
 from rich.console import Console
 from tui_helpers import settled, wait_for
@@ -18,6 +20,7 @@ from probes.link.summary import headline
 from tui.export import CSV_COLUMNS, chrome_trace, to_csv
 from tui.screens.kernel_detail import KernelDetail
 from tui.widgets.kernel_pane import kernel_table
+from tui.widgets.sweep_pane import sweep_rows
 
 CHAIN = "(a + b).relu() * c"
 N = 1_000_000
@@ -167,3 +170,17 @@ def test_exports_carry_the_launch_and_peak_memory() -> None:
     assert next(r for r in rows if r["mode"] == "eager")["grid"] == ""
     (event,) = [e for e in chrome_trace([fused()])["traceEvents"] if e["ph"] == "X"]
     assert event["args"]["registers per thread"] == 20 and event["args"]["theoretical occupancy %"] == 100.0
+
+
+def test_the_sweep_table_gets_a_peak_memory_column_where_results_have_one() -> None:
+    def sweep(*results: Measurement) -> SimpleNamespace:
+        found = {(m.size, m.mode): m for m in results}
+        return SimpleNamespace(measurements=lambda: list(results), modes=("eager", "compiled"), at=found.get)
+
+    columns, rows = sweep_rows(sweep(eager(), fused()), narrow=False, peak=None, stale=False)
+    labels = [c.plain for c in columns]
+    assert "mem" in labels and labels.index("mem") < labels.index("speedup")
+    assert [row[labels.index("mem")].plain for row in rows] == ["8.00 MB", "4.00 MB"]
+    recorded_before = [dataclasses.replace(m, peak_memory_bytes=None) for m in (eager(), fused())]
+    columns, _ = sweep_rows(sweep(*recorded_before), narrow=False, peak=None, stale=False)
+    assert "mem" not in [c.plain for c in columns], "a report recorded without peaks keeps its columns"
