@@ -98,7 +98,9 @@ def test_a_block_larger_than_an_sm_has_no_occupancy() -> None:
 def test_a_recorded_kernel_event_becomes_its_launch_with_our_occupancy() -> None:
     records = kernel_records(chrome_trace((NVJET, NVJET_ARGS)))
     assert set(records) == {15}, "only kernels are kept, by correlation id"
-    info = launch_from_record(records[15], H200)
+    ((name, args),) = records[15]
+    assert name == NVJET
+    info = launch_from_record(args, H200)
     assert info.grid == [2, 66, 1]
     assert info.block == [384, 1, 1]
     assert info.registers_per_thread == 168
@@ -112,7 +114,7 @@ def test_a_profiles_kernel_records_are_read_back_from_the_trace_it_writes() -> N
         def export_chrome_trace(self, path: str) -> None:
             Path(path).write_text(json.dumps(chrome_trace((NVJET, NVJET_ARGS))))
 
-    assert read_kernel_records(Written())[15]["grid"] == [2, 66, 1]  # type: ignore[arg-type]
+    assert read_kernel_records(Written())[15] == [(NVJET, NVJET_ARGS)]  # type: ignore[arg-type]
 
 
 def test_a_trace_that_cannot_be_written_gives_no_records() -> None:
@@ -133,6 +135,18 @@ def test_each_row_gets_the_record_of_its_own_first_launch() -> None:
     assert rows[1].launch is not None and rows[1].launch.grid == [977, 1, 1]
     assert rows[1].launch.occupancy == 1.0
     assert rows[2].launch is None
+
+
+def test_a_cuda_graphs_kernels_share_one_launch_and_are_told_apart_by_name() -> None:
+    relu = {**NVJET_ARGS, "grid": [977, 1, 1], "block": [128, 1, 1], "registers per thread": 32}
+    records = kernel_records(chrome_trace((NVJET, NVJET_ARGS), ("relu_kernel", relu)))  # one cudaGraphLaunch
+    assert len(records[15]) == 2
+    rows = [row(NVJET), row("relu_kernel"), row("not_in_the_graph")]
+    first = {(NVJET, None): 15, ("relu_kernel", None): 15, ("not_in_the_graph", None): 15}
+    fill_launches(rows, first, records, {}, H200)
+    assert rows[0].launch is not None and rows[0].launch.grid == [2, 66, 1]
+    assert rows[1].launch is not None and rows[1].launch.grid == [977, 1, 1]
+    assert rows[2].launch is None, "never another kernel's launch"
 
 
 def triton_kernel(regs: int, spills: int, kwargs: dict, warps: int, stages: int, state: str) -> SimpleNamespace:
@@ -157,7 +171,7 @@ def test_a_triton_kernel_adds_its_warps_stages_block_sizes_and_the_configs_its_a
     record = {**NVJET_ARGS, "grid": [1954, 1, 1], "block": [128, 1, 1], "registers per thread": 20}
     record["shared memory"] = 0
     rows = [row(name)]
-    fill_launches(rows, {(name, None): 15}, {15: record}, triton, H200)
+    fill_launches(rows, {(name, None): 15}, {15: [(name, record)]}, triton, H200)
     info = rows[0].launch
     assert info is not None
     assert (info.num_warps, info.num_stages, info.block_sizes, info.spills) == (4, 1, {"XBLOCK": 256}, 0)

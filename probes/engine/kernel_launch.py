@@ -27,6 +27,7 @@ import torch
 
 from probes.engine import torch_compat
 from probes.engine.occupancy import DeviceLimits, theoretical_occupancy
+from probes.engine.profile_events import KernelRecords, kernel_record
 from probes.engine.torch_compat import AutotuneTrials
 from probes.link.kernel_names import strip_graph_prefix
 from probes.link.protocol import AutotuneTrial, KernelRow, LaunchInfo
@@ -139,7 +140,7 @@ def _merged(recorded: LaunchInfo | None, triton: LaunchInfo | None, limits: Devi
 def fill_launches(
     kernels: list[KernelRow],
     first_correlation: dict[tuple[str, str | None], int],
-    records: dict[int, dict[str, Any]],
+    records: KernelRecords,
     triton: dict[str, LaunchInfo],
     limits: DeviceLimits | None,
 ) -> None:
@@ -147,7 +148,7 @@ def fill_launches(
     (name, pass)) and, for a generated Triton kernel, what Inductor knows of it."""
     for row in kernels:
         correlation = first_correlation.get((row.name, row.pass_))
-        record = records.get(correlation) if correlation is not None else None
+        record = kernel_record(records, correlation, row.name) if correlation is not None else None
         recorded = launch_from_record(record, limits) if record is not None else None
         row.launch = _merged(recorded, triton.get(strip_graph_prefix(row.name)), limits)
 

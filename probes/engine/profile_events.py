@@ -175,20 +175,35 @@ KERNEL_CATEGORY = "kernel"
 """The category of a device kernel's record in a profile's Chrome trace."""
 
 
-def kernel_records(trace: dict[str, Any]) -> dict[int, dict[str, Any]]:
+KernelRecords = dict[int, list[tuple[str, dict[str, Any]]]]
+"""Per correlation id, each kernel launched under it: (its name, its arguments). One launch call
+is one kernel, but a CUDA graph's replay launches all of the graph's kernels under one id."""
+
+
+def kernel_records(trace: dict[str, Any]) -> KernelRecords:
     """The arguments of each device kernel in a Chrome trace (``traceEvents`` of category
     ``kernel``), by correlation id: grid, block, registers per thread, shared memory, stream..."""
-    records: dict[int, dict[str, Any]] = {}
+    records: KernelRecords = {}
     for event in trace.get("traceEvents", []):
         if not isinstance(event, dict) or event.get("cat") != KERNEL_CATEGORY:
             continue
         args = event.get("args")
         if isinstance(args, dict) and isinstance(args.get("correlation"), int):
-            records.setdefault(args["correlation"], args)
+            records.setdefault(args["correlation"], []).append((str(event.get("name", "")), args))
     return records
 
 
-def read_kernel_records(prof: profile) -> dict[int, dict[str, Any]]:
+def kernel_record(records: KernelRecords, correlation_id: int, name: str) -> dict[str, Any] | None:
+    """The arguments of kernel ``name`` launched under ``correlation_id``: the one kernel of that
+    launch, or among a graph's kernels the one of that name (None where none is, or several)."""
+    found = records.get(correlation_id, [])
+    if len(found) == 1:
+        return found[0][1]
+    named = [args for kernel, args in found if kernel == name]
+    return named[0] if len(named) == 1 else None
+
+
+def read_kernel_records(prof: profile) -> KernelRecords:
     """The arguments Kineto recorded for each device kernel of a finished profile, by correlation
     id (``ProfileEvent.correlation_id``). Kineto keeps them only in the trace it writes (its
     events' accessors do not give them), so the profile is written to a temporary file
