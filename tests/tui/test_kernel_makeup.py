@@ -19,6 +19,7 @@ from probes.link.report_tables import headline_table, kernels_table, sweep_table
 from probes.link.summary import headline
 from tui.export import CSV_COLUMNS, chrome_trace, to_csv
 from tui.screens.kernel_detail import KernelDetail
+from tui.widgets.headline import comparison_text
 from tui.widgets.kernel_pane import kernel_table
 from tui.widgets.sweep_pane import sweep_rows
 
@@ -140,8 +141,9 @@ def test_a_spilling_kernel_is_marked_in_the_table() -> None:
 
 
 def test_the_headline_says_each_modes_peak_memory() -> None:
-    line = headline(eager(), fused())
-    assert line.startswith("eager 3 kernels / 8N / 8.00 MB peak -> compiled 1 kernel / 4N / 4.00 MB peak")
+    expected = "eager 3 kernels / 8N / 8.00 MB peak -> compiled 1 kernel / 4N / 4.00 MB peak"
+    assert headline(eager(), fused()).startswith(expected)
+    assert comparison_text(eager(), [fused()], 200).plain.startswith(expected), "the app's headline says the same"
 
 
 def test_the_cli_tables_show_registers_occupancy_and_peak_memory() -> None:
