@@ -65,8 +65,9 @@ def test_a_cublas_matmul_row_shows_grid_block_registers_and_shared_memory() -> N
 
 
 def test_a_kernel_made_to_spill_shows_the_spill_diagnostic() -> None:
-    # A persistent reduction (forced by multi_kernel=2) keeps each row of 16384 floats of four
-    # inputs in registers: 256 values per thread at 8 warps, more than a thread's 255 registers.
+    # A persistent reduction (forced by multi_kernel=2) keeps a whole row of 16384 floats of each
+    # of four inputs in registers, with their exponentials: at 16 warps a thread may use at most
+    # 128 registers (65536 / 512 threads) and holds 32 elements of each row, twice over.
     chain = (
         "w: [N, 16384]\nx: [N, 16384]\ny: [N, 16384]\nz: [N, 16384]\n"
         "w.softmax(-1) + x.softmax(-1) + y.softmax(-1) + z.softmax(-1)"
