@@ -12,6 +12,7 @@ import pytest
 
 from probes.engine import torch_compat
 from probes.engine.kernel_launch import (
+    KnownLaunches,
     fill_launches,
     launch_diagnostics,
     launch_from_record,
@@ -229,3 +230,19 @@ def test_launch_info_round_trips_through_a_report() -> None:
     back = ProfileReport.from_json(report.to_json()).results[0]
     assert back.kernels[0].launch == kernel.launch
     assert back.peak_memory_bytes == 33_554_432
+
+
+def test_a_call_measured_again_reuses_the_launches_read_for_it() -> None:
+    known = KnownLaunches(size=2)
+    first = [row(NVJET, "forward"), row("add", "backward")]
+    first[0].launch = launch_from_record(NVJET_ARGS, H200)
+    assert not known.fill("call", first), "nothing read yet"
+    known.remember("call", first)
+    again = [row(NVJET, "forward"), row("add", "backward")]
+    assert known.fill("call", again)
+    assert again[0].launch == first[0].launch and again[1].launch is None
+    other = [row(NVJET, "forward"), row("a kernel this call did not run before")]
+    assert not known.fill("call", other) and other[0].launch is None, "all rows known, or none given"
+    known.remember("second", first)
+    known.remember("third", first)
+    assert not known.fill("call", again), "the oldest is forgotten past its size"

@@ -13,13 +13,17 @@ Two sources, joined per kernel row:
 
 Occupancy is the tool's own (``probes.engine.occupancy``): Kineto's "est. achieved occupancy"
 reads 0 for cuBLAS's kernels.
+
+A call measured again (the same chain, mode, size and compiled code) launches the same kernels the
+same way, so what was read for it is kept (``KnownLaunches``) and its trace is not read again.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable
 from types import ModuleType
 from typing import Any
 
@@ -173,3 +177,31 @@ def launch_diagnostics(kernels: list[KernelRow]) -> list[str]:
                 "usual for a matmul that reuses its tiles, a cause of low bandwidth for a memory-bound kernel"
             )
     return lines
+
+
+RowKey = tuple[str, str | None]
+"""A kernel row's (name, pass)."""
+
+
+class KnownLaunches:
+    """The launches read for the last ``size`` measured calls, by the caller's key for the call."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._known: OrderedDict[Hashable, dict[RowKey, LaunchInfo | None]] = OrderedDict()
+
+    def fill(self, key: Hashable, kernels: list[KernelRow]) -> bool:
+        """Give each row the launch read for it before; False (nothing given) unless every row's is known."""
+        known = self._known.get(key)
+        if known is None or any((row.name, row.pass_) not in known for row in kernels):
+            return False
+        self._known.move_to_end(key)
+        for row in kernels:
+            row.launch = known[(row.name, row.pass_)]
+        return True
+
+    def remember(self, key: Hashable, kernels: list[KernelRow]) -> None:
+        self._known[key] = {(row.name, row.pass_): row.launch for row in kernels}
+        self._known.move_to_end(key)
+        while len(self._known) > self.size:
+            self._known.popitem(last=False)

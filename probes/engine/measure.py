@@ -38,7 +38,13 @@ from probes.engine.device_lock import measuring
 from probes.engine.diagnostics import Diagnostics, capturing
 from probes.engine.errors import Cancelled, DevicePoisoned, MeasureError, classify_failure
 from probes.engine.host_heap import pin_malloc_thresholds
-from probes.engine.kernel_launch import device_limits, fill_launches, launch_diagnostics, triton_launches
+from probes.engine.kernel_launch import (
+    KnownLaunches,
+    device_limits,
+    fill_launches,
+    launch_diagnostics,
+    triton_launches,
+)
 from probes.engine.launches import Launch
 from probes.engine.noise import CpuLoad, LoadWindow, kernels_over_wall_reason, quartiles, spread_reason
 from probes.engine.peak_memory import PeakMemory, measure_peak_memory
@@ -481,14 +487,23 @@ def _measurement(
     return measurement
 
 
+_known_launches = KnownLaunches()
+
+
 def _fill_launches(measurement: Measurement, got: _Collected, device: torch.device) -> None:
-    """Each kernel row's launch configuration and occupancy (``probes.engine.kernel_launch``), and
-    a line for each kernel that spills or runs at low occupancy."""
-    first_correlation: dict[tuple[str, str | None], int] = {}
-    for launch in got.run.launches:
-        first_correlation.setdefault((launch.name, launch.pass_), launch.correlation_id)
-    records = read_kernel_records(got.run.profile) if got.run.profile is not None else {}
+    """Each kernel row's launch configuration and occupancy (``probes.engine.kernel_launch``), read
+    from the profile's trace unless this call's were read before; and a line for each kernel that
+    spills or runs at low occupancy."""
     prepared = got.prepared
-    triton = triton_launches(prepared.modules, prepared.kernels, prepared.autotune_trials)
-    fill_launches(measurement.kernels, first_correlation, records, triton, device_limits(device.index or 0))
-    measurement.diagnostics.extend(launch_diagnostics(measurement.kernels))
+    m = measurement
+    key = (m.chain, m.mode, m.size, m.device, m.dtype, m.grad, tuple(id(module) for module in prepared.modules))
+    if not _known_launches.fill(key, m.kernels):
+        first_correlation: dict[tuple[str, str | None], int] = {}
+        for launch in got.run.launches:
+            first_correlation.setdefault((launch.name, launch.pass_), launch.correlation_id)
+        records = read_kernel_records(got.run.profile) if got.run.profile is not None else {}
+        triton = triton_launches(prepared.modules, prepared.kernels, prepared.autotune_trials)
+        fill_launches(m.kernels, first_correlation, records, triton, device_limits(device.index or 0))
+        if any(row.launch is not None for row in m.kernels):  # a trace that could not be read is read again
+            _known_launches.remember(key, m.kernels)
+    m.diagnostics.extend(launch_diagnostics(m.kernels))
