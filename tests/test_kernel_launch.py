@@ -20,7 +20,7 @@ from probes.engine.kernel_launch import (
     with_occupancy,
 )
 from probes.engine.occupancy import H200, DeviceLimits, theoretical_occupancy
-from probes.engine.profile_events import kernel_records, read_kernel_records
+from probes.engine.profile_events import kernel_records, read_kernel_records, read_trace
 from probes.link.protocol import KernelRow, LaunchInfo, Measurement, ProfileReport
 
 NVJET_ARGS = {
@@ -246,3 +246,15 @@ def test_a_call_measured_again_reuses_the_launches_read_for_it() -> None:
     known.remember("second", first)
     known.remember("third", first)
     assert not known.fill("call", again), "the oldest is forgotten past its size"
+
+
+def test_a_real_profiles_trace_is_written_and_read_back() -> None:
+    torch = pytest.importorskip("torch")
+    from torch.autograd.profiler import profile
+
+    a = torch.ones(1000)
+    with profile(use_kineto=True) as prof:
+        torch.add(a, a)
+    names = {event.get("name") for event in read_trace(prof)["traceEvents"]}
+    assert "aten::add" in names
+    assert read_kernel_records(prof) == {}, "a CPU profile has no device kernels"

@@ -205,15 +205,21 @@ def kernel_record(records: KernelRecords, correlation_id: int, name: str) -> dic
 
 def read_kernel_records(prof: profile) -> KernelRecords:
     """The arguments Kineto recorded for each device kernel of a finished profile, by correlation
-    id (``ProfileEvent.correlation_id``). Kineto keeps them only in the trace it writes (its
-    events' accessors do not give them), so the profile is written to a temporary file
-    (``export_chrome_trace``) and read back; empty where that fails."""
+    id (``ProfileEvent.correlation_id``; see ``read_trace``); empty where the trace cannot be read."""
+    return kernel_records(read_trace(prof))
+
+
+def read_trace(prof: profile) -> dict[str, Any]:
+    """A finished profile's Chrome trace, as Kineto writes it. Kineto keeps a kernel's launch
+    arguments only there (its events' accessors do not give them), so the profile is written to a
+    temporary file (``export_chrome_trace``) and read back; empty where that fails."""
     fd, path = tempfile.mkstemp(prefix="kernel-tui-trace-", suffix=".json")
     os.close(fd)
     try:
         prof.export_chrome_trace(path)
         with open(path, encoding="utf-8") as trace:
-            return kernel_records(json.load(trace))
+            found = json.load(trace)
+        return found if isinstance(found, dict) else {}
     except (OSError, ValueError, RuntimeError):
         return {}
     finally:
