@@ -14,7 +14,7 @@ from rich.console import Console
 from tui_helpers import settled, wait_for
 
 from probes.link.baseline import compare, parse_fail_on, regressions
-from probes.link.protocol import AutotuneTrial, KernelRow, LaunchInfo, Measurement
+from probes.link.protocol import AutotuneTrial, CompileInfo, KernelRow, LaunchInfo, Measurement
 from probes.link.report_tables import headline_table, kernels_table, sweep_table
 from probes.link.summary import headline
 from tui.export import CSV_COLUMNS, chrome_trace, to_csv
@@ -186,3 +186,18 @@ def test_the_sweep_table_gets_a_peak_memory_column_where_results_have_one() -> N
     recorded_before = [dataclasses.replace(m, peak_memory_bytes=None) for m in (eager(), fused())]
     columns, _ = sweep_rows(sweep(*recorded_before), narrow=False, peak=None, stale=False)
     assert "mem" not in [c.plain for c in columns], "a report recorded without peaks keeps its columns"
+
+
+async def test_in_80x24_the_detail_keeps_room_for_the_source_below_a_long_list_of_facts(make_app) -> None:
+    m = fused()
+    m.compile = CompileInfo(1.0, 1, 0, generated_source={m.kernels[0].name: "@triton.jit\ndef kernel():\n    pass\n"})
+    m.diagnostics = [f"note {i}" for i in range(8)]
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="first results")
+        app.push_screen(KernelDetail(m, m.kernels[0]))
+        await wait_for(pilot, lambda: isinstance(app.screen, KernelDetail), what="the kernel detail")
+        await pilot.pause()
+        facts = app.screen.query_one(".detail-facts-scroll")
+        assert facts.virtual_size.height > facts.size.height, "the facts scroll"
+        assert app.screen.query_one(".detail-source").size.height >= 3

@@ -178,7 +178,8 @@ class KernelDetail(ScreenKeysInOrder, ModalScreen[None]):
                 facts.add_row(label, value)
             for label, value in call_facts(m):
                 facts.add_row(label, value)
-            yield Static(facts, classes="detail-facts")
+            with VerticalScroll(classes="detail-facts-scroll"):
+                yield Static(facts, classes="detail-facts")
             source = self.source
             with VerticalScroll(classes="detail-source"):
                 if source is not None:
