@@ -50,6 +50,26 @@ def test_every_private_name_falls_back_on_an_unchecked_torch() -> None:
     assert not torch_compat.wrap_inductor_benchmarks(lambda benchmark: benchmark)
     assert torch_compat.triton_launch_config(object()) is None
     assert torch_compat.inductor_bytes_estimate(object()) is None
+    assert torch_compat.triton_kernel_facts(object()) is None
+    assert torch_compat.memory_events(object()) is None
+    assert torch_compat.range_start_ns(object(), "kernel_tui::backward") is None
+    with torch_compat.recording_autotune_trials() as trials:
+        assert trials == {}
+
+
+def test_a_memory_profiles_allocations_and_frees_are_read_in_order() -> None:
+    from torch.autograd.profiler import profile, record_function
+
+    a = torch.ones(1000)
+    with profile(use_kineto=True, profile_memory=True) as prof:
+        b = a + a
+        with record_function("kernel_tui::backward"):
+            del b
+    events = torch_compat.memory_events(prof.kineto_results)
+    assert events is not None
+    assert [nbytes for _, nbytes in events] == [4000, -4000]
+    split = torch_compat.range_start_ns(prof.kineto_results, "kernel_tui::backward")
+    assert split is not None and events[0][0] < split <= events[1][0]
 
 
 def test_the_plain_tree_walks_agree_with_torchs_on_an_ops_arguments(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import platformdirs
 
-from probes.link.protocol import Measurement, ProfileReport, RequestFailed
+from probes.link.protocol import KernelRow, Measurement, ProfileReport, RequestFailed
 from probes.link.state_files import APP_NAME, write_private_file
 from probes.link.summary import format_size, format_time_us, mode_label
 
@@ -79,6 +79,18 @@ CSV_COLUMNS = (
     "call_device_time_us",
     "call_wall_time_us",
     "compile_time_s",
+    "grid",
+    "block",
+    "registers_per_thread",
+    "shared_memory_bytes",
+    "occupancy",
+    "num_warps",
+    "num_stages",
+    "block_sizes",
+    "spills",
+    "peak_memory_bytes",
+    "forward_peak_memory_bytes",
+    "backward_peak_memory_bytes",
 )
 
 
@@ -129,6 +141,33 @@ class _SpreadsheetWriter:
         self._writer.writerow([spreadsheet_cell(value) for value in row])
 
 
+def dims_text(dims: list[int] | None) -> str:
+    """``[2, 66, 1]`` as ``2x66x1`` (empty where unknown)."""
+    return "x".join(str(d) for d in dims) if dims else ""
+
+
+def launch_cells(row: KernelRow | None) -> list[object]:
+    """The launch columns of one row (grid ... spills), empty where unknown (a CPU kernel)."""
+    info = row.launch if row is not None else None
+    if info is None:
+        return ["", "", "", "", "", "", "", "", ""]
+    return [
+        dims_text(info.grid),
+        dims_text(info.block),
+        info.registers_per_thread,
+        info.shared_memory_bytes,
+        info.occupancy,
+        info.num_warps,
+        info.num_stages,
+        " ".join(f"{k}={v}" for k, v in info.block_sizes.items()),
+        info.spills,
+    ]
+
+
+def memory_cells(m: Measurement) -> list[object]:
+    return [m.peak_memory_bytes, m.forward_peak_memory_bytes, m.backward_peak_memory_bytes]
+
+
 def to_csv(results: Iterable[Measurement]) -> str:
     out = io.StringIO()
     writer = _SpreadsheetWriter(out)
@@ -159,6 +198,8 @@ def to_csv(results: Iterable[Measurement]) -> str:
                     m.device_time_us,
                     m.wall_time_us,
                     m.compile_time_s,
+                    *launch_cells(row),
+                    *memory_cells(m),
                 ]
             )
         if not rows:
@@ -185,9 +226,29 @@ def to_csv(results: Iterable[Measurement]) -> str:
                     m.device_time_us,
                     m.wall_time_us,
                     m.compile_time_s,
+                    *launch_cells(None),
+                    *memory_cells(m),
                 ]
             )
     return out.getvalue()
+
+
+def launch_args(row: KernelRow) -> dict[str, object]:
+    """A GPU kernel's launch, as a trace viewer shows an event's arguments (nothing where unknown)."""
+    info = row.launch
+    if info is None:
+        return {}
+    found = {
+        "grid": info.grid,
+        "block": info.block,
+        "registers per thread": info.registers_per_thread,
+        "shared memory": info.shared_memory_bytes,
+        "theoretical occupancy %": round(100 * info.occupancy, 1) if info.occupancy is not None else None,
+        "num_warps": info.num_warps,
+        "num_stages": info.num_stages,
+        "spills": info.spills,
+    }
+    return {key: value for key, value in found.items() if value is not None}
 
 
 def chrome_trace(results: Iterable[Measurement]) -> dict:
@@ -229,6 +290,7 @@ def chrome_trace(results: Iterable[Measurement]) -> dict:
                                 "bytes per call": row.bytes,
                                 "GB/s": row.gbps,
                                 "% of peak": row.pct_of_peak,
+                                **launch_args(row),
                             },
                         }
                     )

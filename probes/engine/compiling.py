@@ -227,6 +227,11 @@ def tool_compile_settings(mode: str, device: torch.device) -> Iterator[None]:
         yield
 
 
+def autotune_recording(device: torch.device) -> Any:
+    """A block in which Inductor's autotuning results are recorded (Triton kernels: CUDA only)."""
+    return torch_compat.recording_autotune_trials() if device.type == "cuda" else nullcontext({})
+
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -259,6 +264,8 @@ class CompiledChain:
     ran_compiled: bool
     fallback_reason: str | None
     diagnostics: list[str] = field(default_factory=list)
+    autotune_trials: torch_compat.AutotuneTrials = field(default_factory=dict)
+    """The configurations Inductor's autotuner timed per Triton kernel while compiling."""
 
 
 @dataclass
@@ -276,6 +283,8 @@ class PreparedCall:
     profiled_call: Callable[[], Any] | None = None
     """The call for the profiled reps when it differs (with grad: the backward labelled)."""
     grad: bool = False
+    autotune_trials: torch_compat.AutotuneTrials = field(default_factory=dict)
+    """See ``CompiledChain.autotune_trials``."""
 
 
 _compiled_cache: OrderedDict[tuple, CompiledChain] = OrderedDict()
@@ -338,9 +347,10 @@ def _compile(
     call = _call_compiled(compiled_fn, mode, device, inputs, n)
     if leaves is not None:
         call = GradStep(call, leaves)
+    trials: torch_compat.AutotuneTrials = {}
     with tool_compile_settings(mode, device):
         begin = time.perf_counter()
-        with compile_window(), compiling(device):
+        with compile_window(), compiling(device), autotune_recording(device) as trials:
             result = call()
             _sync(device)
         compile_time = time.perf_counter() - begin
@@ -366,7 +376,9 @@ def _compile(
         generated_source={name: k.source for name, k in kernels.items()},
         launch_config={name: cfg for name in kernels if (cfg := inductor.launch_config(modules, name))},
     )
-    return CompiledChain(compiled_fn, frame, info, modules, kernels, fallback is None, fallback, list(diagnostics))
+    return CompiledChain(
+        compiled_fn, frame, info, modules, kernels, fallback is None, fallback, list(diagnostics), trials
+    )
 
 
 def _new_entries(frame: Callable[..., Any], before: int | None) -> int:
@@ -463,4 +475,5 @@ def prepare(
         frame=compiled.frame,
         profiled_call=profiled_call,
         grad=leaves is not None,
+        autotune_trials=compiled.autotune_trials,
     )

@@ -35,6 +35,8 @@ class Launch:
     """The innermost ATen op above it, e.g. aten::mm under a compiled graph's extern call."""
     pass_: str | None = None
     """``forward`` or ``backward`` when the profiled call ran both; else None."""
+    correlation_id: int = 0
+    """The device event's correlation id (CUDA), which ties it to its record in the profile's trace."""
 
 
 class _Windows:
@@ -93,7 +95,7 @@ def _launch(event: ProfileEvent, launcher: ProfileEvent, rep_ids: dict[int, int]
     when = launcher.start_us
     if rep is None:
         rep = windows.rep_at(when)
-    return Launch(event.name, event.elapsed_us, rep, op_index, aten, windows.pass_at(when))
+    return Launch(event.name, event.elapsed_us, rep, op_index, aten, windows.pass_at(when), event.correlation_id)
 
 
 def _cuda_launches(events: list[ProfileEvent], rep_ids: dict[int, int], windows: _Windows) -> list[Launch]:

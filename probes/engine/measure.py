@@ -38,8 +38,17 @@ from probes.engine.device_lock import measuring
 from probes.engine.diagnostics import Diagnostics, capturing
 from probes.engine.errors import Cancelled, DevicePoisoned, MeasureError, classify_failure
 from probes.engine.host_heap import pin_malloc_thresholds
+from probes.engine.kernel_launch import (
+    KnownLaunches,
+    device_limits,
+    fill_launches,
+    launch_diagnostics,
+    triton_launches,
+)
 from probes.engine.launches import Launch
 from probes.engine.noise import CpuLoad, LoadWindow, kernels_over_wall_reason, quartiles, spread_reason
+from probes.engine.peak_memory import PeakMemory, measure_peak_memory
+from probes.engine.profile_events import read_kernel_records
 from probes.engine.timing import (
     L2Flusher,
     ProfiledRun,
@@ -212,6 +221,8 @@ class _Collected:
     wall: list[float] | None = None
     """None until the wall-time reps have run."""
     load: CpuLoad | None = None
+    peak: PeakMemory | None = None
+    """One call's peak memory, measured after the wall-time reps."""
 
 
 def _collect(
@@ -242,6 +253,7 @@ def _collect(
                 on_rows(got)
             got.wall = measure_wall_time(prepared.call, device, plan, flush)
             got.load = load_window.stop()
+            got.peak = measure_peak_memory(prepared.call, prepared.profiled_call or prepared.call, device)
             return got
     finally:
         if set_up is not None:
@@ -462,6 +474,36 @@ def _measurement(
         backward_time_us=sum(k.time_per_call_us for k in kernels if k.pass_ == "backward") if grad else None,
         grad_seed=GRAD_SEED if grad else None,
     )
+    if got.peak is not None:
+        measurement.peak_memory_bytes = got.peak.call
+        measurement.forward_peak_memory_bytes = got.peak.forward
+        measurement.backward_peak_memory_bytes = got.peak.backward
+    if device.type == "cpu":
+        measurement.cpu_threads = torch.get_num_threads()
+    elif got.wall is not None:  # the whole result: the early rows do not wait for the trace
+        _fill_launches(measurement, got, device)
     apply_peak(measurement, peak_gbps, device)
     flops.fill_rates(measurement)
     return measurement
+
+
+_known_launches = KnownLaunches()
+
+
+def _fill_launches(measurement: Measurement, got: _Collected, device: torch.device) -> None:
+    """Each kernel row's launch configuration and occupancy (``probes.engine.kernel_launch``), read
+    from the profile's trace unless this call's were read before; and a line for each kernel that
+    spills or runs at low occupancy."""
+    prepared = got.prepared
+    m = measurement
+    key = (m.chain, m.mode, m.size, m.device, m.dtype, m.grad, tuple(id(module) for module in prepared.modules))
+    if not _known_launches.fill(key, m.kernels):
+        first_correlation: dict[tuple[str, str | None], int] = {}
+        for launch in got.run.launches:
+            first_correlation.setdefault((launch.name, launch.pass_), launch.correlation_id)
+        records = read_kernel_records(got.run.profile) if got.run.profile is not None else {}
+        triton = triton_launches(prepared.modules, prepared.kernels, prepared.autotune_trials)
+        fill_launches(m.kernels, first_correlation, records, triton, device_limits(device.index or 0))
+        if any(row.launch is not None for row in m.kernels):  # a trace that could not be read is read again
+            _known_launches.remember(key, m.kernels)
+    m.diagnostics.extend(launch_diagnostics(m.kernels))

@@ -341,6 +341,8 @@ class ProfiledRun:
     """How many of the reps ran Dynamo's compiled code."""
     reps: int
     """The reps ``launches`` come from (those left out for their page faults not counted)."""
+    profile: profile | None = None
+    """The finished profile, for what is read from it later (``read_kernel_records``)."""
 
 
 def profile_run(
@@ -363,9 +365,13 @@ def profile_run(
     its reps several times slower (the profiler detaches at the first launch after a profile, here
     inside the next one). A measurement launches between its profiles; a caller of its own may
     not. ``set_up``: the profile, set up while the caller did something else."""
-    recorded, trace, faulted, ran = _one_profile(call, device, reps, flush, labelled_call, faults_per_call, set_up)
+    recorded, trace, faulted, ran, prof = _one_profile(
+        call, device, reps, flush, labelled_call, faults_per_call, set_up
+    )
     if device.type == "cuda" and not any(e.device_type == torch.autograd.DeviceType.CUDA for e in recorded):
-        recorded, trace, faulted, ran = _one_profile(call, device, reps, flush, labelled_call, faults_per_call, None)
+        recorded, trace, faulted, ran, prof = _one_profile(
+            call, device, reps, flush, labelled_call, faults_per_call, None
+        )
     if ran - len(faulted) < min(reps, MIN_PROFILE_REPS):
         faulted = []  # faulting is how this call runs: every rep counts
     events = read_profile(recorded, device)
@@ -376,6 +382,7 @@ def profile_run(
         trace=trace,
         compiled_reps=events.compiled_reps,
         reps=ran - len(faulted),
+        profile=prof,
     )
 
 
@@ -387,9 +394,9 @@ def _one_profile(
     labelled_call: Callable[[], Any] | None,
     faults_per_call: float | None,
     set_up: ProfilerSetUp | None,
-) -> tuple[list[ProfileEvent], OpTrace | None, list[int], int]:
+) -> tuple[list[ProfileEvent], OpTrace | None, list[int], int, profile]:
     """The profile of ``profile_run``: (its events, the labelled call's op trace, the
-    reps that faulted, the reps run)."""
+    reps that faulted, the reps run, the profile)."""
     trace = None
     faulted: list[int] = []
     with _running(set_up.take() if set_up is not None else None, device) as prof:
@@ -412,7 +419,7 @@ def _one_profile(
                     faulted.append(ran)
                 ran += 1
             sync(device)
-    return read_profile_events(prof), trace, faulted, ran
+    return read_profile_events(prof), trace, faulted, ran, prof
 
 
 @contextmanager

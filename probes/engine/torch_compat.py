@@ -15,8 +15,10 @@ imports what it touches, when it is called, as the engine did before it came her
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import importlib
+import importlib.util
 import logging
 import re
 import sys
@@ -99,6 +101,24 @@ def raw_profile_events_readable() -> bool:
     ``trace_start_ns()`` and the events' accessors, undocumented) read as on torch 2.11-2.15;
     elsewhere the profile is read through torch's ``function_events``."""
     return checked()
+
+
+def memory_events(results: Any) -> list[tuple[int, int]] | None:
+    """The allocations and frees a profile recorded with ``profile_memory`` (its raw results'
+    ``[memory]`` events: start in ns and bytes, negative for a free, read as torch's
+    ``_parse_kineto_results`` reads them; checked on 2.11-2.15), in order of time; fallback None
+    (unknown: torch's own reading folds them into the ops)."""
+    if not checked() or results is None:
+        return None
+    return sorted((raw.start_ns(), int(raw.nbytes())) for raw in results.events() if raw.name() == "[memory]")
+
+
+def range_start_ns(results: Any, name: str) -> int | None:
+    """When the first profiler range called ``name`` began (ns, on the clock of
+    ``memory_events``; raw results read as in ``memory_events``); fallback None."""
+    if not checked() or results is None:
+        return None
+    return min((raw.start_ns() for raw in results.events() if raw.name() == name), default=None)
 
 
 def profiler_set_up_apart() -> bool:
@@ -326,10 +346,108 @@ def triton_launch_config(kernel: Any) -> str | None:
     if not launchers:
         return None
     config = getattr(launchers[0], "config", None)
-    if config is None:
+    return triton_config_text(config) if config is not None else None
+
+
+@dataclasses.dataclass(frozen=True)
+class TritonKernelFacts:
+    """What Inductor's compiled Triton kernel knows about its chosen launch (see
+    ``triton_kernel_facts``); None where it does not say."""
+
+    block_sizes: dict[str, int]
+    num_warps: int | None
+    num_stages: int | None
+    registers_per_thread: int | None
+    spills: int | None
+    shared_memory_bytes: int | None
+    autotune_cache: str | None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def triton_kernel_facts(kernel: Any) -> TritonKernelFacts | None:
+    """The chosen launch of a Triton kernel of a wrapper module (a ``CachingAutotuner``: its
+    ``launchers[0]``'s ``config`` (``kwargs``, ``num_warps``, ``num_stages``), ``n_regs``,
+    ``n_spills`` and ``shared``, and its ``autotune_cache_info``'s state; checked on 2.11-2.15);
+    fallback None (not shown)."""
+    if not checked():
         return None
-    blocks = ", ".join(f"{k}={v}" for k, v in getattr(config, "kwargs", {}).items())
-    return f"{blocks}, num_warps={config.num_warps}, num_stages={config.num_stages}"
+    launchers = getattr(kernel, "launchers", None)
+    if not launchers:
+        return None
+    launcher = launchers[0]
+    config = getattr(launcher, "config", None)
+    kwargs = getattr(config, "kwargs", None)
+    cache_info = getattr(kernel, "autotune_cache_info", None)
+    state = cache_info.get("autotune_cache_state") if isinstance(cache_info, dict) else None
+    return TritonKernelFacts(
+        block_sizes={str(k): int(v) for k, v in kwargs.items() if isinstance(v, int)}
+        if isinstance(kwargs, dict)
+        else {},
+        num_warps=_int_or_none(getattr(config, "num_warps", None)),
+        num_stages=_int_or_none(getattr(config, "num_stages", None)),
+        registers_per_thread=_int_or_none(getattr(launcher, "n_regs", None)),
+        spills=_int_or_none(getattr(launcher, "n_spills", None)),
+        shared_memory_bytes=_int_or_none(getattr(launcher, "shared", None)),
+        autotune_cache=str(state) if state is not None else None,
+    )
+
+
+def config_text(block_sizes: dict[str, Any], num_warps: Any, num_stages: Any) -> str:
+    """A Triton launch configuration as ``XBLOCK=256, num_warps=4, num_stages=1``."""
+    blocks = [f"{k}={v}" for k, v in block_sizes.items()]
+    return ", ".join([*blocks, f"num_warps={num_warps}", f"num_stages={num_stages}"])
+
+
+def triton_config_text(config: Any) -> str:
+    """A triton ``Config`` (``kwargs``, ``num_warps``, ``num_stages``) as ``config_text`` writes it."""
+    kwargs = getattr(config, "kwargs", None)
+    return config_text(
+        kwargs if isinstance(kwargs, dict) else {},
+        getattr(config, "num_warps", "?"),
+        getattr(config, "num_stages", "?"),
+    )
+
+
+AutotuneTrials = dict[str, list[tuple[str, float]]]
+"""Per Triton kernel name: each configuration benchmarked (``triton_config_text``) and its ms."""
+
+
+@contextlib.contextmanager
+def recording_autotune_trials() -> Iterator[AutotuneTrials]:
+    """Within the block, every ``CachingAutotuner.benchmark_all_configs`` (Inductor's autotuner
+    timing each candidate configuration of a kernel, ``torch._inductor.runtime.triton_heuristics``;
+    its result, a dict launcher -> ms, is not kept by Inductor) records its timings under the
+    kernel's name (``inductor_meta["kernel_name"]``; checked on 2.11-2.15). Fallback: nothing is
+    recorded (the configurations tried are not shown)."""
+    trials: AutotuneTrials = {}
+    owner = _private("torch._inductor.runtime.triton_heuristics", "CachingAutotuner") if _triton_importable() else None
+    original = getattr(owner, "__dict__", {}).get("benchmark_all_configs")
+    if owner is None or not callable(original):
+        yield trials
+        return
+
+    @functools.wraps(original)
+    def benchmark_all_configs(self: Any, *args: Any, **kwargs: Any) -> Any:
+        timings = original(self, *args, **kwargs)
+        with contextlib.suppress(Exception):  # a record that cannot be read only goes unshown
+            meta = getattr(self, "inductor_meta", None) or {}
+            name = str(meta.get("kernel_name") or getattr(getattr(self, "fn", None), "__name__", ""))
+            trials[name] = [(triton_config_text(launcher.config), float(ms)) for launcher, ms in timings.items()]
+        return timings
+
+    owner.benchmark_all_configs = benchmark_all_configs
+    try:
+        yield trials
+    finally:
+        owner.benchmark_all_configs = original
+
+
+def _triton_importable() -> bool:
+    """Whether triton is installed (Inductor's Triton runtime imports it)."""
+    return importlib.util.find_spec("triton") is not None
 
 
 def inductor_bytes_estimate(kernel: Any) -> int | None:

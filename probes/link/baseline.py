@@ -1,4 +1,5 @@
-"""Deltas of a result against a pinned one (kernels, transfers, bytes, device and wall time).
+"""Deltas of a result against a pinned one (kernels, transfers, bytes, device and wall time, peak
+memory).
 
 Torch-free: the app and ``kernel-tui profile --baseline`` use the same code. A time delta smaller
 than the noise of the two measurements (half their interquartile ranges, relative, added) is "no
@@ -14,8 +15,8 @@ from typing import Literal
 from probes.link.protocol import Measurement
 from probes.link.summary import format_bytes, format_time_us, transfers
 
-METRICS = ("kernels", "transfers", "bytes", "device_time", "wall_time")
-Metric = Literal["kernels", "transfers", "bytes", "device_time", "wall_time"]
+METRICS = ("kernels", "transfers", "bytes", "device_time", "wall_time", "peak_memory")
+Metric = Literal["kernels", "transfers", "bytes", "device_time", "wall_time", "peak_memory"]
 Verdict = Literal["better", "worse", "same"]
 
 
@@ -53,7 +54,7 @@ def with_unit(metric: str, value: float) -> str:
     input-sized arrays (``5N``) for transfers."""
     if metric in ("device_time", "wall_time"):
         return format_time_us(value)
-    if metric == "bytes":
+    if metric in ("bytes", "peak_memory"):
         return format_bytes(value)
     if metric == "transfers":
         return f"{value:.3g}N"
@@ -76,6 +77,7 @@ def _figures(m: Measurement) -> dict[str, tuple[float | None, float]]:
         "bytes": (float(m.bytes_per_call) if m.bytes_per_call is not None else None, 0.0),
         "device_time": (m.device_time_us, _relative_half_iqr(m.device_time_us, m.device_time_us_iqr)),
         "wall_time": (m.wall_time_us, _relative_half_iqr(m.wall_time_us, m.wall_time_us_iqr)),
+        "peak_memory": (float(m.peak_memory_bytes) if m.peak_memory_bytes is not None else None, 0.0),
     }
 
 

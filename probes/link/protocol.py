@@ -76,6 +76,49 @@ class ChainErrorInfo:
 
 
 @dataclass
+class AutotuneTrial:
+    """One configuration an autotuner benchmarked for a Triton kernel, with its time."""
+
+    config: str
+    """``XBLOCK=256, num_warps=4, num_stages=1`` style."""
+    time_ms: float
+    chosen: bool = False
+
+
+@dataclass
+class LaunchInfo:
+    """How a GPU kernel was launched and the resources it holds (what a kernel is made of).
+
+    Grid, block, registers and shared memory come from the profiler's record of the launch;
+    occupancy is computed by the tool from them and the device's limits (theoretical: the warps
+    an SM can hold at once over the most it can hold). Triton's fields come from Inductor's
+    compiled kernel; each is None where unknown."""
+
+    grid: list[int] | None = None
+    block: list[int] | None = None
+    registers_per_thread: int | None = None
+    shared_memory_bytes: int | None = None
+    """Static + dynamic shared memory per block."""
+    blocks_per_sm: int | None = None
+    """Blocks one SM holds at once, the tightest of the limits below."""
+    occupancy: float | None = None
+    """Theoretical occupancy, 0..1: resident warps per SM over the most an SM holds."""
+    occupancy_limit: str | None = None
+    """What bounds it: ``warps``, ``registers``, ``shared memory`` or ``blocks``."""
+    num_warps: int | None = None
+    num_stages: int | None = None
+    block_sizes: dict[str, int] = field(default_factory=dict)
+    """Triton's block sizes (``XBLOCK``, ``R0_BLOCK``...)."""
+    spills: int | None = None
+    """Registers spilled to local memory per thread (Triton's ``n_spills``)."""
+    autotune: list[AutotuneTrial] = field(default_factory=list)
+    """The configurations the autotuner benchmarked, with their times (empty: one config, or
+    the choice came from its cache)."""
+    autotune_cache: str | None = None
+    """The autotuner's cache state (``hit``, ``miss``, ``only 1 config``...), where known."""
+
+
+@dataclass
 class KernelRow:
     """One device kernel (or memcpy/memset) of a measured call, aggregated by name."""
 
@@ -106,6 +149,8 @@ class KernelRow:
     intensity: float | None = None
     """Arithmetic intensity, FLOP per byte moved."""
     pct_of_compute_peak: float | None = None
+    launch: LaunchInfo | None = None
+    """GPU kernels: launch configuration and resources, where the profiler recorded them."""
 
 
 @dataclass
@@ -184,6 +229,15 @@ class Measurement:
     diagnostics: list[str] = field(default_factory=list)
     """What torch reported while this was measured (warnings, recompile limits, fall-backs), and
     the tool's own explanations (a kernel above the bandwidth peak), one line each."""
+    peak_memory_bytes: int | None = None
+    """The most memory one call allocates above what it started with (its inputs), output
+    included: the caching allocator's peak on CUDA, the profiler's memory events on the CPU."""
+    forward_peak_memory_bytes: int | None = None
+    """With grad: the forward's peak, the activations it saves for the backward included."""
+    backward_peak_memory_bytes: int | None = None
+    """With grad: the backward's peak above what the forward left allocated."""
+    cpu_threads: int | None = None
+    """On the CPU: the threads torch ran its kernels on (``torch.get_num_threads()``)."""
 
     @property
     def compile_time_s(self) -> float | None:

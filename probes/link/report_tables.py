@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from probes.link.protocol import COMPILED_MODES, MODES, Measurement
+from probes.link.protocol import COMPILED_MODES, MODES, KernelRow, Measurement
 from probes.link.safe_text import inert_line
 from probes.link.summary import (
     Ratio,
@@ -121,6 +121,9 @@ def kernels_table(size: int, results: list[Measurement], width: int = FULL_WIDTH
     table.add_column("kernel", no_wrap=True, overflow="ellipsis", min_width=16, max_width=name_width)
     for column in ("n", "µs", "bytes", "GB/s", "%pk"):
         table.add_column(column, justify="right", no_wrap=True)
+    launches = any(row.launch is not None for m in results for row in m.kernels)
+    if launches:
+        table.add_column("regs/occ", justify="right", no_wrap=True)
     table.add_column("ops", overflow="fold", min_width=8)
     for m in results:
         table.add_row(plain(mode_label(m), "bold"))
@@ -135,6 +138,7 @@ def kernels_table(size: int, results: list[Measurement], width: int = FULL_WIDTH
                 format_bytes(row.bytes),
                 format_gbps(row.gbps).removesuffix(" GB/s"),
                 f"{row.pct_of_peak:.0f}%" if row.pct_of_peak is not None else "-",
+                *([registers_and_occupancy(row)] if launches else []),
                 plain(", ".join(op.removeprefix("aten::") for op in row.ops)),
             )
         if not m.kernels:
@@ -144,9 +148,26 @@ def kernels_table(size: int, results: list[Measurement], width: int = FULL_WIDTH
     return table
 
 
+def registers_and_occupancy(row: KernelRow) -> str:
+    """``168/19%``: a GPU kernel's registers per thread and theoretical occupancy, ``-`` where
+    unknown."""
+    info = row.launch
+    if info is None:
+        return "-"
+    registers = str(info.registers_per_thread) if info.registers_per_thread is not None else "-"
+    occupancy = f"{info.occupancy:.0%}" if info.occupancy is not None else "-"
+    return f"{registers}/{occupancy}"
+
+
+def _with_peaks(results: list[Measurement]) -> bool:
+    return any(m.peak_memory_bytes is not None for m in results)
+
+
 def headline_table(results: list[Measurement]) -> Table:
     table = Table(box=None, padding=(0, 1))
-    for column in ("mode", "kernels", "bytes/call", "transfers", "device", "wall", "compile"):
+    peaks = _with_peaks(results)
+    columns = ("mode", "kernels", "bytes/call", "transfers", "device", "wall", "compile")
+    for column in (*columns, "peak mem") if peaks else columns:
         table.add_column(column, justify="left" if column == "mode" else "right", no_wrap=True)
     for m in results:
         table.add_row(
@@ -157,6 +178,7 @@ def headline_table(results: list[Measurement]) -> Table:
             _time_cell(m.device_time_us, m.device_time_us_iqr, m.noisy),
             _time_cell(m.wall_time_us, m.wall_time_us_iqr, m.noisy),
             f"{m.compile_time_s:.2f} s" if m.compile_time_s is not None else "-",
+            *([format_bytes(m.peak_memory_bytes)] if peaks else []),
         )
     return table
 
@@ -167,7 +189,7 @@ def notes(results: list[Measurement]) -> list[Text]:
     for m in results:
         if m.grad and m.forward_time_us is not None and m.backward_time_us is not None:
             forward, backward = format_time_us(m.forward_time_us), format_time_us(m.backward_time_us)
-            lines.append(plain(f"{m.mode}: forward {forward}, backward {backward} (device)"))
+            lines.append(plain(f"{m.mode}: forward {forward}, backward {backward} (device){pass_peaks(m)}"))
         for reason in m.noise_reasons:
             lines.append(plain(f"~ {m.mode}: noisy: {reason}", "yellow"))
         for line in m.diagnostics:
@@ -175,10 +197,21 @@ def notes(results: list[Measurement]) -> list[Text]:
     return lines
 
 
+def pass_peaks(m: Measurement) -> str:
+    """``; peak memory forward 8.00 MB, backward 12.0 MB`` with grad, where both are known."""
+    forward, backward = m.forward_peak_memory_bytes, m.backward_peak_memory_bytes
+    if forward is None or backward is None:
+        return ""
+    return f"; peak memory forward {format_bytes(forward)}, backward {format_bytes(backward)}"
+
+
 def sweep_table(results: list[Measurement]) -> Table:
-    """Every size x mode, with compiled/eager speedups by device time and by wall time."""
+    """Every size x mode, with compiled/eager speedups by device time and by wall time (and each
+    result's peak memory, where known)."""
     table = Table(title="sweep", title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
-    for column in ("N", "mode", "kernels", "device", "wall", "GB/s", "x device", "x wall"):
+    peaks = _with_peaks(results)
+    columns = ("N", "mode", "kernels", "device", "wall", "GB/s", "x device", "x wall")
+    for column in (*columns, "peak mem") if peaks else columns:
         table.add_column(column, justify="left" if column == "mode" else "right", no_wrap=True)
     speedups = {(p.size, mode): p for mode in COMPILED_MODES for p in comparisons(results, mode)}
     for m in sorted(results, key=lambda r: (r.size, _mode_order(r.mode))):
@@ -193,6 +226,7 @@ def sweep_table(results: list[Measurement]) -> Table:
             format_gbps(m.gbps).removesuffix(" GB/s"),
             _ratio_cell(device),
             _ratio_cell(wall),
+            *([format_bytes(m.peak_memory_bytes)] if peaks else []),
         )
     return table
 

@@ -99,6 +99,12 @@ def format_transfers(measurement: Measurement) -> str:
     return f"{count:.0f}N" if abs(count - round(count)) < 0.05 else f"{count:.1f}N"
 
 
+def peak_part(measurement: Measurement) -> str:
+    """`` / 4.00 MB peak`` where the measurement's peak memory is known, else nothing."""
+    peak = measurement.peak_memory_bytes
+    return f" / {format_bytes(peak)} peak" if peak is not None else ""
+
+
 def mode_label(measurement: Measurement) -> str:
     """The mode as it really ran: a compiled mode that fell back to eager says so."""
     if measurement.mode != "eager" and not measurement.ran_compiled:
@@ -220,12 +226,13 @@ def sweep_verdict(pairs: list[Comparison]) -> str:
 
 
 def headline(eager: Measurement | None, compiled: Measurement | None) -> str:
-    """``eager 2 kernels / 5N -> compiled 1 kernel / 3N, 1.6x`` (whatever is available)."""
+    """``eager 2 kernels / 5N / 8.00 MB peak -> compiled 1 kernel / 3N / 4.00 MB peak, 1.6x``
+    (whatever is available)."""
 
     def part(m: Measurement) -> str:
         count = m.kernels_per_call
         kernels = f"{count:g} kernel" + ("" if count == 1 else "s")
-        return f"{mode_label(m)} {kernels} / {format_transfers(m)}"
+        return f"{mode_label(m)} {kernels} / {format_transfers(m)}{peak_part(m)}"
 
     if eager and compiled:
         device = Comparison(eager.size, eager, compiled).device_ratio

@@ -20,3 +20,6 @@ profile "x: [N, 4096] bf16
 w: [4096, 4096] bf16
 F.gelu(x @ w)" --sizes 1e3,8e3 --modes eager,compiled --grad --json > "$out/h200_gelu_matmul_grad.json"
 profile "(a + b).relu()" --sizes 1e4,1e5,1e6,1e7,1e8 --modes compiled,dynamic --json > "$out/h200_add_relu_dynamic.json"
+# Issue 44: each kernel's launch (grid, block, registers, shared memory, occupancy) and peak memory
+# per mode, eager holding the intermediate that the fused kernel never makes.
+profile "(a + b).relu() * c" --sizes 1e6,1e8 --modes eager,compiled,max-autotune --json > "$out/h200_add_relu_mul_makeup.json"

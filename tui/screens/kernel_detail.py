@@ -1,4 +1,6 @@
-"""One kernel in full: mangled name, figures, ops, and for a compiled kernel its generated source."""
+"""One kernel in full: mangled name, figures, ops, what it is made of (launch, registers, shared
+memory, occupancy, Triton's configuration), the call's peak memory, and for a compiled kernel its
+generated source."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from probes.link.kernel_names import strip_graph_prefix
-from probes.link.protocol import KernelRow, Measurement
+from probes.link.protocol import KernelRow, LaunchInfo, Measurement
 from probes.link.safe_text import inert, inert_line
 from probes.link.summary import format_bytes, format_gbps, format_size, format_time_us, input_dtypes, mode_label
 from tui.widgets.cells import display_name, plain
@@ -35,11 +37,85 @@ def call_facts(m: Measurement) -> list[tuple[str, Text]]:
             else Text(f"{format_time_us(m.wall_time_us)} ({range_text(m.wall_time_us, m.wall_time_us_iqr)})"),
         ),
     ]
+    peak = peak_memory_text(m)
+    if peak is not None:
+        facts.append(("peak memory", peak))
     if m.noisy:
         facts.append(
             ("noisy", plain("; ".join(m.noise_reasons) or "the spread between reps is wide", "yellow", one_line=False))
         )
     facts += [("notes" if i == 0 else "", plain(line, "dim", one_line=False)) for i, line in enumerate(m.diagnostics)]
+    return facts
+
+
+def peak_memory_text(m: Measurement) -> Text | None:
+    """``8.00 MB per call above its inputs`` (with grad: ``; forward 8.00 MB, backward 12.0 MB``)."""
+    if m.peak_memory_bytes is None:
+        return None
+    text = f"{format_bytes(m.peak_memory_bytes)} per call above its inputs, output included"
+    if m.forward_peak_memory_bytes is not None and m.backward_peak_memory_bytes is not None:
+        forward, backward = format_bytes(m.forward_peak_memory_bytes), format_bytes(m.backward_peak_memory_bytes)
+        text += f"; forward {forward}, backward {backward} above the forward's"
+    return Text(text)
+
+
+def dims(values: list[int]) -> str:
+    return " x ".join(str(v) for v in values)
+
+
+def occupancy_text(info: LaunchInfo) -> Text | None:
+    """``19% theoretical: 1 block of 12 warps per SM, limited by registers``."""
+    if info.occupancy is None:
+        return None
+    text = f"{info.occupancy:.0%} theoretical"
+    if info.blocks_per_sm is not None and info.block:
+        threads = 1
+        for dim in info.block:
+            threads *= dim
+        warps = -(-threads // 32)
+        blocks = f"{info.blocks_per_sm} block{'' if info.blocks_per_sm == 1 else 's'}"
+        text += f": {blocks} of {warps} warp{'' if warps == 1 else 's'} per SM"
+    if info.occupancy_limit:
+        text += f", limited by {info.occupancy_limit}"
+    return Text(text)
+
+
+def launch_facts(m: Measurement, row: KernelRow) -> list[tuple[str, Text]]:
+    """What the kernel is made of: grid, block, registers, shared memory, occupancy, and for a
+    Triton kernel its configuration, spills and the configurations its autotuner timed. On the
+    CPU, said plainly that these are a GPU kernel's."""
+    info = row.launch
+    if info is None:
+        if row.kind != "kernel":
+            return []
+        if m.device.startswith("cpu"):
+            threads = f"; torch ran this one on {m.cpu_threads} threads" if m.cpu_threads else ""
+            return [("launch", Text(f"grid, block, registers and occupancy are a GPU kernel's{threads}", style="dim"))]
+        return [("launch", Text("not recorded for this kernel", style="dim"))]
+    facts: list[tuple[str, Text]] = []
+    if info.grid or info.block:
+        grid = f"grid {dims(info.grid)}" if info.grid else ""
+        block = f"block {dims(info.block)}" if info.block else ""
+        facts.append(("launch", Text(" · ".join(part for part in (grid, block) if part))))
+    if info.registers_per_thread is not None:
+        facts.append(("registers", Text(f"{info.registers_per_thread} per thread")))
+    if info.shared_memory_bytes is not None:
+        facts.append(("shared memory", Text(f"{format_bytes(info.shared_memory_bytes)} per block (static + dynamic)")))
+    occupancy = occupancy_text(info)
+    if occupancy is not None:
+        facts.append(("occupancy", occupancy))
+    if info.num_warps is not None:
+        parts = [f"{k}={v}" for k, v in info.block_sizes.items()]
+        config = ", ".join([*parts, f"num_warps={info.num_warps}", f"num_stages={info.num_stages}"])
+        facts.append(("triton", plain(config)))
+    if info.spills is not None:
+        spills = Text(f"{info.spills} registers per thread", style="bold yellow") if info.spills else Text("none")
+        facts.append(("spills", spills))
+    for i, trial in enumerate(info.autotune):
+        line = plain(f"{trial.config}: {trial.time_ms * 1e3:.1f} µs" + ("  <- chosen" if trial.chosen else ""))
+        facts.append(("autotuned" if i == 0 else "", line if trial.chosen else Text(line.plain, style="dim")))
+    if info.autotune_cache and not info.autotune:
+        facts.append(("autotune", plain(f"cache {info.autotune_cache}: the configurations tried were not timed here")))
     return facts
 
 
@@ -96,11 +172,14 @@ class KernelDetail(ScreenKeysInOrder, ModalScreen[None]):
                 + (f" ({row.pct_of_peak:.0f}% of peak)" if row.pct_of_peak is not None else ""),
             )
             facts.add_row("ops", plain(", ".join(row.ops) or "-"))
+            for label, value in launch_facts(m, row):
+                facts.add_row(label, value)
             for label, value in roofline_facts(m, row):
                 facts.add_row(label, value)
             for label, value in call_facts(m):
                 facts.add_row(label, value)
-            yield Static(facts, classes="detail-facts")
+            with VerticalScroll(classes="detail-facts-scroll"):
+                yield Static(facts, classes="detail-facts")
             source = self.source
             with VerticalScroll(classes="detail-source"):
                 if source is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from probes.link.protocol import Measurement
-from probes.link.summary import format_transfers, mode_label, ratio
+from probes.link.summary import format_transfers, mode_label, peak_part, ratio
 from tui.widgets.facts import fact_lines
 from tui.widgets.passes import pass_comparisons
 from tui.widgets.spread import Time, cost_text, noise_line, ratio_text, time_text
@@ -19,7 +19,7 @@ TIMES: tuple[Time, ...] = ("device", "wall")
 
 def _part(m: Measurement) -> str:
     count = m.kernels_per_call
-    return f"{mode_label(m)} {count:g} kernel{'' if count == 1 else 's'} / {format_transfers(m)}"
+    return f"{mode_label(m)} {count:g} kernel{'' if count == 1 else 's'} / {format_transfers(m)}{peak_part(m)}"
 
 
 def static_and_dynamic(measurements: list[Measurement]) -> tuple[Measurement, Measurement] | None:

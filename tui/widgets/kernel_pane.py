@@ -1,7 +1,8 @@
 """The kernel pane: the headline, then one table of kernel rows per mode, side by side.
 
 Each row is one kernel of one call: readable name, launches per call, device time per launch,
-share of the call, bytes, GB/s and % of the device's measured peak, and the op(s) it ran.
+share of the call, bytes, GB/s and % of the device's measured peak, a GPU kernel's theoretical
+occupancy (where the table is wide), and the op(s) it ran.
 memcpy/memset rows come last, dimmed, and are never counted as kernels. Enter on a row posts
 ``KernelChosen`` (the app shows the full name and, for compiled kernels, the generated source).
 
@@ -119,6 +120,19 @@ def kernel_cells(row: KernelRow, *, stale: bool) -> list[Text]:
     ]
 
 
+def occupancy_cell(row: KernelRow, *, stale: bool) -> Text:
+    """A GPU kernel's theoretical occupancy (``46%``), yellow with a ``!`` when it spills
+    registers; ``-`` where unknown (a CPU kernel, a memcpy)."""
+    info = row.launch
+    style = "dim" if stale else ""
+    if info is None or info.occupancy is None:
+        return Text("-", style=style or "dim", justify="right")
+    text = f"{info.occupancy:.0%}"
+    if info.spills:
+        return Text(text + "!", style=style or "yellow", justify="right")
+    return Text(text, style=style, justify="right")
+
+
 COLUMNS = ("launch", "µs/launch", "share", "bytes", "GB/s", "%peak", "ops")
 SHORT_COLUMNS = ("n", "µs", "share", "bytes", "GB/s", "%pk")
 """Headers of a table without its ops column (narrow): as ``kernel-tui profile`` prints them."""
@@ -127,8 +141,16 @@ SHORT_COLUMNS = ("n", "µs", "share", "bytes", "GB/s", "%pk")
 def _layout(m: Measurement, with_ops: bool, stale: bool) -> tuple[list[Text], list[list[Text]], list[int], list[str]]:
     rows = ordered_rows(m)
     labels = [Text(label, justify="right") for label in (COLUMNS[:6] if with_ops else SHORT_COLUMNS)]
+    occupancy = with_ops and any(row.launch is not None for row in rows)  # GPU rows, where there is room
+    if occupancy:
+        labels.append(Text("occ", justify="right"))
     labels += [Text("ops")] if with_ops else []
-    cells = [kernel_cells(row, stale=stale)[: len(labels)] for row in rows]
+    cells = []
+    for row in rows:
+        row_cells = kernel_cells(row, stale=stale)
+        if occupancy:
+            row_cells.insert(len(COLUMNS) - 1, occupancy_cell(row, stale=stale))
+        cells.append(row_cells[: len(labels)])
     if m.grad:  # every row says its pass
         labels.insert(0, Text("pass"))
         cells = [[pass_cell(row), *c] for row, c in zip(rows, cells, strict=False)]

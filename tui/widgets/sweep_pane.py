@@ -23,6 +23,7 @@ from probes.link.summary import (
     Ratio,
     comparisons,
     crossover,
+    format_bytes,
     format_gbps,
     format_size,
     mode_label,
@@ -96,7 +97,10 @@ def sweep_rows(
             rows.append(cells)
         return columns, rows
     grad = any(m.grad for m in results)
-    figures = PASS_COLUMNS if grad else ("kern", "device", "wall", "GB/s", "%peak")
+    figures: tuple[str, ...] = PASS_COLUMNS if grad else ("kern", "device", "wall", "GB/s", "%peak")
+    peaks = any(m.peak_memory_bytes is not None for m in results)  # each result's peak memory, where measured
+    if peaks:
+        figures = (*figures, "mem")
     columns = [Text("N", justify="right"), Text("mode")] + [
         Text(label, justify="right") for label in (*figures, "speedup", *(["vs pin"] if baseline else []))
     ]
@@ -120,6 +124,7 @@ def sweep_rows(
             Text(format_size(m.size), style=base, justify="right"),
             Text(mode_label(m), style=base or mode_style(m)),
             *figure_cells(m),
+            *([Text(format_bytes(m.peak_memory_bytes), style=base, justify="right")] if peaks else []),
             speed_cell(m.size, m.mode),
             *([delta_cell(baseline, m.size, m.mode)] if baseline else []),
         ]
