@@ -6,6 +6,9 @@ compiled-kernel metadata, a cuBLAS row against the profiler's record, a spill ag
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -64,15 +67,29 @@ def test_a_cublas_matmul_row_shows_grid_block_registers_and_shared_memory() -> N
     assert info.occupancy is not None and 0 < info.occupancy <= 1
 
 
+@contextlib.contextmanager
+def persistent_reductions_forced() -> Iterator[None]:
+    """Inductor builds every reduction persistent (a whole row in registers) and never splits one:
+    a row of 65536 floats then cannot fit a thread's registers and Triton spills them."""
+    from torch._inductor.choices import InductorChoices
+    from torch._inductor.virtualized import V
+
+    class Persistent(InductorChoices):
+        @staticmethod
+        def should_use_persistent_reduction(features: object, cooperative_reduction: bool) -> bool:
+            return True
+
+    V.set_choices_handler(Persistent())
+    try:
+        with torch_compat.inductor_settings({"split_reductions": False}):
+            yield
+    finally:
+        V.set_choices_handler(InductorChoices())
+
+
 def test_a_kernel_made_to_spill_shows_the_spill_diagnostic() -> None:
-    # A persistent reduction (forced by multi_kernel=2) keeps a whole row of 16384 floats of each
-    # of four inputs in registers, with their exponentials: at 16 warps a thread may use at most
-    # 128 registers (65536 / 512 threads) and holds 32 elements of each row, twice over.
-    chain = (
-        "w: [N, 16384]\nx: [N, 16384]\ny: [N, 16384]\nz: [N, 16384]\n"
-        "w.softmax(-1) + x.softmax(-1) + y.softmax(-1) + z.softmax(-1)"
-    )
-    with torch_compat.inductor_settings({"triton.multi_kernel": 2}):
+    chain = "x: [N, 65536]\ny: [N, 65536]\n(x * y).var(-1) + x.amax(-1)"
+    with persistent_reductions_forced():
         compiled = profile(chain, 64, ["compiled"])["compiled"]
     spilling = [k for k in compiled.kernels if k.launch is not None and k.launch.spills]
     assert spilling, [(k.name, k.launch) for k in compiled.kernels]
