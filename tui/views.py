@@ -30,6 +30,8 @@ class ModeView:
     """What is happening for this mode's current key."""
     failure: RequestFailed | None = None
     """Why the current key has no measurement (the shown one is then an older one, if any)."""
+    batch: str | None = None
+    """The request the measurement came from (None: not known); a ratio pairs one request's only."""
 
 
 @dataclass(frozen=True)

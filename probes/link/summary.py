@@ -127,18 +127,52 @@ def spread(measurement: Measurement, which: Literal["wall", "device"]) -> tuple[
     return min(iqr[0], value), value, max(iqr[1], value)
 
 
+BUSY_REASON = "machine busy"
+"""How a measurement's noise reason starts when other processes loaded the machine meanwhile
+(``probes.engine.noise``): every rep can then be slow alike, so a tight spread proves nothing."""
+DRIFT_REASON = "the profiled reps ran slower than the timed ones"
+"""The noise reason of a measurement whose two sets of reps ran at different speeds."""
+WIDE_INTERVAL = 1.4
+"""A ratio whose interval's ends are further apart than this factor says nothing confident:
+either time moved that much between reps."""
+
+
+def unreliable_reason(eager: Measurement, compiled: Measurement, low: float, high: float) -> str | None:
+    """Why the ratio of two readings is no conclusion whatever its value, or None.
+
+    The interval of a ratio covers the spread inside each reading, not what moved between them: a
+    reading taken while other processes loaded the cores, or one whose own reps drifted, can be off
+    by a factor that no interval shows (on a loaded 2-core machine the same pair read 66x and, when
+    quieter, 2.3x). So such a reading makes the ratio "unclear" however tight its interval, and so
+    does an interval too wide to state a factor. Readings measured in different requests are kept
+    apart before they get here (the app pairs readings of one request only)."""
+    reasons = [r for m in (eager, compiled) for r in m.noise_reasons]
+    if any(r.startswith(BUSY_REASON) for r in reasons):
+        return BUSY_REASON
+    if any(DRIFT_REASON in r for r in reasons):
+        return "the readings drifted"
+    if low > 0 and high / low > WIDE_INTERVAL:
+        return "wide spread"
+    return None
+
+
 @dataclass(frozen=True)
 class Ratio:
     """eager / compiled time, with the interval the two spreads allow (low = eager p25 over
-    compiled p75, high = eager p75 over compiled p25)."""
+    compiled p75, high = eager p75 over compiled p25), and why it is no conclusion when the
+    conditions it was measured under say so (``unreliable_reason``)."""
 
     value: float
     low: float
     high: float
+    unclear_reason: str | None = None
 
     @property
     def verdict(self) -> Verdict:
-        """A ratio whose interval straddles 1 is not a conclusion."""
+        """A ratio whose interval straddles 1, or whose readings cannot be trusted, is not a
+        conclusion."""
+        if self.unclear_reason is not None:
+            return "unclear"
         if self.low > 1.0:
             return "faster"
         if self.high < 1.0:
@@ -147,12 +181,18 @@ class Ratio:
 
     def text(self) -> str:
         """``1.68x``, with the interval when it is wide enough to matter, ``(within noise)`` when
-        it straddles 1."""
+        it straddles 1, ``unclear: machine busy, re-run`` (no figure) when it cannot be trusted."""
+        if self.unclear_reason is not None:
+            return self.unclear_text()
         if self.verdict == "unclear":
             return f"{format_ratio(self.value)}x (within noise: {self.interval()})"
         if self.high - self.low > 0.1 * self.value:
             return f"{format_ratio(self.value)}x ({self.interval()})"
         return f"{format_ratio(self.value)}x"
+
+    def unclear_text(self) -> str:
+        """``unclear: machine busy, re-run``."""
+        return f"unclear: {self.unclear_reason}, re-run"
 
     def interval(self) -> str:
         """``0.27-0.34x``."""
@@ -167,7 +207,8 @@ def ratio(eager: Measurement, compiled: Measurement, which: Literal["wall", "dev
     c25, c50, c75 = spread(compiled, which)
     if c50 <= 0 or c25 <= 0 or c75 <= 0:
         return None
-    return Ratio(e50 / c50, e25 / c75, e75 / c25)
+    low, high = e25 / c75, e75 / c25
+    return Ratio(e50 / c50, low, high, unreliable_reason(eager, compiled, low, high))
 
 
 @dataclass(frozen=True)
@@ -214,6 +255,8 @@ def sweep_verdict(pairs: list[Comparison]) -> str:
     if size is not None:
         return f"compiled is faster per call from N = {format_size(size)} up"
     largest = pairs[-1].wall_ratio if pairs else None
+    if largest is not None and largest.unclear_reason is not None:
+        return f"compiled vs eager per call is unclear at the largest size measured ({largest.unclear_reason}): re-run"
     if largest is not None and largest.verdict == "unclear":
         return "compiled vs eager per call is within noise at the largest size measured"
     return "compiled is not faster per call at the largest size measured"

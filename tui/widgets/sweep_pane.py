@@ -20,6 +20,7 @@ from textual.containers import Horizontal
 from probes.link.baseline import Delta
 from probes.link.protocol import COMPILED_MODES, MODES, Measurement
 from probes.link.summary import (
+    DRIFT_REASON,
     Ratio,
     comparisons,
     crossover,
@@ -195,6 +196,10 @@ def status_line(state: SweepPaneState) -> Text:
         line.append("  ")
         line.append(" STALE ", style="bold reverse yellow")
         line.append(f" {view.stale}", style="yellow")
+    over_wall = device_over_wall_line(results)
+    if over_wall is not None:
+        line.append("\n")
+        line.append_text(over_wall)
     failures = rs.run.failures if rs else []
     if failures:
         f = failures[0]
@@ -203,6 +208,19 @@ def status_line(state: SweepPaneState) -> Text:
         line.append("\n")
         line.append_text(plain(f"✗ {where + ': ' if where else ''}{f.error.located()}{more}", "red", one_line=False))
     return line
+
+
+def device_over_wall_line(results: list[Measurement]) -> Text | None:
+    """``~ eager N=1e6: the kernel times add up to 2.3x the call's wall time: ...``: why a row's
+    device time stands far above its wall time, in the measurement's own words (the reason the
+    engine gave it, which ``kernel-tui profile`` prints under its table too); the first such row,
+    with how many more."""
+    found = [(m, reason) for m in results for reason in m.noise_reasons if DRIFT_REASON in reason]
+    if not found:
+        return None
+    m, reason = found[0]
+    more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+    return plain(f"~ {m.mode} N={format_size(m.size)}: {reason}{more}", "yellow", one_line=False)
 
 
 def dynamic_summary(results: list[Measurement]) -> Text | None:
