@@ -18,6 +18,9 @@ from probes.link.summary import BUSY_REASON
 
 DATA = Path(__file__).parent / "data"
 SWEEP = DATA / "h200_add_relu_sweep.json"
+NEEDS_CUDA = pytest.mark.skipif(
+    not (Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists()), reason="needs CUDA"
+)
 
 
 def recorded(path: Path = SWEEP) -> list[Measurement]:
@@ -89,16 +92,25 @@ def test_the_gate_fails_a_recorded_chain_made_30_percent_slower(tmp_path: Path) 
     assert run_cli("--from", str(SWEEP), "--baseline", str(SWEEP), *gate).returncode == 0
 
 
-@pytest.mark.slow
-def test_a_chain_against_its_own_report_from_another_process_reads_no_worse(tmp_path: Path) -> None:
-    """Two ``kernel-tui profile --json`` processes, then the gate: exit 0, no wall time WORSE."""
+@pytest.mark.parametrize(
+    ("device", "sizes"),
+    [
+        pytest.param("cpu", "1e2", marks=pytest.mark.slow, id="cpu"),
+        pytest.param("cuda", "1e2,1e8", marks=[pytest.mark.gpu, NEEDS_CUDA], id="cuda"),
+    ],
+)
+def test_a_chain_against_its_own_report_from_another_process_reads_no_worse(
+    device: str, sizes: str, tmp_path: Path
+) -> None:
+    """Two ``kernel-tui profile --json`` processes, then the gate: exit 0, no time WORSE."""
     reports = []
     for name in ("first", "second"):
-        proc = run_cli("(a + b).relu()", "--device", "cpu", "--sizes", "1e2", "--json")
+        proc = run_cli("(a + b).relu()", "--device", device, "--sizes", sizes, "--json")
         assert proc.returncode == 0, proc.stderr
         reports.append(tmp_path / f"{name}.json")
         reports[-1].write_text(proc.stdout)
-    gate = run_cli("--from", str(reports[1]), "--baseline", str(reports[0]), "--fail-on", "wall_time:10%")
-    assert gate.returncode == 0, gate.stdout + gate.stderr
-    wall = [line for line in gate.stdout.splitlines() if line.startswith("wall_time ")]
-    assert len(wall) == 2 and not any("WORSE" in line for line in wall), gate.stdout
+    gate = ("--fail-on", "wall_time:10%", "--fail-on", "device_time:5%")
+    proc = run_cli("--from", str(reports[1]), "--baseline", str(reports[0]), *gate)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    times = [line for line in proc.stdout.splitlines() if line.startswith(("wall_time ", "device_time "))]
+    assert len(times) == 4 * len(sizes.split(",")) and not any("WORSE" in line for line in times), proc.stdout

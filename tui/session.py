@@ -517,7 +517,7 @@ class LiveSession:
             m = self.book.cache.get(key)
             if m is not None:
                 self.shown[mode] = m
-                self.shown_batch[mode] = self.book.batch.get(key, "")
+                self.shown_batch[mode] = self.book.batch[key]
 
     @property
     def compile_delay(self) -> float:
