@@ -15,7 +15,12 @@ The rules:
   even inside the compiler;
 - what is shown for a mode is its fresh measurement, else the last one shown, marked stale with the
   reason once the grace period is over (so rows do not flicker while new ones are on their way);
-- a sweep measures every size x mode on demand; its rows also feed the focus size;
+- each cached measurement remembers the request it came from, and the headline's ratio divides two
+  readings of one request only: compiled modes sent without eager measure eager again, after them,
+  in the same request (not where compiles take turns with measurements on the CPU);
+- a sweep measures every size x mode on demand; its rows also feed the focus size; each text
+  shows its own last sweep (stale when the settings moved on), never another text's;
+- an empty editor is "empty", not a chain with an error;
 - ``hold()`` keeps the loop from running anything (a chain from a workspace file that has not been
   confirmed, or after Stop) until the next edit, ``run_now()`` or sweep;
 - a run that lost the link to the worker (``ErrorKind`` "link") failed through no fault of its
