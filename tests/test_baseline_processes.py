@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from probes.link.baseline import HOST_BOUND_SHARE, compare, regressions
+from probes.link.baseline import compare, regressions
 from probes.link.protocol import Measurement, ProfileReport
-from probes.link.summary import BUSY_REASON
+from probes.link.summary import BUSY_REASON, HOST_BOUND_SHARE
 
 DATA = Path(__file__).parent / "data"
 SWEEP = DATA / "h200_add_relu_sweep.json"

@@ -137,6 +137,9 @@ class LiveSession:
         """The last measurement shown per mode (shown stale once the text or settings move on)."""
         self.shown_batch: dict[str, str] = {}
         """The request each of those came from."""
+        self.split: set[str] = set()
+        """Requests sent while compiles ran in a worker of their own: their eager and compiled
+        readings were timed in two processes."""
         self.sweeps: dict[str, SweepResults] = {}
         """The last sweep of each chain text: a chain shows its own sweep, never another's."""
         self.held: str | None = None
@@ -360,7 +363,9 @@ class LiveSession:
             else:
                 stale = self.text_problem() if self.parse_error is not None else self.held or self.why_stale
         busy = any(key in book.pending for key in keys.values())
-        return FocusView(self.settings.focus_size, tuple(modes), stale, updating, errors, busy, self.held)
+        batches = {view.batch for view in modes if view.measurement is not None}
+        two = len(batches) == 1 and batches <= self.split and len(modes) > 1
+        return FocusView(self.settings.focus_size, tuple(modes), stale, updating, errors, busy, self.held, two)
 
     def mode_activity(self, mode: str, key: MeasureKey) -> ModeActivity:
         """What happens for ``key`` (the current chain and settings in ``mode``) now."""
@@ -450,6 +455,8 @@ class LiveSession:
         )
 
     def _track(self, request: ProfileRequest, kind: RunKind, now: float) -> Run:
+        if self.compiles_apart and "eager" in request.modes and len(request.modes) > 1:
+            self.split.add(request.id)
         return self.book.track(
             request, kind, Target(request.device or self.device, request.dtype, request.reps, request.grad), now
         )

@@ -47,6 +47,9 @@ class FocusView:
     busy: bool = False
     held: str | None = None
     """Why nothing runs now (a chain from a workspace file not confirmed yet, or after Stop)."""
+    two_processes: bool = False
+    """The eager and compiled readings shown came from one request split between the eager and
+    the compile worker: their wall times were timed in two processes."""
 
     def mode(self, mode: str) -> ModeView | None:
         return next((v for v in self.modes if v.mode == mode), None)

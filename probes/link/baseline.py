@@ -10,7 +10,7 @@ process: a host's time per call differs from one process to the next by far more
 time the same ~40 µs compiled call at 35-77 µs on the H200). So a time the host decides is not
 judged, and the delta says why instead of a verdict:
 
-- a wall time of a *host-bound* call (its kernels take less than ``HOST_BOUND_SHARE`` of it: the
+- a wall time of a *host-bound* call (its kernels take less than ``summary.HOST_BOUND_SHARE`` of it: the
   rest is Python, dispatch and launch overhead, whose speed is the process's);
 - on the CPU, where every time is the host's, a time under ``CPU_SHORT_US`` (a call that short is
   mostly fixed costs: the same ``(a + b).relu()`` at N=100 read 2.7 µs and 3.8 µs of op time in
@@ -30,15 +30,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from probes.link.protocol import Measurement
-from probes.link.summary import BUSY_REASON, format_bytes, format_time_us, transfers
+from probes.link.summary import BUSY_REASON, format_bytes, format_time_us, host_bound, transfers
 
 METRICS = ("kernels", "transfers", "bytes", "device_time", "wall_time")
 Metric = Literal["kernels", "transfers", "bytes", "device_time", "wall_time"]
 Verdict = Literal["better", "worse", "same", "unclear"]
 TIMES = ("device_time", "wall_time")
-HOST_BOUND_SHARE = 0.5
-"""A call whose kernels take less than this share of its wall time is host-bound: its wall time
-is mostly the host's, which differs between processes beyond any one process's spread."""
 CPU_SHORT_US = 100.0
 """On the CPU, a time shorter than this is not judged across processes (see the module doc)."""
 TIME_FLOOR_US = 0.1
@@ -110,14 +107,6 @@ def _figures(m: Measurement) -> dict[str, tuple[float | None, float]]:
         "device_time": (m.device_time_us, _relative_half_iqr(m.device_time_us, m.device_time_us_iqr)),
         "wall_time": (m.wall_time_us, _relative_half_iqr(m.wall_time_us, m.wall_time_us_iqr)),
     }
-
-
-def host_bound(m: Measurement) -> float | None:
-    """The share of the call its kernels take, when under ``HOST_BOUND_SHARE``; else None."""
-    if not m.wall_time_us or m.wall_time_us <= 0:
-        return None
-    share = m.device_time_us / m.wall_time_us
-    return share if share < HOST_BOUND_SHARE else None
 
 
 def unjudged_reason(metric: str, base: Measurement, now: Measurement) -> str | None:

@@ -132,9 +132,21 @@ BUSY_REASON = "machine busy"
 (``probes.engine.noise``): every rep can then be slow alike, so a tight spread proves nothing."""
 DRIFT_REASON = "the profiled reps ran slower than the timed ones"
 """The noise reason of a measurement whose two sets of reps ran at different speeds."""
+HOST_BOUND_SHARE = 0.5
+"""A call whose kernels take less than this share of its wall time is host-bound: its wall time
+is mostly the host's (Python, dispatch, launches), whose speed differs from one process to the
+next by more than any one process's spread."""
 WIDE_INTERVAL = 1.4
 """A ratio whose interval's ends are further apart than this factor says nothing confident:
 either time moved that much between reps."""
+
+
+def host_bound(m: Measurement) -> float | None:
+    """The share of the call its kernels take, when under ``HOST_BOUND_SHARE``; else None."""
+    if not m.wall_time_us or m.wall_time_us <= 0:
+        return None
+    share = m.device_time_us / m.wall_time_us
+    return share if share < HOST_BOUND_SHARE else None
 
 
 def unreliable_reason(eager: Measurement, compiled: Measurement, low: float, high: float) -> str | None:

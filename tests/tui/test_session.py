@@ -580,3 +580,24 @@ def test_a_sweep_of_other_settings_is_stale_and_another_texts_is_not_shown() -> 
     assert session.sweep_view().stale == "settings changed: s sweeps again"
     session.edit("a * b", 4.0)
     assert session.sweep_view().results is None and session.sweep_view().stale is None
+
+
+@pytest.mark.parametrize("apart", [False, True])
+def test_a_host_bound_wall_ratio_from_two_workers_is_unclear_the_device_ratio_stands(apart: bool) -> None:
+    """Where compiles run in a worker of their own, eager and compiled wall times come from two
+    processes, whose host speed differs by up to 2x: a host-bound call's wall ratio is no conclusion
+    there; its device ratio (the kernels') is."""
+    from tui.widgets.headline import TWO_PROCESSES
+    from tui.widgets.kernel_pane import headline_text
+
+    session = LiveSession(Settings(), "(a + b).relu()", timing=TIMING)
+    session.compiles_apart = apart
+    [request] = sends(session.worker_ready(ready(), 0.0))
+    for mode, device_us in (("eager", 10.0), ("compiled", 5.0)):
+        m = dataclasses.replace(measurement(request.chain, mode), device_time_us=device_us, wall_time_us=50.0)
+        session.on_event(MeasurementResult(request.id, m), 0.1)
+    session.on_event(RequestDone(request.id), 0.1)
+    view = session.focus_view(0.1)
+    head = headline_text(view, 300).plain
+    assert view.two_processes == apart and "device 2.00x" in head
+    assert (TWO_PROCESSES in head) == apart and ("wall 1.00x" in head or "wall no clear" in head) != apart

@@ -290,7 +290,8 @@ def headline_text(state: FocusView, width: int, baseline: Text | None = None) ->
     compiled = [m for v in others if (m := usable(v)) is not None]
     first = next((v for v in others if usable(v) is not None), None)
     head = Text()
-    line = comparison_text(e, compiled, width, apart=readings_apart(eager if e is not None else None, first))
+    apart = readings_apart(eager if e is not None else None, first)
+    line = comparison_text(e, compiled, width, apart=apart, two_processes=state.two_processes)
     if line:
         head.append_text(line)
         if baseline is not None:
