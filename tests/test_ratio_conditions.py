@@ -55,7 +55,7 @@ def test_a_sweep_whose_largest_size_was_measured_under_load_draws_no_verdict() -
     ]
     pairs = comparisons(results)
     assert sweep_verdict(pairs) == (
-        "compiled vs eager per call is unclear at the largest size measured (machine busy): re-run"
+        "compiled vs eager per call is unclear at the largest size measured (machine busy, re-run)"
     )
     quiet = [r if r.size == 100 else dataclasses.replace(r, noise_reasons=[], noisy=False) for r in results]
     assert sweep_verdict(comparisons(quiet)) == "compiled is faster per call from N = 1e2 up"

@@ -393,7 +393,8 @@ class LiveSession:
         if sweep is not None and not sweep.covers(self.chain, self.target(), self.modes(), tuple(s.sizes)):
             stale = "settings changed: s sweeps again"
         running = sweep is not None and not sweep.run.done and not sweep.run.cancelled
-        return SweepView(sweep, tuple(s.sizes), s.compile_mode, stale, running, lost=self.sweep_lost)
+        two = sweep is not None and sweep.run.request.id in self.split
+        return SweepView(sweep, tuple(s.sizes), s.compile_mode, stale, running, self.sweep_lost, two)
 
     def activity(self) -> WorkerActivity | None:
         """The run the worker is serving now (the oldest one not done), in words."""

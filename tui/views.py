@@ -64,6 +64,8 @@ class SweepView:
     running: bool = False
     lost: bool = False
     """The sweep ended because the worker (or its link) was lost."""
+    two_processes: bool = False
+    """Its eager and compiled rows were timed in two processes (the eager and the compile worker)."""
 
 
 def missing_sizes(rs: SweepResults) -> tuple[int, ...]:

@@ -149,7 +149,13 @@ def host_bound(m: Measurement) -> float | None:
     return share if share < HOST_BOUND_SHARE else None
 
 
-def unreliable_reason(eager: Measurement, compiled: Measurement, low: float, high: float) -> str | None:
+TWO_PROCESSES = "eager and compiled timed in two processes"
+"""The unclear reason of a host-bound call's wall ratio whose readings came from two workers."""
+
+
+def unreliable_reason(
+    eager: Measurement, compiled: Measurement, low: float, high: float, *, two_processes: bool = False
+) -> str | None:
     """Why the ratio of two readings is no conclusion whatever its value, or None.
 
     The interval of a ratio covers the spread inside each reading, not what moved between them: a
@@ -157,14 +163,19 @@ def unreliable_reason(eager: Measurement, compiled: Measurement, low: float, hig
     by a factor that no interval shows (on a loaded 2-core machine the same pair read 66x and, when
     quieter, 2.3x). So such a reading makes the ratio "unclear" however tight its interval, and so
     does an interval too wide to state a factor. Readings measured in different requests are kept
-    apart before they get here (the app pairs readings of one request only)."""
+    apart before they get here (the app pairs readings of one request only). ``two_processes``:
+    the two were timed in two processes (the app's eager and compile workers), whose host speed
+    differs by up to 2x, so the wall ratio of a host-bound call says nothing either. The reason
+    carries its advice: "re-run" where a new measurement can help."""
     reasons = [r for m in (eager, compiled) for r in m.noise_reasons]
     if any(r.startswith(BUSY_REASON) for r in reasons):
-        return BUSY_REASON
+        return f"{BUSY_REASON}, re-run"
     if any(DRIFT_REASON in r for r in reasons):
-        return "the readings drifted"
+        return "the readings drifted, re-run"
     if low > 0 and high / low > WIDE_INTERVAL:
-        return "wide spread"
+        return "wide spread, re-run"
+    if two_processes and (host_bound(eager), host_bound(compiled)) != (None, None):
+        return TWO_PROCESSES
     return None
 
 
@@ -204,15 +215,18 @@ class Ratio:
 
     def unclear_text(self) -> str:
         """``unclear: machine busy, re-run``."""
-        return f"unclear: {self.unclear_reason}, re-run"
+        return f"unclear: {self.unclear_reason}"
 
     def interval(self) -> str:
         """``0.27-0.34x``."""
         return f"{format_ratio(self.low)}-{format_ratio(self.high)}x"
 
 
-def ratio(eager: Measurement, compiled: Measurement, which: Literal["wall", "device"]) -> Ratio | None:
-    """None where a time is zero, or a wall time still being measured."""
+def ratio(
+    eager: Measurement, compiled: Measurement, which: Literal["wall", "device"], *, two_processes: bool = False
+) -> Ratio | None:
+    """None where a time is zero, or a wall time still being measured; ``two_processes``: the two
+    readings came from two processes (see ``unreliable_reason``)."""
     if which == "wall" and (eager.wall_pending or compiled.wall_pending):
         return None
     e25, e50, e75 = spread(eager, which)
@@ -220,7 +234,8 @@ def ratio(eager: Measurement, compiled: Measurement, which: Literal["wall", "dev
     if c50 <= 0 or c25 <= 0 or c75 <= 0:
         return None
     low, high = e25 / c75, e75 / c25
-    return Ratio(e50 / c50, low, high, unreliable_reason(eager, compiled, low, high))
+    apart = two_processes and which == "wall"
+    return Ratio(e50 / c50, low, high, unreliable_reason(eager, compiled, low, high, two_processes=apart))
 
 
 @dataclass(frozen=True)
@@ -228,6 +243,8 @@ class Comparison:
     size: int
     eager: Measurement
     compiled: Measurement
+    two_processes: bool = False
+    """The two were timed in two processes (see ``unreliable_reason``)."""
 
     @property
     def device_ratio(self) -> Ratio | None:
@@ -235,17 +252,19 @@ class Comparison:
 
     @property
     def wall_ratio(self) -> Ratio | None:
-        return ratio(self.eager, self.compiled, "wall")
+        return ratio(self.eager, self.compiled, "wall", two_processes=self.two_processes)
 
 
-def comparisons(results: Iterable[Measurement], compiled_mode: str = "compiled") -> list[Comparison]:
+def comparisons(
+    results: Iterable[Measurement], compiled_mode: str = "compiled", *, two_processes: bool = False
+) -> list[Comparison]:
     """Eager vs ``compiled_mode`` at every size that has both, in size order."""
     by_key = {(m.size, m.mode): m for m in results}
     pairs = []
     for size in sorted({m.size for m in by_key.values()}):
         eager, compiled = by_key.get((size, "eager")), by_key.get((size, compiled_mode))
         if eager and compiled:
-            pairs.append(Comparison(size, eager, compiled))
+            pairs.append(Comparison(size, eager, compiled, two_processes))
     return pairs
 
 
@@ -268,7 +287,7 @@ def sweep_verdict(pairs: list[Comparison]) -> str:
         return f"compiled is faster per call from N = {format_size(size)} up"
     largest = pairs[-1].wall_ratio if pairs else None
     if largest is not None and largest.unclear_reason is not None:
-        return f"compiled vs eager per call is unclear at the largest size measured ({largest.unclear_reason}): re-run"
+        return f"compiled vs eager per call is unclear at the largest size measured ({largest.unclear_reason})"
     if largest is not None and largest.verdict == "unclear":
         return "compiled vs eager per call is within noise at the largest size measured"
     return "compiled is not faster per call at the largest size measured"

@@ -587,7 +587,7 @@ def test_a_host_bound_wall_ratio_from_two_workers_is_unclear_the_device_ratio_st
     """Where compiles run in a worker of their own, eager and compiled wall times come from two
     processes, whose host speed differs by up to 2x: a host-bound call's wall ratio is no conclusion
     there; its device ratio (the kernels') is."""
-    from tui.widgets.headline import TWO_PROCESSES
+    from probes.link.summary import TWO_PROCESSES
     from tui.widgets.kernel_pane import headline_text
 
     session = LiveSession(Settings(), "(a + b).relu()", timing=TIMING)
@@ -600,4 +600,22 @@ def test_a_host_bound_wall_ratio_from_two_workers_is_unclear_the_device_ratio_st
     view = session.focus_view(0.1)
     head = headline_text(view, 300).plain
     assert view.two_processes == apart and "device 2.00x" in head
-    assert (TWO_PROCESSES in head) == apart and ("wall 1.00x" in head or "wall no clear" in head) != apart
+    assert (f"wall unclear: {TWO_PROCESSES}" in head) == apart and ("wall no clear difference" in head) != apart
+
+
+def test_a_sweep_split_between_two_workers_states_no_host_bound_wall_speedup() -> None:
+    from tui.widgets.sweep_pane import sweep_rows
+
+    session, first = started(sizes=[100, 1_000_000])
+    session.compiles_apart = True
+    answer(session, first, 0.1)
+    [sweep] = sends(session.start_sweep(1.0))
+    answer(session, sweep, 2.0)  # device 5 µs of a 9 µs call: kernels dominate at every size
+    view = session.sweep_view()
+    assert view.two_processes
+    results = view.results
+    host_bound = dataclasses.replace(results.results[(100, "compiled")], wall_time_us=50.0)
+    results.results[(100, "compiled")] = host_bound
+    _, rows = sweep_rows(results, False, None, False, two_processes=view.two_processes)
+    speedups = {(row[0].plain, row[1].plain): row[-1].plain for row in rows}
+    assert speedups[("1e2", "compiled")] == "unclear" and speedups[("1e6", "compiled")] != "unclear"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from probes.link.protocol import Measurement
-from probes.link.summary import format_transfers, host_bound, mode_label, ratio
+from probes.link.summary import format_transfers, mode_label, ratio
 from tui.views import ModeView
 from tui.widgets.facts import fact_lines
 from tui.widgets.passes import pass_comparisons
@@ -58,11 +58,6 @@ def readings_apart(eager: ModeView | None, compiled: ModeView | None) -> str | N
     return "measured in separate runs, ctrl+r re-runs"
 
 
-TWO_PROCESSES = "wall unclear: eager and compiled timed in two processes"
-"""In place of the wall ratio of a host-bound call whose eager and compiled readings came from
-the eager and the compile worker: a host's time per call differs between processes by up to 2x."""
-
-
 def comparison_text(
     eager: Measurement | None,
     others: list[Measurement],
@@ -86,13 +81,8 @@ def comparison_text(
         if apart is not None:
             first.append(Text(f"ratio unclear: {apart}", style="yellow"))
         else:
-            ratios = ((which, ratio(eager, compiled, which)) for which in ("device", "wall"))
-            for which, found in ratios:
-                host = which == "wall" and two_processes and (host_bound(eager), host_bound(compiled)) != (None, None)
-                if host:
-                    first.append(Text(TWO_PROCESSES, style="yellow"))
-                elif found is not None:
-                    first.append(ratio_text(found, which))
+            ratios = ((which, ratio(eager, compiled, which, two_processes=two_processes)) for which in TIMES)
+            first += [ratio_text(found, which) for which, found in ratios if found is not None]
         if eager.grad and compiled.grad:
             lines.append(pass_comparisons(eager, compiled))
     text = fact_lines(Text(), lines, width)

@@ -62,13 +62,20 @@ def pct_of_peak(m: Measurement, peak: float | None) -> float | None:
 
 
 def sweep_rows(
-    rs: SweepResults, narrow: bool, peak: float | None, stale: bool, baseline: list[Delta] | None = None
+    rs: SweepResults,
+    narrow: bool,
+    peak: float | None,
+    stale: bool,
+    baseline: list[Delta] | None = None,
+    *,
+    two_processes: bool = False,
 ) -> tuple[list[Text], list[list[Text]]]:
     """The table's columns and rows: one row per size x mode, or per size when ``narrow``; with a
-    pin (``baseline``), each row's device-time change against it."""
+    pin (``baseline``), each row's device-time change against it; ``two_processes``: eager and
+    compiled were timed in two workers (``SweepView.two_processes``)."""
     results = rs.measurements()
     modes = list(rs.modes)
-    speedups = speedup_ratios(results)
+    speedups = speedup_ratios(results, two_processes=two_processes)
     base = "dim" if stale else ""
 
     def speed_cell(size: int, mode: str) -> Text:
@@ -129,10 +136,14 @@ def sweep_rows(
     return columns, rows
 
 
-def speedup_ratios(results: list[Measurement]) -> dict[tuple[int, str], Ratio | None]:
+def speedup_ratios(results: list[Measurement], *, two_processes: bool = False) -> dict[tuple[int, str], Ratio | None]:
     """Per (size, mode): the wall-time ratio over eager; a dynamic compile measured without eager
     is set against the static compile of the same size instead."""
-    found = {(p.size, mode): p.wall_ratio for mode in COMPILED_MODES for p in comparisons(results, mode)}
+    found = {
+        (p.size, mode): p.wall_ratio
+        for mode in COMPILED_MODES
+        for p in comparisons(results, mode, two_processes=two_processes)
+    }
     for size in {m.size for m in results}:
         pair = static_and_dynamic([m for m in results if m.size == size])
         if pair is not None and (size, "dynamic") not in found:
@@ -175,7 +186,7 @@ def status_line(state: SweepPaneState) -> Text:
     rs = view.results
     line = Text()
     results = rs.measurements() if rs else []
-    pairs = comparisons(results, view.compile_mode)
+    pairs = comparisons(results, view.compile_mode, two_processes=view.two_processes)
     dynamic = dynamic_summary(results)
     done = finished(state)
     if pairs and done:  # a verdict on part of the sizes would be a guess shown as fact
@@ -273,7 +284,9 @@ class SweepPane(Pane):
         narrow = self.content_size.width < NARROW_WIDTH
         table = self.query_one("#sweep-table", ResultsTable)
         if rs is not None:
-            table.fill(*sweep_rows(rs, narrow, state.peak_gbps, view.stale is not None, state.baseline))
+            stale = view.stale is not None
+            rows = sweep_rows(rs, narrow, state.peak_gbps, stale, state.baseline, two_processes=view.two_processes)
+            table.fill(*rows)
         table.display = rs is not None
         self.query_one("#crossover", PaneText).show_text(status_line(state))
         self.set_border(
@@ -282,7 +295,8 @@ class SweepPane(Pane):
         )
         results = rs.measurements() if rs else []
         peak = next((m.peak_gbps for m in results if m.peak_gbps), None) or state.peak_gbps
-        cross = crossover(comparisons(results, view.compile_mode)) if finished(state) else None
+        pairs = comparisons(results, view.compile_mode, two_processes=view.two_processes)
+        cross = crossover(pairs) if finished(state) else None
         self.query_one(LogChart).set_data(
             chart_series(results, state.chart),
             hlines=[HLine(peak, f"peak {format_gbps(peak)}", "red")] if state.chart == "gbps" and peak else [],
