@@ -531,9 +531,11 @@ def test_a_compile_mode_changed_after_a_sweep_measures_eager_again_beside_it() -
     head = headline_text(view, 200).plain
     assert "ratio unclear: measured in separate runs; measuring eager beside compiled…" in head
     assert "device " not in head  # no figure from the two runs
+    assert not session.measured_together(request.chain, ("eager", "max-autotune"))  # compare measures both
     answer(session, request, 4.0)
     view = session.focus_view(4.0)
     assert view.mode("eager").batch == view.mode("max-autotune").batch == request.id
+    assert session.measured_together(request.chain, ("eager", "max-autotune"))
     assert "separate runs" not in headline_text(view, 200).plain
 
 
