@@ -155,7 +155,10 @@ def main() -> int:
         text = f"{format_ratio(interval[0])}-{format_ratio(interval[1])}x" if interval else "none stated"
         print(f"  quiet interval, {which}: {text}")
     if not any(intervals.values()):
-        print("  the quiet rounds were not quiet (other processes loaded the machine): run again on an idle one")
+        print(
+            "  no quiet round stated a figure (each was unclear, for the reason beside it): "
+            "run again on an idle machine"
+        )
     unclear = sum(1 for r in busy for which in TIMES if not r[which]["stated"])
     print(
         f"busy rounds: {unclear} of {2 * len(busy)} ratios said unclear; {failures} stated outside the quiet interval"
