@@ -263,7 +263,7 @@ def baseline_verdict(args: argparse.Namespace, results: list[Measurement], conso
     out = err if args.json else console
     out.print(plain(f"against {args.baseline}:", "bold"), highlight=False, soft_wrap=True)
     for delta in deltas:
-        style = {"worse": "red", "better": "green", "same": "dim"}[delta.verdict]
+        style = {"worse": "red", "better": "green", "same": "dim", "unclear": "yellow"}[delta.verdict]
         out.print(plain(delta.text(), style), highlight=False, soft_wrap=True)
     if not deltas:
         out.print(plain("no size and mode in common with the baseline"), highlight=False, soft_wrap=True)

@@ -19,8 +19,8 @@ from probes.link.baseline import Delta, compare
 from probes.link.protocol import MODES, Measurement, ProtocolError, from_dict, to_dict
 from probes.link.summary import format_size
 
-VERDICT_STYLES = {"worse": "bold red", "better": "green", "same": "dim"}
-VERDICT_WORDS = {"worse": "worse", "better": "better", "same": "no change"}
+VERDICT_STYLES = {"worse": "bold red", "better": "green", "same": "dim", "unclear": "yellow"}
+VERDICT_WORDS = {"worse": "worse", "better": "better", "same": "no change", "unclear": "not judged"}
 
 
 def pin_record(measurements: list[Measurement]) -> list[dict[str, Any]]:
@@ -63,6 +63,8 @@ def _delta_words(d: Delta) -> Text:
     if d.metric == "bytes":
         return Text("bytes " + f"{d.change:+.0%}", style=style)
     name = d.metric.removesuffix("_time")
+    if d.verdict == "unclear":
+        return Text(f"{name} {d.change:+.0%} not judged", style=style)
     if d.verdict == "same":
         return Text(
             f"{name} no change" + (f" ({d.change:+.0%}, within ±{d.noise:.0%})" if d.change else ""), style=style
@@ -107,4 +109,6 @@ def delta_cell(deltas: list[Delta], size: int, mode: str) -> Text:
         return Text("")
     if found.verdict == "same":
         return Text("≈", style="dim", justify="right")
+    if found.verdict == "unclear":
+        return Text("?", style=VERDICT_STYLES["unclear"], justify="right")
     return Text(f"{found.change:+.0%}", style=VERDICT_STYLES[found.verdict], justify="right")

@@ -20,7 +20,7 @@ from probes.link.summary import (
     sweep_verdict,
     transfers,
 )
-from tui.widgets.spread import ratio_text
+from tui.widgets.spread import Time, ratio_text, time_text
 
 Lookup = Callable[[str, int, str], "Measurement | None"]
 """(chain, size, mode) -> the measurement the demo has for it, if any."""
@@ -52,13 +52,18 @@ def _arrays(m: Measurement) -> str:
     return f"{format_transfers(m)} ({count:.0f} array-sized transfers)"
 
 
+def _time(m: Measurement, which: Time) -> str:
+    """A time as the panes say it: ``~`` marks one whose spread is wide."""
+    return time_text(m, which, wide=False).plain
+
+
 def cap_small(get: Lookup) -> str:
     m = get(ADD, 8, "eager")
     if m is None:
         return ""
     return (
         f"c = a + b at N=8: {_kernels(m)}, {_names(m)}; it moves {_arrays(m)} in "
-        f"{format_time_us(m.device_time_us)} of device time, {format_time_us(m.wall_time_us)} wall."
+        f"{_time(m, 'device')} of device time, {_time(m, 'wall')} wall."
     )
 
 
@@ -80,7 +85,7 @@ def cap_eager(get: Lookup) -> str:
         return ""
     return (
         f"(a + b).relu() eager at 1e6: {_kernels(m)}, {_names(m)}: the intermediate tmp = a + b is "
-        f"written out and read back: {_arrays(m)}, device {format_time_us(m.device_time_us)}."
+        f"written out and read back: {_arrays(m)}, device {_time(m, 'device')}."
     )
 
 
@@ -97,10 +102,7 @@ def cap_compiled(get: Lookup) -> str:
         text += f"; {format_transfers(e)} -> {format_transfers(c)}"
         found = ratio(e, c, "device")
         if found is not None:
-            text += (
-                f", device {format_time_us(e.device_time_us)} -> {format_time_us(c.device_time_us)} "
-                f"({ratio_text(found).plain})"
-            )
+            text += f", device {_time(e, 'device')} -> {_time(c, 'device')} ({ratio_text(found).plain})"
     return text + "."
 
 

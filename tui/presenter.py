@@ -85,9 +85,12 @@ def baseline_text(session: LiveSession, pinned: list[Measurement] | None, now: f
 
 
 def sweep_deltas(session: LiveSession, pinned: list[Measurement] | None) -> list[Delta]:
-    """The sweep's deltas against the pin (a ``vs pin`` column of the sweep table)."""
+    """The sweep's deltas against the pin (a ``vs pin`` column of the sweep table): only from a
+    sweep of the current text and settings, never from one left stale by an edit or a setting."""
     sweep = session.sweep
-    return pin_deltas(pinned, sweep.measurements()) if pinned and sweep is not None else []
+    if not pinned or sweep is None or not sweep.covers(session.chain, session.target(), session.modes(), ()):
+        return []
+    return pin_deltas(pinned, sweep.measurements())
 
 
 def editor_status(session: LiveSession, focus: FocusView) -> str:

@@ -99,6 +99,9 @@ class RunBook:
         self.pending: dict[MeasureKey, str] = {}
         """Keys being measured, by the id of the run measuring them."""
         self.cache: OrderedDict[MeasureKey, Measurement] = OrderedDict()
+        self.batch: dict[MeasureKey, str] = {}
+        """The id of the request each cached measurement came from: readings of one request were
+        taken one after the other under the same conditions, and only they are paired in a ratio."""
         self.failed: dict[MeasureKey, RequestFailed] = {}
 
     def track(self, request: ProfileRequest, kind: RunKind, target: Target, now: float) -> Run:
@@ -124,6 +127,7 @@ class RunBook:
 
     def forget(self, key: MeasureKey) -> None:
         self.cache.pop(key, None)
+        self.batch.pop(key, None)
         self.failed.pop(key, None)
 
     def progress(self, event: Progress) -> None:
@@ -142,8 +146,9 @@ class RunBook:
         key = (run.chain, run.target, m.size, m.mode)
         self.cache.pop(key, None)
         self.cache[key] = m
+        self.batch[key] = event.id
         while len(self.cache) > CACHE_SIZE:
-            self.cache.popitem(last=False)
+            self.batch.pop(self.cache.popitem(last=False)[0], None)
         self.failed.pop(key, None)
         return run
 
@@ -167,6 +172,11 @@ class RunBook:
         self._release(run)
         return run
 
+    def same_batch(self, one: MeasureKey, other: MeasureKey) -> bool:
+        """Whether the measurements cached under ``one`` and ``other`` came from one request."""
+        batch = self.batch.get(one)
+        return batch is not None and batch == self.batch.get(other)
+
     def failures_of(self, chain: str, target: Target) -> list[RequestFailed]:
         found: list[RequestFailed] = []
         for key, failure in self.failed.items():
@@ -183,3 +193,4 @@ class RunBook:
             cached = self.cache.get(key)
             if cached is not None and cached.wall_pending and key not in self.pending:
                 del self.cache[key]
+                self.batch.pop(key, None)

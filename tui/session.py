@@ -15,7 +15,12 @@ The rules:
   even inside the compiler;
 - what is shown for a mode is its fresh measurement, else the last one shown, marked stale with the
   reason once the grace period is over (so rows do not flicker while new ones are on their way);
-- a sweep measures every size x mode on demand; its rows also feed the focus size;
+- each cached measurement remembers the request it came from, and the headline's ratio divides two
+  readings of one request only: compiled modes sent without eager measure eager again, after them,
+  in the same request (not where compiles take turns with measurements on the CPU);
+- a sweep measures every size x mode on demand; its rows also feed the focus size; each text
+  shows its own last sweep (stale when the settings moved on), never another text's;
+- an empty editor is "empty", not a chain with an error;
 - ``hold()`` keeps the loop from running anything (a chain from a workspace file that has not been
   confirmed, or after Stop) until the next edit, ``run_now()`` or sweep;
 - a run that lost the link to the worker (``ErrorKind`` "link") failed through no fault of its
@@ -46,6 +51,11 @@ from probes.link.summary import format_size
 from tui.runs import MeasureKey, Run, RunBook, RunKind, SweepResults, Target, normalize
 from tui.views import FocusView, ModeActivity, ModeView, SweepView, WorkerActivity, step_activity
 from tui.workspace import Settings
+
+EMPTY = "empty"
+"""What an empty editor is: no chain yet, not a chain with an error."""
+SWEEPS_KEPT = 16
+"""Sweeps kept, one per chain text, so that going back to a text shows its sweep again."""
 
 
 @dataclass(frozen=True)
@@ -123,9 +133,15 @@ class LiveSession:
         self.chain = ""
         self.parse_error: ChainErrorInfo | None = None
         self.book = RunBook()
-        self.sweep: SweepResults | None = None
         self.shown: dict[str, Measurement] = {}
         """The last measurement shown per mode (shown stale once the text or settings move on)."""
+        self.shown_batch: dict[str, str] = {}
+        """The request each of those came from."""
+        self.split: set[str] = set()
+        """Requests sent while compiles ran in a worker of their own: their eager and compiled
+        readings were timed in two processes."""
+        self.sweeps: dict[str, SweepResults] = {}
+        """The last sweep of each chain text: a chain shows its own sweep, never another's."""
         self.held: str | None = None
         self.changed_at = float("-inf")
         """When the text or the settings last changed (the grace period of stale rows starts then)."""
@@ -157,6 +173,14 @@ class LiveSession:
             return self.settings.device
         return self.ready.default_device if self.ready else None
 
+    @property
+    def sweep(self) -> SweepResults | None:
+        """The last sweep of the current text (None: no sweep yet, whatever other texts have)."""
+        return self.sweeps.get(self.chain)
+
+    def _sweep_of(self, run: Run) -> SweepResults | None:
+        return next((sweep for sweep in self.sweeps.values() if sweep.run is run), None)
+
     def target(self) -> Target:
         s = self.settings
         return Target(self.device, s.dtype, s.reps, s.grad)
@@ -167,6 +191,16 @@ class LiveSession:
     def focus_keys(self) -> dict[str, MeasureKey]:
         target, size = self.target(), self.settings.focus_size
         return {mode: (self.chain, target, size, mode) for mode in self.modes()}
+
+    def text_problem(self) -> str:
+        """Why the text is not measured: ``empty`` (nothing typed is no error), or its error."""
+        return EMPTY if not self.text.strip() else "the chain has an error"
+
+    def _fix_first(self) -> Notice:
+        if not self.text.strip():
+            return Notice("the editor is empty: type a chain first", "yellow")
+        assert self.parse_error is not None
+        return Notice(f"fix the chain first: {self.parse_error.located()}", "bold red")
 
     def new_id(self) -> str:
         return f"s{next(self._ids)}"
@@ -184,7 +218,7 @@ class LiveSession:
             self.compile_backoff = min(2 * self.compile_backoff, 2**10)
         self.eager_due = now + self.timing.eager_delay_s
         self.compiled_due = now + self.compile_delay
-        self.why_stale = "the chain was edited" if self.parse_error is None else "the chain has an error"
+        self.why_stale = "the chain was edited" if self.parse_error is None else self.text_problem()
         self.held = hold
         book = self.book
         book.failed = {key: f for key, f in book.failed.items() if key[0] == self.chain}  # coming back retries
@@ -219,8 +253,7 @@ class LiveSession:
         """The worker is gone (lost, failed to start, or stopped): nothing is running any more, and
         nothing is sent until a worker is ready again (``worker_ready``)."""
         self.ready = None
-        sweep = self.sweep
-        if sweep is not None and not sweep.run.done and not sweep.run.cancelled:
+        if any(not sweep.run.done and not sweep.run.cancelled for sweep in self.sweeps.values()):
             self.sweep_lost = True
         for run in self.book.runs.values():
             run.done = True
@@ -238,7 +271,7 @@ class LiveSession:
     def run_now(self, now: float) -> list[Effect]:
         """Measure the focus size again, every mode, now (cached rows are dropped)."""
         if self.parse_error is not None:
-            return [Notice(f"fix the chain first: {self.parse_error.located()}", "bold red")]
+            return [self._fix_first()]
         self.held = None
         for key in self.focus_keys().values():
             self.book.forget(key)
@@ -249,13 +282,16 @@ class LiveSession:
 
     def start_sweep(self, now: float) -> list[Effect]:
         if self.parse_error is not None:
-            return [Notice(f"fix the chain first: {self.parse_error.located()}", "bold red")]
+            return [self._fix_first()]
         if self.ready is None:
             return [Notice("the worker is still starting; try again in a moment", "yellow")]
         self.held = None
         effects = self._cancel(lambda run: run.kind in ("focus", "sweep"))
         request = self._request(list(self.settings.sizes), list(self.modes()))
-        self.sweep = SweepResults(self._track(request, "sweep", now))
+        self.sweeps.pop(self.chain, None)
+        self.sweeps[self.chain] = SweepResults(self._track(request, "sweep", now))
+        while len(self.sweeps) > SWEEPS_KEPT:
+            del self.sweeps[next(iter(self.sweeps))]
         self.sweep_lost = False
         return [*effects, *self._preempt_warmup(), Send(request)]
 
@@ -280,8 +316,9 @@ class LiveSession:
             m = event.measurement
             if run is not None:
                 self.relinked.discard((run.chain, run.target, m.size, m.mode))
-            if run is not None and self.sweep is not None and self.sweep.run is run:
-                self.sweep.results[(m.size, m.mode)] = m
+            sweep = self._sweep_of(run) if run is not None else None
+            if sweep is not None:
+                sweep.results[(m.size, m.mode)] = m
             self._sync_shown()
         elif isinstance(event, RequestFailed):
             return self._failed(event)
@@ -302,13 +339,14 @@ class LiveSession:
             fresh = book.cache.get(key)
             failure = book.failed.get(key)
             shown = fresh or self.shown.get(mode)
+            batch = book.batch.get(key) if fresh is not None else self.shown_batch.get(mode)
             activity = self.mode_activity(mode, key)
             if fresh is None and shown is not None:
                 outdated = True
                 coming = coming and activity in ("waiting", "starting", "measuring", "compiling", "after a pause")
             if fresh is None and failure is not None:
                 coming = False
-            modes.append(ModeView(mode, shown, fresh is not None, activity, failure))
+            modes.append(ModeView(mode, shown, fresh is not None, activity, failure, batch))
         # The focus size's own (a sweep's failure at other sizes is the sweep pane's to say).
         found: list[RequestFailed] = []
         for key in keys.values():
@@ -323,9 +361,11 @@ class LiveSession:
             if self.parse_error is None and coming and within_grace and not errors:
                 updating = True
             else:
-                stale = "the chain has an error" if self.parse_error is not None else self.held or self.why_stale
+                stale = self.text_problem() if self.parse_error is not None else self.held or self.why_stale
         busy = any(key in book.pending for key in keys.values())
-        return FocusView(self.settings.focus_size, tuple(modes), stale, updating, errors, busy, self.held)
+        batches = {view.batch for view in modes if view.measurement is not None}
+        two = len(batches) == 1 and batches <= self.split and len(modes) > 1
+        return FocusView(self.settings.focus_size, tuple(modes), stale, updating, errors, busy, self.held, two)
 
     def mode_activity(self, mode: str, key: MeasureKey) -> ModeActivity:
         """What happens for ``key`` (the current chain and settings in ``mode``) now."""
@@ -345,19 +385,16 @@ class LiveSession:
         return "after a pause" if mode != "eager" else "waiting"
 
     def sweep_view(self) -> SweepView:
-        """The last sweep, stale (with why) when it no longer covers the text and settings."""
+        """The last sweep of this text, stale (with why) when it no longer covers the settings; none
+        for a text never swept (another text's sweep is never shown for it)."""
         s = self.settings
         sweep = self.sweep
         stale = None
         if sweep is not None and not sweep.covers(self.chain, self.target(), self.modes(), tuple(s.sizes)):
-            if self.parse_error is not None:
-                stale = "the chain has an error"
-            elif sweep.run.chain != self.chain:
-                stale = "sweep of an earlier text"
-            else:
-                stale = "settings changed: s sweeps again"
+            stale = "settings changed: s sweeps again"
         running = sweep is not None and not sweep.run.done and not sweep.run.cancelled
-        return SweepView(sweep, tuple(s.sizes), s.compile_mode, stale, running, lost=self.sweep_lost)
+        two = sweep is not None and sweep.run.request.id in self.split
+        return SweepView(sweep, tuple(s.sizes), s.compile_mode, stale, running, self.sweep_lost, two)
 
     def activity(self) -> WorkerActivity | None:
         """The run the worker is serving now (the oldest one not done), in words."""
@@ -376,6 +413,12 @@ class LiveSession:
     def cached(self, text: str, mode: str) -> Measurement | None:
         """The measurement of ``text`` in ``mode`` at the focus size with the current target, if any."""
         return self.book.cache.get((normalize(text), self.target(), self.settings.focus_size, mode))
+
+    def measured_together(self, text: str, modes: tuple[str, str]) -> bool:
+        """Whether the cached measurements of ``text`` in both ``modes`` (focus size, current
+        target) came from one request: only such a pair makes a ratio (see ``RunBook.batch``)."""
+        one, other = ((normalize(text), self.target(), self.settings.focus_size, mode) for mode in modes)
+        return self.book.same_batch(one, other)
 
     def shown_measurements(self) -> list[Measurement]:
         """Everything on screen now (sweep rows and the focus rows), once each."""
@@ -413,6 +456,8 @@ class LiveSession:
         )
 
     def _track(self, request: ProfileRequest, kind: RunKind, now: float) -> Run:
+        if self.compiles_apart and "eager" in request.modes and len(request.modes) > 1:
+            self.split.add(request.id)
         return self.book.track(
             request, kind, Target(request.device or self.device, request.dtype, request.reps, request.grad), now
         )
@@ -449,13 +494,26 @@ class LiveSession:
         now_modes = [mode for mode in missing if due[mode] <= now]
         effects: list[Effect] = []
         if now_modes:
-            request = self._request([self.settings.focus_size], now_modes, early_rows=True)
+            modes = now_modes + self._eager_beside(now_modes)
+            request = self._request([self.settings.focus_size], modes, early_rows=True)
             self._track(request, "focus", now)
             effects += [*self._preempt_warmup(), Send(request)]
         later = [due[mode] for mode in missing if mode not in now_modes]
         if later:
             effects.append(WakeAt(min(later)))
         return effects
+
+    def _eager_beside(self, modes: list[str]) -> list[str]:
+        """``["eager"]`` when compiled ``modes`` go out without eager: eager is measured again in
+        the same request, after them, so that the headline's ratio divides two readings of one
+        request (one taken earlier, under other load, can be off by any factor). Not where
+        compiles run in a worker of their own on the CPU: there a compile and a measurement take
+        turns, and the headline says the readings came from separate runs."""
+        on_gpu = (self.device or "").startswith("cuda")
+        eager = self.focus_keys().get("eager")
+        if eager is None or "eager" in modes or eager in self.book.failed or (self.compiles_apart and not on_gpu):
+            return []
+        return ["eager"]
 
     def _maybe_warm_up(self) -> list[Effect]:
         """Once the first eager rows are in and nothing is left to do: warm Inductor up."""
@@ -472,6 +530,7 @@ class LiveSession:
             m = self.book.cache.get(key)
             if m is not None:
                 self.shown[mode] = m
+                self.shown_batch[mode] = self.book.batch[key]
 
     @property
     def compile_delay(self) -> float:
@@ -505,7 +564,7 @@ class LiveSession:
         run = self.book.runs.get(event.id)
         if run is not None and event.error.kind == "link":
             keys = set(run.keys())
-            if self.sweep is not None and self.sweep.run is run:
+            if self._sweep_of(run) is not None:
                 self.sweep_lost = True
             if not keys & self.relinked:
                 self.relinked |= keys  # not the chain's doing: measured again once the link is back

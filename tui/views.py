@@ -30,6 +30,8 @@ class ModeView:
     """What is happening for this mode's current key."""
     failure: RequestFailed | None = None
     """Why the current key has no measurement (the shown one is then an older one, if any)."""
+    batch: str | None = None
+    """The request the measurement came from (None: not known); a ratio pairs one request's only."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,9 @@ class FocusView:
     busy: bool = False
     held: str | None = None
     """Why nothing runs now (a chain from a workspace file not confirmed yet, or after Stop)."""
+    two_processes: bool = False
+    """The eager and compiled readings shown came from one request split between the eager and
+    the compile worker: their wall times were timed in two processes."""
 
     def mode(self, mode: str) -> ModeView | None:
         return next((v for v in self.modes if v.mode == mode), None)
@@ -59,6 +64,8 @@ class SweepView:
     running: bool = False
     lost: bool = False
     """The sweep ended because the worker (or its link) was lost."""
+    two_processes: bool = False
+    """Its eager and compiled rows were timed in two processes (the eager and the compile worker)."""
 
 
 def missing_sizes(rs: SweepResults) -> tuple[int, ...]:

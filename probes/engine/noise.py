@@ -13,6 +13,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from probes.link.summary import BUSY_REASON, DRIFT_REASON
+
 NOISY_IQR_FRACTION = 0.10
 BUSY_OTHER_CORES = 0.5
 """Cores kept busy by other processes (beyond this one) from which a measurement is noisy, when
@@ -46,10 +48,7 @@ def kernels_over_wall_reason(device_us: float, wall_us: float) -> str | None:
     rows of ``(a + b).relu()`` can read well above their wall time)."""
     if wall_us <= 0 or device_us <= KERNELS_OVER_WALL * wall_us:
         return None
-    return (
-        f"the kernel times add up to {device_us / wall_us:.1f}x the call's wall time: "
-        "the profiled reps ran slower than the timed ones"
-    )
+    return f"the kernel times add up to {device_us / wall_us:.1f}x the call's wall time: {DRIFT_REASON}"
 
 
 def spread_reason(what: str, p25: float, median: float, p75: float, reps: int) -> str | None:
@@ -95,7 +94,7 @@ class CpuLoad:
 
     def reason(self) -> str:
         return (
-            f"machine busy: {self.busy_cores:.1f} of {self.cores} cores loaded "
+            f"{BUSY_REASON}: {self.busy_cores:.1f} of {self.cores} cores loaded "
             f"({self.other_cores:.1f} by other processes)"
         )
 

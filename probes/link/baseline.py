@@ -2,8 +2,26 @@
 memory).
 
 Torch-free: the app and ``kernel-tui profile --baseline`` use the same code. A time delta smaller
-than the noise of the two measurements (half their interquartile ranges, relative, added) is "no
-change"; counts and bytes are exact, so any change is one. Lower is better for every metric.
+than the noise of the two measurements (half their interquartile ranges, relative, added, and the
+timers' resolution, ``TIME_FLOOR_US``) is "no change"; counts and bytes are exact, so any change
+is one. Lower is better for every metric.
+
+A baseline is a report from another process, and the spread a reading carries is that of one
+process: a host's time per call differs from one process to the next by far more (bare processes
+time the same ~40 µs compiled call at 35-77 µs on the H200). So a time the host decides is not
+judged, and the delta says why instead of a verdict:
+
+- a wall time of a *host-bound* call (its kernels take less than ``summary.HOST_BOUND_SHARE`` of it: the
+  rest is Python, dispatch and launch overhead, whose speed is the process's);
+- on the CPU, where every time is the host's, a time under ``CPU_SHORT_US`` (a call that short is
+  mostly fixed costs: the same ``(a + b).relu()`` at N=100 read 2.7 µs and 3.8 µs of op time in
+  two processes, each with a tight spread);
+- any time measured while other processes loaded the machine (``summary.BUSY_REASON``).
+
+Device times, and wall times of calls that are mostly kernel time, are judged: the kernels run
+alike from one process to the next, so a chain 30% slower is still caught by ``device_time`` at
+every size on a GPU, and by ``wall_time`` where the kernels dominate. The trade-off: a regression of host
+overhead alone (a slower Python path) is not caught at the sizes where it is all there is.
 """
 
 from __future__ import annotations
@@ -13,11 +31,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 from probes.link.protocol import Measurement
-from probes.link.summary import format_bytes, format_time_us, transfers
+from probes.link.summary import BUSY_REASON, format_bytes, format_time_us, host_bound, transfers
 
 METRICS = ("kernels", "transfers", "bytes", "device_time", "wall_time", "peak_memory")
 Metric = Literal["kernels", "transfers", "bytes", "device_time", "wall_time", "peak_memory"]
-Verdict = Literal["better", "worse", "same"]
+Verdict = Literal["better", "worse", "same", "unclear"]
+TIMES = ("device_time", "wall_time")
+CPU_SHORT_US = 100.0
+"""On the CPU, a time shorter than this is not judged across processes (see the module doc)."""
+TIME_FLOOR_US = 0.1
+"""A time change smaller than this is no change: the profiler's and the timer's resolution, which
+no interquartile range of a ~1 µs kernel shows."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +53,8 @@ class Delta:
     now: float
     noise: float
     """Relative change below which the two figures cannot be told apart (0 for exact figures)."""
+    unjudged: str | None = None
+    """Why the two figures are not compared at all (a host-bound wall time, a busy machine)."""
 
     @property
     def change(self) -> float:
@@ -37,6 +63,8 @@ class Delta:
 
     @property
     def verdict(self) -> Verdict:
+        if self.unjudged is not None:
+            return "unclear"
         if abs(self.change) <= self.noise or self.now == self.base:
             return "same"
         return "worse" if self.now > self.base else "better"
@@ -44,8 +72,10 @@ class Delta:
     def text(self) -> str:
         sign = f"{self.change:+.1%}"
         noise = f" (noise ±{self.noise:.1%})" if self.noise else ""
-        shown = {"better": "better", "worse": "WORSE", "same": "no change"}[self.verdict]
         was, now = with_unit(self.metric, self.base), with_unit(self.metric, self.now)
+        if self.unjudged is not None:
+            return f"{self.metric} {self.mode} N={self.size:,}: {was} -> {now}, {sign}: not judged ({self.unjudged})"
+        shown = {"better": "better", "worse": "WORSE", "same": "no change"}[self.verdict]
         return f"{self.metric} {self.mode} N={self.size:,}: {was} -> {now}, {sign}{noise}: {shown}"
 
 
@@ -81,6 +111,25 @@ def _figures(m: Measurement) -> dict[str, tuple[float | None, float]]:
     }
 
 
+def unjudged_reason(metric: str, base: Measurement, now: Measurement) -> str | None:
+    """Why ``metric`` of the two measurements is not compared (see the module doc), or None."""
+    if metric not in TIMES:
+        return None
+    if any(r.startswith(BUSY_REASON) for m in (base, now) for r in m.noise_reasons):
+        return "measured on a busy machine: re-run on a quiet one"
+    value = "device_time_us" if metric == "device_time" else "wall_time_us"
+    if any(m.device == "cpu" and (getattr(m, value) or 0.0) < CPU_SHORT_US for m in (base, now)):
+        return f"a CPU call under {CPU_SHORT_US:.0f} µs is mostly fixed costs, whose speed differs between processes"
+    if metric == "wall_time":
+        shares = [share for m in (base, now) if (share := host_bound(m)) is not None]
+        if shares:
+            return (
+                f"host-bound: kernels are {min(shares):.0%} of the call, and a host's time per call "
+                "differs between processes beyond one report's spread; judge device_time"
+            )
+    return None
+
+
 def compare(baseline: list[Measurement], current: list[Measurement]) -> list[Delta]:
     """Every metric of every (mode, size) present in both, in size then mode order."""
     pinned = {(m.mode, m.size): m for m in baseline}
@@ -95,7 +144,9 @@ def compare(baseline: list[Measurement], current: list[Measurement]) -> list[Del
             was, was_noise = theirs[metric]
             if now is None or was is None:
                 continue
-            deltas.append(Delta(metric, m.mode, m.size, was, now, now_noise + was_noise))
+            floor = TIME_FLOOR_US / was if metric in TIMES and was > 0 else 0.0
+            unjudged = unjudged_reason(metric, base, m)
+            deltas.append(Delta(metric, m.mode, m.size, was, now, now_noise + was_noise + floor, unjudged))
     return deltas
 
 

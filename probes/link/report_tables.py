@@ -232,9 +232,12 @@ def sweep_table(results: list[Measurement]) -> Table:
 
 
 def _ratio_cell(found: Ratio | None) -> Text:
-    """The ratio; a ``?`` marks one whose interval straddles 1 (no conclusion)."""
+    """The ratio; a ``?`` marks one whose interval straddles 1 (no conclusion); ``unclear`` with no
+    figure where its readings cannot be trusted (a busy machine, drift: see ``summary.Ratio``)."""
     if found is None:
         return Text("")
+    if found.unclear_reason is not None:
+        return Text("unclear", style="yellow")
     value = f"{format_ratio(found.value)}x"
     return Text(value + "?", style="yellow") if found.verdict == "unclear" else Text(value)
 

@@ -133,18 +133,75 @@ def spread(measurement: Measurement, which: Literal["wall", "device"]) -> tuple[
     return min(iqr[0], value), value, max(iqr[1], value)
 
 
+BUSY_REASON = "machine busy"
+"""How a measurement's noise reason starts when other processes loaded the machine meanwhile
+(``probes.engine.noise``): every rep can then be slow alike, so a tight spread proves nothing."""
+DRIFT_REASON = "the profiled reps ran slower than the timed ones"
+"""The noise reason of a measurement whose two sets of reps ran at different speeds."""
+HOST_BOUND_SHARE = 0.5
+"""A call whose kernels take less than this share of its wall time is host-bound: its wall time
+is mostly the host's (Python, dispatch, launches), whose speed differs from one process to the
+next by more than any one process's spread."""
+WIDE_INTERVAL = 1.4
+"""A ratio whose interval's ends are further apart than this factor says nothing confident:
+either time moved that much between reps."""
+
+
+def host_bound(m: Measurement) -> float | None:
+    """The share of the call its kernels take, when under ``HOST_BOUND_SHARE``; else None."""
+    if not m.wall_time_us or m.wall_time_us <= 0:
+        return None
+    share = m.device_time_us / m.wall_time_us
+    return share if share < HOST_BOUND_SHARE else None
+
+
+TWO_PROCESSES = "eager and compiled timed in two processes"
+"""The unclear reason of a host-bound call's wall ratio whose readings came from two workers."""
+
+
+def unreliable_reason(
+    eager: Measurement, compiled: Measurement, low: float, high: float, *, two_processes: bool = False
+) -> str | None:
+    """Why the ratio of two readings is no conclusion whatever its value, or None.
+
+    The interval of a ratio covers the spread inside each reading, not what moved between them: a
+    reading taken while other processes loaded the cores, or one whose own reps drifted, can be off
+    by a factor that no interval shows (on a loaded 2-core machine the same pair read 66x and, when
+    quieter, 2.3x). So such a reading makes the ratio "unclear" however tight its interval, and so
+    does an interval too wide to state a factor. Readings measured in different requests are kept
+    apart before they get here (the app pairs readings of one request only). ``two_processes``:
+    the two were timed in two processes (the app's eager and compile workers), whose host speed
+    differs by up to 2x, so the wall ratio of a host-bound call says nothing either. The reason
+    carries its advice: "re-run" where a new measurement can help."""
+    reasons = [r for m in (eager, compiled) for r in m.noise_reasons]
+    if any(r.startswith(BUSY_REASON) for r in reasons):
+        return f"{BUSY_REASON}, re-run"
+    if any(DRIFT_REASON in r for r in reasons):
+        return "the readings drifted, re-run"
+    if low > 0 and high / low > WIDE_INTERVAL:
+        return "wide spread, re-run"
+    if two_processes and (host_bound(eager), host_bound(compiled)) != (None, None):
+        return TWO_PROCESSES
+    return None
+
+
 @dataclass(frozen=True)
 class Ratio:
     """eager / compiled time, with the interval the two spreads allow (low = eager p25 over
-    compiled p75, high = eager p75 over compiled p25)."""
+    compiled p75, high = eager p75 over compiled p25), and why it is no conclusion when the
+    conditions it was measured under say so (``unreliable_reason``)."""
 
     value: float
     low: float
     high: float
+    unclear_reason: str | None = None
 
     @property
     def verdict(self) -> Verdict:
-        """A ratio whose interval straddles 1 is not a conclusion."""
+        """A ratio whose interval straddles 1, or whose readings cannot be trusted, is not a
+        conclusion."""
+        if self.unclear_reason is not None:
+            return "unclear"
         if self.low > 1.0:
             return "faster"
         if self.high < 1.0:
@@ -153,27 +210,38 @@ class Ratio:
 
     def text(self) -> str:
         """``1.68x``, with the interval when it is wide enough to matter, ``(within noise)`` when
-        it straddles 1."""
+        it straddles 1, ``unclear: machine busy, re-run`` (no figure) when it cannot be trusted."""
+        if self.unclear_reason is not None:
+            return self.unclear_text()
         if self.verdict == "unclear":
             return f"{format_ratio(self.value)}x (within noise: {self.interval()})"
         if self.high - self.low > 0.1 * self.value:
             return f"{format_ratio(self.value)}x ({self.interval()})"
         return f"{format_ratio(self.value)}x"
 
+    def unclear_text(self) -> str:
+        """``unclear: machine busy, re-run``."""
+        return f"unclear: {self.unclear_reason}"
+
     def interval(self) -> str:
         """``0.27-0.34x``."""
         return f"{format_ratio(self.low)}-{format_ratio(self.high)}x"
 
 
-def ratio(eager: Measurement, compiled: Measurement, which: Literal["wall", "device"]) -> Ratio | None:
-    """None where a time is zero, or a wall time still being measured."""
+def ratio(
+    eager: Measurement, compiled: Measurement, which: Literal["wall", "device"], *, two_processes: bool = False
+) -> Ratio | None:
+    """None where a time is zero, or a wall time still being measured; ``two_processes``: the two
+    readings came from two processes (see ``unreliable_reason``)."""
     if which == "wall" and (eager.wall_pending or compiled.wall_pending):
         return None
     e25, e50, e75 = spread(eager, which)
     c25, c50, c75 = spread(compiled, which)
     if c50 <= 0 or c25 <= 0 or c75 <= 0:
         return None
-    return Ratio(e50 / c50, e25 / c75, e75 / c25)
+    low, high = e25 / c75, e75 / c25
+    apart = two_processes and which == "wall"
+    return Ratio(e50 / c50, low, high, unreliable_reason(eager, compiled, low, high, two_processes=apart))
 
 
 @dataclass(frozen=True)
@@ -181,6 +249,8 @@ class Comparison:
     size: int
     eager: Measurement
     compiled: Measurement
+    two_processes: bool = False
+    """The two were timed in two processes (see ``unreliable_reason``)."""
 
     @property
     def device_ratio(self) -> Ratio | None:
@@ -188,17 +258,19 @@ class Comparison:
 
     @property
     def wall_ratio(self) -> Ratio | None:
-        return ratio(self.eager, self.compiled, "wall")
+        return ratio(self.eager, self.compiled, "wall", two_processes=self.two_processes)
 
 
-def comparisons(results: Iterable[Measurement], compiled_mode: str = "compiled") -> list[Comparison]:
+def comparisons(
+    results: Iterable[Measurement], compiled_mode: str = "compiled", *, two_processes: bool = False
+) -> list[Comparison]:
     """Eager vs ``compiled_mode`` at every size that has both, in size order."""
     by_key = {(m.size, m.mode): m for m in results}
     pairs = []
     for size in sorted({m.size for m in by_key.values()}):
         eager, compiled = by_key.get((size, "eager")), by_key.get((size, compiled_mode))
         if eager and compiled:
-            pairs.append(Comparison(size, eager, compiled))
+            pairs.append(Comparison(size, eager, compiled, two_processes))
     return pairs
 
 
@@ -220,6 +292,8 @@ def sweep_verdict(pairs: list[Comparison]) -> str:
     if size is not None:
         return f"compiled is faster per call from N = {format_size(size)} up"
     largest = pairs[-1].wall_ratio if pairs else None
+    if largest is not None and largest.unclear_reason is not None:
+        return f"compiled vs eager per call is unclear at the largest size measured ({largest.unclear_reason})"
     if largest is not None and largest.verdict == "unclear":
         return "compiled vs eager per call is within noise at the largest size measured"
     return "compiled is not faster per call at the largest size measured"

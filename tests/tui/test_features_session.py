@@ -25,4 +25,4 @@ def test_static_and_dynamic_are_measured_side_by_side() -> None:
     answer(session, request, 0.5)
     session.settings.compile_mode = "max-autotune"
     [again] = sends(session.settings_changed("compile mode", 1.0) + session.tick(1.0))
-    assert again.modes == ["max-autotune"]  # the dynamic compile is the same one: cached
+    assert again.modes == ["max-autotune"]  # the dynamic compile is the same one: cached; no eager asked

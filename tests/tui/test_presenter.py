@@ -116,3 +116,21 @@ def test_the_panes_carry_the_chain_name_the_chart_and_the_peak() -> None:
     assert panes.editor.name == "add relu"
     assert panes.sweep.chart == "gbps" and panes.sweep.peak_gbps == 4000.0
     assert panes.focus == session.focus_view(0.0) and panes.settings == presenter.settings_line(session.settings)
+
+
+def test_the_pin_is_never_set_against_a_sweep_of_other_settings_or_another_text() -> None:
+    """A pin set against a sweep left stale (an earlier text's, or other settings') drew deltas
+    such as +5108%: only a sweep of the text and settings now is compared."""
+    session, first = started(sizes=[100, 1_000_000])
+    answer(session, first, 0.1)
+    [sweep] = sends(session.start_sweep(1.0))
+    answer(session, sweep, 2.0)
+    pinned = read_pin(pin_record(presenter.current_results(session, 2.0)))
+    assert presenter.sweep_deltas(session, pinned)  # the sweep now, against the pin
+    session.settings.reps = 50
+    session.settings_changed("reps", 3.0)
+    assert session.sweep_view().stale and presenter.sweep_deltas(session, pinned) == []
+    session.settings.reps = None
+    session.settings_changed("reps", 4.0)
+    session.edit("a * b", 5.0)
+    assert presenter.sweep_deltas(session, pinned) == []

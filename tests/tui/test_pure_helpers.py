@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
+import io
 from collections.abc import Callable
 
 import pytest
+from rich.console import Console
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 from tui_helpers import recorded
 
 from probes.link.protocol import KernelRow, OpNode, ProfileRequest
+from probes.link.summary import BUSY_REASON, DRIFT_REASON, format_size
 from tui.commands import COMMANDS, LETTER_ACTIONS, bindings, commands
+from tui.demo_steps import SEED, cap_compiled
 from tui.runs import Run, SweepResults, Target
+from tui.screens.compare import Side, compare_table
+from tui.views import SweepPaneState, SweepView
 from tui.widgets.cells import display_name, fit, fit_kernel, flex_width, plain, share_width
 from tui.widgets.chart import HLine, LogChart, Series, gbps_label, size_label, time_label
 from tui.widgets.facts import fact_lines
 from tui.widgets.headline import comparison_text
 from tui.widgets.kernel_pane import kernel_table, measurement_facts, needed_width
 from tui.widgets.op_chain_pane import compile_facts, compile_text, fusion_marks, kernels_per_op, op_name
+from tui.widgets.sweep_pane import status_line
 from tui.widgets.tables import RowsTable
 
 
@@ -315,3 +323,38 @@ def test_the_headline_breaks_between_its_facts_never_inside_one() -> None:
         for fact in facts:
             if len(fact) <= width:
                 assert any(fact in line for line in lines), (width, fact, lines)
+
+
+def test_the_sweep_says_why_a_device_time_stands_far_above_its_wall_time() -> None:
+    """In the words the measurement carries, which ``kernel-tui profile`` prints under its table."""
+    results = recorded().results
+    reason = f"the kernel times add up to 3.1x the call's wall time: {DRIFT_REASON}"
+    over = dataclasses.replace(results[0], noisy=True, noise_reasons=[reason])
+    sizes = tuple(sorted({m.size for m in results}))
+    request = ProfileRequest("s1", over.chain, list(sizes), ["eager", "compiled"])
+    rs = SweepResults(Run(request, "sweep", over.chain, Target("cuda:0", "fp32", None), 0.0, done=True))
+    for m in [over, *results[1:]]:
+        rs.results[(m.size, m.mode)] = m
+    line = status_line(SweepPaneState(SweepView(rs, sizes, "compiled"))).plain
+    assert f"~ {over.mode} N={format_size(over.size)}: {reason}" in line
+
+
+def test_compare_sets_no_difference_between_results_measured_differently() -> None:
+    m = recorded().results[0]
+    other = dataclasses.replace(m, dtype="bf16")
+    console = Console(width=160, record=True, file=io.StringIO())
+    console.print(compare_table(Side("left", m, pending=False), Side("right", other, pending=False)))
+    text = console.export_text()
+    assert "not compared: measured at another dtype (fp32 vs bf16)" in " ".join(text.split())
+    assert "faster" not in text and "slower" not in text
+
+
+def test_the_demo_caption_of_a_busy_reading_says_unclear_not_a_ratio() -> None:
+    found = {m.mode: m for m in recorded().results if m.size == 1_000_000}
+    busy = dataclasses.replace(found["eager"], noisy=True, noise_reasons=[f"{BUSY_REASON}: 2.0 of 2 cores loaded"])
+
+    def lookup(chain: str, size: int, mode: str):
+        return {"eager": busy, "compiled": found["compiled"]}.get(mode) if (chain, size) == (SEED, 10**6) else None
+
+    caption = cap_compiled(lookup)
+    assert "(unclear: machine busy, re-run)" in caption and "x)" not in caption

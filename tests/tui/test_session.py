@@ -138,7 +138,7 @@ def test_where_compiles_run_apart_on_a_gpu_an_edit_compiles_from_the_edit_itself
     assert eager.modes == ["eager"] and session.compile_delay == 2 * Timing().compile_wait_s
     answer(session, eager, 1.25)
     [compiled] = sends(session.tick(1.2 + session.compile_delay))
-    assert compiled.modes == ["compiled"] and compiled.chain == "(a + b).tanh()"
+    assert compiled.modes == ["compiled", "eager"] and compiled.chain == "(a + b).tanh()"  # eager beside it
 
 
 def test_on_the_cpu_a_compile_waits_for_a_pause_in_a_worker_of_its_own() -> None:
@@ -176,7 +176,7 @@ def test_typing_over_a_compile_makes_the_next_compile_wait_longer() -> None:
     assert eager.modes == ["eager"]
     answer(session, eager, 1.64)
     [late] = sends(session.tick(1.6 + session.compile_delay))
-    assert late.modes == ["compiled"]
+    assert late.modes == ["compiled", "eager"]
     answer(session, late, 3.0)
     assert 0 < session.compile_delay < 2 * TIMING.compile_wait_s  # it counted: shorter again
 
@@ -231,7 +231,7 @@ def test_rows_whose_run_ended_before_their_wall_time_are_measured_again() -> Non
     session.edit("a * b", 2.0)
     assert not session.focus_view(2.0).mode("compiled").fresh
     [again] = sends(session.tick(2.0 + TIMING.eager_delay_s))
-    assert again.modes == ["compiled"] and again.chain == "a * b"
+    assert again.modes == ["compiled", "eager"] and again.chain == "a * b"
 
 
 def test_typing_cancels_the_run_of_the_older_text_and_keeps_its_late_rows() -> None:
@@ -299,11 +299,14 @@ def test_a_sweep_streams_rows_that_also_feed_the_focus_size() -> None:
     answer(session, sweep, 2.5, done=False)
     view = session.sweep_view()
     assert view.running and len(view.results.results) == 4 and view.stale is None
+    sweep_results = view.results
     assert all(v.fresh for v in session.focus_view(2.5).modes)
     session.on_event(RequestDone(sweep.id), 2.6)
     assert not session.sweep_view().running
     session.edit("a - b", 3.0)
-    assert session.sweep_view().stale == "sweep of an earlier text"
+    assert session.sweep_view().results is None  # a new text: no sweep yet, not the other text's
+    session.edit("a + b", 4.0)
+    assert session.sweep_view().results is sweep_results and session.sweep_view().stale is None
 
 
 def test_stop_cancels_and_holds_until_the_next_change() -> None:
@@ -378,7 +381,8 @@ def test_nothing_runs_for_a_text_that_does_not_parse(text: str) -> None:
     session = LiveSession(Settings(), text, timing=TIMING)
     assert sends(session.worker_ready(ready(), 0.0)) == []
     assert session.parse_error is not None
-    assert "fix the chain first" in session.start_sweep(0.0)[0].text
+    said = session.start_sweep(0.0)[0].text
+    assert said == "the editor is empty: type a chain first" if not text else "fix the chain first" in said
 
 
 # -- the worker link lost, and sweeps cut short ---------------------------------------------------
@@ -502,3 +506,118 @@ def test_a_size_refused_on_its_own_leaves_the_sweep_complete() -> None:
     session.on_event(RequestDone(sweep.id), 2.5)
     line = sweep_line(session)
     assert "per call" in line.splitlines()[0] and "incomplete" not in line
+
+
+# -- ratios pair readings of one request ----------------------------------------------------------
+
+
+def test_a_compile_mode_changed_after_a_sweep_measures_eager_again_beside_it() -> None:
+    """The sweep's eager reading (taken then, under whatever load) is not paired with a fresh
+    compiled one: eager is measured again in the compiled request, and until it is in, the
+    headline says the two came from separate runs instead of a ratio."""
+    from tui.widgets.kernel_pane import headline_text
+
+    session, first = started(sizes=[1_000_000])
+    answer(session, first, 0.1)
+    [sweep] = sends(session.start_sweep(1.0))
+    answer(session, sweep, 2.0)
+    session.settings.compile_mode = "max-autotune"
+    [request] = sends(session.settings_changed("compile mode", 3.0) + session.tick(3.0))
+    assert request.modes == ["max-autotune", "eager"]  # the compile first, eager right after it
+    m = measurement(request.chain, "max-autotune")
+    session.on_event(MeasurementResult(request.id, m), 3.5)
+    view = session.focus_view(3.5)
+    assert view.mode("eager").batch == sweep.id and view.mode("max-autotune").batch == request.id
+    head = headline_text(view, 200).plain
+    assert "ratio unclear: measured in separate runs; measuring eager beside compiled…" in head
+    assert "device " not in head  # no figure from the two runs
+    assert not session.measured_together(request.chain, ("eager", "max-autotune"))  # compare measures both
+    answer(session, request, 4.0)
+    view = session.focus_view(4.0)
+    assert view.mode("eager").batch == view.mode("max-autotune").batch == request.id
+    assert session.measured_together(request.chain, ("eager", "max-autotune"))
+    assert "separate runs" not in headline_text(view, 200).plain
+
+
+def test_where_compiles_take_turns_on_the_cpu_readings_of_two_runs_make_no_ratio() -> None:
+    from tui.widgets.kernel_pane import headline_text
+
+    session, first = started(device="cpu")
+    session.compiles_apart = True
+    answer(session, first, 0.1)
+    session.edit("(a + b).sigmoid()", 1.0)
+    [eager] = sends(session.tick(1.03))
+    answer(session, eager, 1.1)
+    [compiled] = sends(session.tick(1.0 + TIMING.compile_delay_s))
+    assert compiled.modes == ["compiled"]  # no measurement beside a compile on the CPU's cores
+    answer(session, compiled, 2.0)
+    head = headline_text(session.focus_view(2.0), 200).plain
+    assert "ratio unclear: measured in separate runs, ctrl+r re-runs" in head
+    [again] = sends(session.run_now(3.0))
+    assert again.modes == ["eager", "compiled"]
+    answer(session, again, 4.0)
+    assert "separate runs" not in headline_text(session.focus_view(4.0), 200).plain
+
+
+# -- the same text, the same settings -------------------------------------------------------------
+
+
+def test_an_empty_editor_is_empty_not_a_chain_with_an_error() -> None:
+    session, first = started()
+    answer(session, first, 0.1)
+    session.edit("", 1.0)
+    assert session.focus_view(1.0).stale == "empty"
+    assert session.start_sweep(1.1) == [Notice("the editor is empty: type a chain first", "yellow")]
+    session.edit("(a +", 2.0)
+    assert session.focus_view(2.0).stale == "the chain has an error"
+
+
+def test_a_sweep_of_other_settings_is_stale_and_another_texts_is_not_shown() -> None:
+    session, first = started(sizes=[100, 1_000_000])
+    answer(session, first, 0.1)
+    [sweep] = sends(session.start_sweep(1.0))
+    answer(session, sweep, 2.0)
+    session.settings.dtype = "bf16"
+    session.settings_changed("dtype", 3.0)
+    assert session.sweep_view().stale == "settings changed: s sweeps again"
+    session.edit("a * b", 4.0)
+    assert session.sweep_view().results is None and session.sweep_view().stale is None
+
+
+@pytest.mark.parametrize("apart", [False, True])
+def test_a_host_bound_wall_ratio_from_two_workers_is_unclear_the_device_ratio_stands(apart: bool) -> None:
+    """Where compiles run in a worker of their own, eager and compiled wall times come from two
+    processes, whose host speed differs by up to 2x: a host-bound call's wall ratio is no conclusion
+    there; its device ratio (the kernels') is."""
+    from probes.link.summary import TWO_PROCESSES
+    from tui.widgets.kernel_pane import headline_text
+
+    session = LiveSession(Settings(), "(a + b).relu()", timing=TIMING)
+    session.compiles_apart = apart
+    [request] = sends(session.worker_ready(ready(), 0.0))
+    for mode, device_us in (("eager", 10.0), ("compiled", 5.0)):
+        m = dataclasses.replace(measurement(request.chain, mode), device_time_us=device_us, wall_time_us=50.0)
+        session.on_event(MeasurementResult(request.id, m), 0.1)
+    session.on_event(RequestDone(request.id), 0.1)
+    view = session.focus_view(0.1)
+    head = headline_text(view, 300).plain
+    assert view.two_processes == apart and "device 2.00x" in head
+    assert (f"wall unclear: {TWO_PROCESSES}" in head) == apart and ("wall no clear difference" in head) != apart
+
+
+def test_a_sweep_split_between_two_workers_states_no_host_bound_wall_speedup() -> None:
+    from tui.widgets.sweep_pane import sweep_rows
+
+    session, first = started(sizes=[100, 1_000_000])
+    session.compiles_apart = True
+    answer(session, first, 0.1)
+    [sweep] = sends(session.start_sweep(1.0))
+    answer(session, sweep, 2.0)  # device 5 µs of a 9 µs call: kernels dominate at every size
+    view = session.sweep_view()
+    assert view.two_processes
+    results = view.results
+    host_bound = dataclasses.replace(results.results[(100, "compiled")], wall_time_us=50.0)
+    results.results[(100, "compiled")] = host_bound
+    _, rows = sweep_rows(results, False, None, False, two_processes=view.two_processes)
+    speedups = {(row[0].plain, row[1].plain): row[-1].plain for row in rows}
+    assert speedups[("1e2", "compiled")] == "unclear" and speedups[("1e6", "compiled")] != "unclear"

@@ -9,7 +9,7 @@ import json
 
 import pytest
 from rich.console import Console
-from tui_helpers import focus_done, recorded, replay_command, settled, shown, sweep_done, wait_for
+from tui_helpers import focus_done, recorded, replay_command, settle, settled, shown, sweep_done, wait_for
 
 from tui.screens.compare import CompareScreen
 from tui.screens.kernel_detail import KernelDetail
@@ -203,3 +203,24 @@ async def test_grad_flops_and_dynamic_with_the_real_cpu_worker(make_app) -> None
         app.set_modes("static+dynamic")
         await wait_for(pilot, lambda: focus_done(app), timeout=240, what="static and dynamic")
         assert shown(app, "dynamic").ran_compiled and "dynamic vs compiled" in headline(app)
+
+
+async def test_a_new_chain_shows_no_sweep_yet_and_its_pin_no_deltas_from_another_texts_sweep(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot, app)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: sweep_done(app), what="the sweep")
+        await pilot.press("p")
+        await settle(pilot)
+        assert "vs pin" in table_text(app.query_one("#sweep-table"))[0]
+        app.query_one(ChainEditor).load_text("c = a + b")
+        await wait_for(pilot, lambda: app.session.text == "c = a + b" and focus_done(app), what="the edit's rows")
+        await settle(pilot)
+        assert str(app.query_one("#crossover").render()).startswith("no sweep yet")
+        assert not app.query_one("#sweep-table").display
+        assert "kernels 2 -> 1" in headline(app)  # the edit itself is still set against the pin
+        app.query_one(ChainEditor).load_text("")
+        await wait_for(pilot, lambda: app.session.text == "", what="the empty editor")
+        await settle(pilot)
+        assert "the chain has an error" not in headline(app) and "empty" in headline(app)

@@ -75,7 +75,9 @@ class BaselineActions(AppHost):
         mode = s.request_modes()[-1]
         now = self.session.cached(self.session.text, mode)
         same = [m for m in pinned if m.mode == mode and m.size == s.focus_size]
-        base = next((m for m in same if now is None or (m.dtype, m.grad) == (now.dtype, now.grad)), None)
+        base = next(
+            (m for m in same if now is None or (m.device, m.dtype, m.grad) == (now.device, now.dtype, now.grad)), None
+        )
         if base is None:
             self.message(f"the pin has no {mode} result at N={format_size(s.focus_size)} ({s.dtype})", "yellow")
             return

@@ -1,7 +1,9 @@
 """Compare actions: this chain vs the marked one, or eager vs the compile mode, side by side.
 
 Sides already measured (the session's cache) show at once; the others are measured through the
-bridge, and the compare screen receives their events itself.
+bridge, and the compare screen receives their events itself. Eager vs compiled of one chain is a
+ratio: its two sides show from the cache only when one request measured both, else both are
+measured again in one request (a reading cached under other load would skew it).
 """
 
 from __future__ import annotations
@@ -59,8 +61,10 @@ class CompareActions(AppHost):
 
         made: dict[str, Side] = {}
         wanted: dict[str, list[tuple[str, str]]] = {}
+        (left_text, left_mode, _), (_, right_mode, _) = sides
+        apart = one_chain and not self.session.measured_together(left_text, (left_mode, right_mode))
         for text, mode, which in sides:
-            m = self.session.cached(text, mode)
+            m = None if apart else self.session.cached(text, mode)
             made[which] = Side(label(text, m, mode), m, pending=m is None)
             if m is None:
                 wanted.setdefault(text, []).append((mode, which))

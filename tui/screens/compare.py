@@ -136,6 +136,20 @@ def diff_rows(a: Measurement, b: Measurement) -> list[DiffRow]:
     return rows
 
 
+def not_alike(a: Measurement, b: Measurement) -> str | None:
+    """Why two results were not measured alike (another size, device, dtype or grad setting), so
+    that no difference between them means anything; None when they were."""
+    for what, left, right in (
+        ("size", format_size(a.size), format_size(b.size)),
+        ("device", a.device, b.device),
+        ("dtype", a.dtype, b.dtype),
+        ("pass", "fwd+bwd" if a.grad else "forward", "fwd+bwd" if b.grad else "forward"),
+    ):
+        if left != right:
+            return f"measured at another {what} ({inert_line(left)} vs {inert_line(right)})"
+    return None
+
+
 def compare_table(left: Side, right: Side) -> Table:
     table = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
     table.add_column("", style="dim", no_wrap=True)
@@ -143,6 +157,10 @@ def compare_table(left: Side, right: Side) -> Table:
     table.add_column(Text(right.label, overflow="fold"), max_width=40)
     table.add_column("change", max_width=36)
     a, b = left.measurement, right.measurement
+    differ = not_alike(a, b) if a is not None and b is not None else None
+    if differ is not None:
+        table.add_row("", "", "", plain(f"not compared: {differ}", "yellow", one_line=False))
+        return table
     if a is None or b is None:
 
         def state(side: Side) -> Text:

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from probes.link.protocol import Measurement
 from probes.link.summary import format_transfers, mode_label, peak_part, ratio
+from tui.views import ModeView
 from tui.widgets.facts import fact_lines
 from tui.widgets.passes import pass_comparisons
 from tui.widgets.spread import Time, cost_text, noise_line, ratio_text, time_text
@@ -44,9 +45,32 @@ def dynamic_line(static: Measurement, dynamic: Measurement) -> Text:
     return line
 
 
-def comparison_text(eager: Measurement | None, others: list[Measurement], width: int) -> Text:
+def readings_apart(eager: ModeView | None, compiled: ModeView | None) -> str | None:
+    """Why the eager and compiled readings shown make no ratio: they came from separate requests
+    (say, eager from a sweep taken under load, compiled from a later run), so what moved between
+    the two runs is in their ratio and no interval shows it. None when they came from one."""
+    if eager is None or compiled is None or eager.batch is None or compiled.batch is None:
+        return None
+    if eager.batch == compiled.batch:
+        return None
+    if eager.activity in ("waiting", "measuring"):
+        return "measured in separate runs; measuring eager beside compiled…"
+    return "measured in separate runs, ctrl+r re-runs"
+
+
+def comparison_text(
+    eager: Measurement | None,
+    others: list[Measurement],
+    width: int,
+    *,
+    apart: str | None = None,
+    two_processes: bool = False,
+) -> Text:
     """Everything the headline says about the measurements shown (empty when there are none); its
-    counts, ratios and passes are facts, broken between each other at ``width`` cells."""
+    counts, ratios and passes are facts, broken between each other at ``width`` cells. ``apart``
+    (``readings_apart``): why eager and compiled make no ratio, said in its place;
+    ``two_processes``: their wall times were timed in two processes (``FocusView.two_processes``),
+    so a host-bound call's wall ratio is no conclusion."""
     shown = [m for m in [eager, *others] if m is not None]
     if not shown:
         return Text()
@@ -54,8 +78,11 @@ def comparison_text(eager: Measurement | None, others: list[Measurement], width:
     lines = [first]
     compiled = others[0] if others else None
     if eager is not None and compiled is not None:
-        ratios = ((which, ratio(eager, compiled, which)) for which in ("device", "wall"))
-        first += [ratio_text(found, which) for which, found in ratios if found is not None]
+        if apart is not None:
+            first.append(Text(f"ratio unclear: {apart}", style="yellow"))
+        else:
+            ratios = ((which, ratio(eager, compiled, which, two_processes=two_processes)) for which in TIMES)
+            first += [ratio_text(found, which) for which, found in ratios if found is not None]
         if eager.grad and compiled.grad:
             lines.append(pass_comparisons(eager, compiled))
     text = fact_lines(Text(), lines, width)

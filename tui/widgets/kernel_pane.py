@@ -37,7 +37,7 @@ from tui.widgets.cells import (
     share_width,
 )
 from tui.widgets.facts import fact_lines
-from tui.widgets.headline import comparison_text
+from tui.widgets.headline import comparison_text, readings_apart
 from tui.widgets.keys_in_order import KeysInOrder
 from tui.widgets.pane import Pane, PaneText
 from tui.widgets.passes import ordered_rows, pass_cell, pass_facts
@@ -310,8 +310,10 @@ def headline_text(state: FocusView, width: int, baseline: Text | None = None) ->
 
     e = usable(eager)
     compiled = [m for v in others if (m := usable(v)) is not None]
+    first = next((v for v in others if usable(v) is not None), None)
     head = Text()
-    line = comparison_text(e, compiled, width)
+    apart = readings_apart(eager if e is not None else None, first)
+    line = comparison_text(e, compiled, width, apart=apart, two_processes=state.two_processes)
     if line:
         head.append_text(line)
         if baseline is not None:

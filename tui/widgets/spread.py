@@ -102,10 +102,13 @@ def noise_line(measurements: list[Measurement]) -> Text | None:
 
 def ratio_text(found: Ratio | None, what: str = "", *, short: bool = False) -> Text:
     """A ratio as far as its interval allows: ``1.68x`` (green above 1, red below), with the
-    interval when it is wide; "no clear difference" (``≈ same`` when ``short``) when it straddles 1."""
+    interval when it is wide; "no clear difference" (``≈ same`` when ``short``) when it straddles 1;
+    ``unclear: machine busy, re-run`` (``unclear`` when ``short``) when its readings cannot be trusted."""
     label = f"{what} " if what else ""
     if found is None:
         return Text("")
+    if found.unclear_reason is not None:
+        return Text("unclear" if short else f"{label}{found.unclear_text()}", style="yellow")
     if found.verdict == "unclear":
         if short:
             return Text("≈ same", style="dim yellow")
@@ -123,6 +126,8 @@ def cost_text(base: Measurement, other: Measurement, which: Time) -> Text:
     found = ratio(other, base, which)  # other / base: above 1, other takes longer
     if found is None:
         return Text("")
+    if found.unclear_reason is not None:
+        return Text(found.unclear_text(), style="yellow")
     if found.verdict == "unclear":
         return Text(f"{UNCLEAR} ({found.interval()} the time)", style="yellow")
     if found.verdict == "faster":

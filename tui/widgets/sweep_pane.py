@@ -20,6 +20,7 @@ from textual.containers import Horizontal
 from probes.link.baseline import Delta
 from probes.link.protocol import COMPILED_MODES, MODES, Measurement
 from probes.link.summary import (
+    DRIFT_REASON,
     Ratio,
     comparisons,
     crossover,
@@ -62,13 +63,20 @@ def pct_of_peak(m: Measurement, peak: float | None) -> float | None:
 
 
 def sweep_rows(
-    rs: SweepResults, narrow: bool, peak: float | None, stale: bool, baseline: list[Delta] | None = None
+    rs: SweepResults,
+    narrow: bool,
+    peak: float | None,
+    stale: bool,
+    baseline: list[Delta] | None = None,
+    *,
+    two_processes: bool = False,
 ) -> tuple[list[Text], list[list[Text]]]:
     """The table's columns and rows: one row per size x mode, or per size when ``narrow``; with a
-    pin (``baseline``), each row's device-time change against it."""
+    pin (``baseline``), each row's device-time change against it; ``two_processes``: eager and
+    compiled were timed in two workers (``SweepView.two_processes``)."""
     results = rs.measurements()
     modes = list(rs.modes)
-    speedups = speedup_ratios(results)
+    speedups = speedup_ratios(results, two_processes=two_processes)
     base = "dim" if stale else ""
 
     def speed_cell(size: int, mode: str) -> Text:
@@ -133,10 +141,14 @@ def sweep_rows(
     return columns, rows
 
 
-def speedup_ratios(results: list[Measurement]) -> dict[tuple[int, str], Ratio | None]:
+def speedup_ratios(results: list[Measurement], *, two_processes: bool = False) -> dict[tuple[int, str], Ratio | None]:
     """Per (size, mode): the wall-time ratio over eager; a dynamic compile measured without eager
     is set against the static compile of the same size instead."""
-    found = {(p.size, mode): p.wall_ratio for mode in COMPILED_MODES for p in comparisons(results, mode)}
+    found = {
+        (p.size, mode): p.wall_ratio
+        for mode in COMPILED_MODES
+        for p in comparisons(results, mode, two_processes=two_processes)
+    }
     for size in {m.size for m in results}:
         pair = static_and_dynamic([m for m in results if m.size == size])
         if pair is not None and (size, "dynamic") not in found:
@@ -179,7 +191,7 @@ def status_line(state: SweepPaneState) -> Text:
     rs = view.results
     line = Text()
     results = rs.measurements() if rs else []
-    pairs = comparisons(results, view.compile_mode)
+    pairs = comparisons(results, view.compile_mode, two_processes=view.two_processes)
     dynamic = dynamic_summary(results)
     done = finished(state)
     if pairs and done:  # a verdict on part of the sizes would be a guess shown as fact
@@ -200,6 +212,10 @@ def status_line(state: SweepPaneState) -> Text:
         line.append("  ")
         line.append(" STALE ", style="bold reverse yellow")
         line.append(f" {view.stale}", style="yellow")
+    over_wall = device_over_wall_line(results)
+    if over_wall is not None:
+        line.append("\n")
+        line.append_text(over_wall)
     failures = rs.run.failures if rs else []
     if failures:
         f = failures[0]
@@ -208,6 +224,19 @@ def status_line(state: SweepPaneState) -> Text:
         line.append("\n")
         line.append_text(plain(f"✗ {where + ': ' if where else ''}{f.error.located()}{more}", "red", one_line=False))
     return line
+
+
+def device_over_wall_line(results: list[Measurement]) -> Text | None:
+    """``~ eager N=1e6: the kernel times add up to 2.3x the call's wall time: ...``: why a row's
+    device time stands far above its wall time, in the measurement's own words (the reason the
+    engine gave it, which ``kernel-tui profile`` prints under its table too); the first such row,
+    with how many more."""
+    found = [(m, reason) for m in results for reason in m.noise_reasons if DRIFT_REASON in reason]
+    if not found:
+        return None
+    m, reason = found[0]
+    more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+    return plain(f"~ {m.mode} N={format_size(m.size)}: {reason}{more}", "yellow", one_line=False)
 
 
 def dynamic_summary(results: list[Measurement]) -> Text | None:
@@ -260,7 +289,9 @@ class SweepPane(Pane):
         narrow = self.content_size.width < NARROW_WIDTH
         table = self.query_one("#sweep-table", ResultsTable)
         if rs is not None:
-            table.fill(*sweep_rows(rs, narrow, state.peak_gbps, view.stale is not None, state.baseline))
+            stale = view.stale is not None
+            rows = sweep_rows(rs, narrow, state.peak_gbps, stale, state.baseline, two_processes=view.two_processes)
+            table.fill(*rows)
         table.display = rs is not None
         self.query_one("#crossover", PaneText).show_text(status_line(state))
         self.set_border(
@@ -269,7 +300,8 @@ class SweepPane(Pane):
         )
         results = rs.measurements() if rs else []
         peak = next((m.peak_gbps for m in results if m.peak_gbps), None) or state.peak_gbps
-        cross = crossover(comparisons(results, view.compile_mode)) if finished(state) else None
+        pairs = comparisons(results, view.compile_mode, two_processes=view.two_processes)
+        cross = crossover(pairs) if finished(state) else None
         self.query_one(LogChart).set_data(
             chart_series(results, state.chart),
             hlines=[HLine(peak, f"peak {format_gbps(peak)}", "red")] if state.chart == "gbps" and peak else [],
