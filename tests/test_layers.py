@@ -214,9 +214,21 @@ def profile(
 
 def figures(m: Measurement) -> dict[str, Any]:
     """What must be equal between two spellings of one computation: the kernels (name, pass,
-    launches, bytes, FLOPs), the counts, the bytes per call and the input bytes."""
+    launches), the bytes and FLOPs of each pass, the counts, the bytes per call and the input
+    bytes; on the CPU each kernel's own bytes and FLOPs too. Where one op launches several CUDA
+    kernels (cuBLAS's split-K GEMM and its reduction) the op's bytes and FLOPs are shared among
+    them by their measured times, which differ a little from one run to the next."""
+    per_kernel = m.device == "cpu"
+    by_pass: dict[Any, list[int]] = {}
+    for k in m.kernels:
+        totals = by_pass.setdefault(k.pass_, [0, 0])
+        totals[0] += k.bytes or 0
+        totals[1] += k.flops or 0
     return {
-        "kernels": sorted((k.name, k.pass_, k.launches_per_call, k.bytes, k.flops) for k in m.kernels),
+        "kernels": sorted(
+            (k.name, k.pass_, k.launches_per_call) + ((k.bytes, k.flops) if per_kernel else ()) for k in m.kernels
+        ),
+        "bytes_and_flops_by_pass": by_pass,
         "kernels_per_call": m.kernels_per_call,
         "bytes_per_call": m.bytes_per_call,
         "input_bytes": m.input_bytes,
