@@ -18,6 +18,7 @@ END_TO_END: dict[str, set[str] | None] = {
     "test_worker_pair.py": None,
     "test_soak.py": None,
     "tui/test_tui_e2e_cpu.py": None,
+    "tui/test_tui_source.py": None,
     # The tests of a module that start the worker, beside its in-process ones.
     "test_bad_input.py": {
         "test_cli_answers_each_case_in_one_line",
