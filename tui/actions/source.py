@@ -15,6 +15,7 @@ that dialog and runs nothing until it is confirmed. The code runs only in the wo
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from textual.timer import Timer
 
@@ -103,7 +104,7 @@ class SourceActions(AppHost):
     def source_label(self) -> str | None:
         """What the editor's border names in source mode: the file, the name, read-only."""
         ref = self.session.source
-        return None if ref is None else f"{ref.label} (read-only: edit it in your editor)"
+        return None if ref is None else f"{Path(ref.path).name}:{ref.name} · read-only, edit the file"
 
     def leave_source(self) -> None:
         """Back to the workspace's chains (another chain opened)."""
