@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from probes.link.protocol import SourceRef
 from tui.source_file import ON_WORKER, FileWatch, local_imports, source_view
 
@@ -76,3 +78,19 @@ def test_a_poll_sees_a_save_of_the_file_or_a_sibling_but_not_a_touch(tmp_path: P
     model.write_text(MODEL.replace("import numpy", "import unused"))
     assert watch.poll() and watch.version != second
     assert tmp_path / "unused.py" in watch.files
+
+
+def test_a_path_that_is_not_on_this_machine_is_the_worker_machines_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+
+    from tui.__main__ import _source
+
+    remote = _source(argparse.Namespace(chain="/srv/models/model.py:block", input=["x: [N]"]))
+    assert remote == SourceRef("/srv/models/model.py", "block", ["x: [N]"])
+    model = project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    local = _source(argparse.Namespace(chain="model.py:block", input=[]))
+    assert local is not None and local.path == str(model.resolve())
+    assert _source(argparse.Namespace(chain="(a + b).relu()", input=[])) is None
