@@ -367,6 +367,10 @@ def bench_save(args: argparse.Namespace, report: dict[str, Any]) -> None:
         session.close()
     report["save"] = {key: spread(values) for key, values in results.items()}
     report["save"]["device"] = args.device
+    report["save"]["saves"] = [
+        {"op": op, "eager_rows_s": eager, "compiled_rows_s": compiled}
+        for op, eager, compiled in zip(OPS, results["save_eager"], results["save_compiled"], strict=False)
+    ]
 
 
 def bare_environment(cache: str, fresh_caches: tuple[str, ...]) -> dict[str, str]:
