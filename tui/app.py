@@ -136,6 +136,8 @@ class KernelTuiApp(
         """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
         self.given_source = source
         """A file named on the command line: confirmed by being named, run at once."""
+        self.chain_given = chain is not None
+        """A chain named on the command line: the workspace's file is not offered over it."""
         self._wake: Timer | None = None
         self._pending_draw: Timer | None = None
         """Draws the panes a moment after a run was sent or made progress, unless something else
@@ -171,7 +173,7 @@ class KernelTuiApp(
         self.render_panes()
         if self.given_source is not None:
             self.open_source(self.given_source, confirmed=True)
-        elif self.workspace.source is not None:
+        elif self.workspace.source is not None and not self.chain_given:
             self.action_open_workspace_source()  # remembered, never run without a yes
 
     # -- events in, effects out -------------------------------------------------------------------
