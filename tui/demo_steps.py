@@ -140,7 +140,8 @@ def cap_source(get: Lookup) -> str:
     return (
         f"Your own code: kernel-tui {EXAMPLE_NAME} profiles a function of your file: "
         f"eager {_kernels(e)}, {_names(e)}; compiled {_kernels(c)}, "
-        f"{_names(c)}; {format_transfers(e)} -> {format_transfers(c)}. Saving the file measures it again."
+        f"{_names(c)}; {format_transfers(e)} -> {format_transfers(c)}. "
+        "In the app, each save of the file measures it again."
     )
 
 
