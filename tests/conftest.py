@@ -44,6 +44,7 @@ END_TO_END: dict[str, set[str] | None] = {
         "test_a_syntax_error_in_the_file_is_one_line_with_a_bad_chains_exit_code",
         "test_the_worker_imports_a_changed_file_and_its_siblings_afresh_and_survives_errors",
         "test_a_missing_name_or_a_wrong_input_count_is_one_line",
+        "test_code_the_memory_guard_cannot_size_runs_under_the_runtime_checks_and_says_so",
     },
     "test_cli.py": {
         "test_json_document_has_the_documented_shape",

@@ -219,6 +219,17 @@ async def test_a_missing_name_or_a_wrong_input_count_is_one_line(tmp_path: Path,
     assert len(wrong) == 1 and "model.py:block does not take the 1 declared input(s)" in wrong[0]
 
 
+async def test_code_the_memory_guard_cannot_size_runs_under_the_runtime_checks_and_says_so(
+    tmp_path: Path, client: WorkerClient
+) -> None:
+    model = write(tmp_path / "model.py", "def f(x):\n    return x * float(x.abs().max())\n")
+    events = await measure(client, SourceRef(str(model), "f", ["x: [N]"]))
+    (measured,) = results(events)
+    assert not failures(events) and "aten::mul" in [k.short_name for k in measured.kernels]
+    notes = [line for line in measured.diagnostics if "memory guard could not check" in line]
+    assert len(notes) == 1 and str(model) in notes[0] and "reads a tensor's values" in notes[0]
+
+
 def test_the_worker_drops_only_the_modules_its_import_added(tmp_path: Path) -> None:
     """A file beside modules already imported (the tool's own) never drops them on re-import."""
     import torch

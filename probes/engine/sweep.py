@@ -149,11 +149,14 @@ def _source_chain(request: ProfileRequest, device: torch.device) -> ParsedChain:
 
 
 def _naming_source(emit: Callable[[Event], None], chain: SourceChain) -> Callable[[Event], None]:
-    """``emit`` with each measurement naming the file, the function and the hash measured."""
+    """``emit`` with each measurement naming the file, the function and the hash measured, and
+    saying what the memory guard could not check."""
 
     def emit_named(event: Event) -> None:
         if isinstance(event, MeasurementResult):
             event.measurement.source = chain.ref
+            known = event.measurement.diagnostics
+            known.extend(note for note in chain.notes if note not in known)
         emit(event)
 
     return emit_named

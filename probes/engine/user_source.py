@@ -112,6 +112,8 @@ class SourceChain(ParsedChain):
     on_device: _Target
     on_meta: _Target | None
     """None when the code cannot even be built on meta: the memory guard is skipped."""
+    notes: list[str] = field(default_factory=list)
+    """What each of its measurements should say besides (the memory guard skipped, and why)."""
 
     @property
     def parameters(self) -> tuple[torch.Tensor, ...]:
@@ -402,13 +404,27 @@ def check_source_memory(chain: SourceChain, n: int, dtype: str, device: torch.de
     None when the code cannot run on meta (the runtime checks alone then stand guard). An error
     the code would hit on the device is reported at its line in the user's file."""
     if chain.on_meta is None:
+        _note(chain, "it cannot be built on meta tensors")
         return None
     try:
         return check_memory(chain, n, dtype, device)
     except ChainError as exc:
-        if exc.info.kind in ("memory", "rejected"):
-            return None  # it cannot be sized on meta: reads values, or an op without a meta kernel
+        if exc.info.kind == "rejected":
+            _note(chain, "it reads a tensor's values in Python")
+            return None
+        if exc.info.kind == "memory":  # an op without a meta kernel: "'aten::x' cannot run on meta tensors, ..."
+            _note(chain, exc.info.message.split(",")[0])
+            return None
         raise ChainError(located(chain, exc)) from None
+
+
+def _note(chain: SourceChain, why: str) -> None:
+    note = inert_line(
+        f"the memory guard could not check {chain.text} before it ran ({why}): "
+        "it ran under the call budget and the worker's own checks only"
+    )
+    if note not in chain.notes:
+        chain.notes.append(note)
 
 
 def located(chain: ParsedChain, exc: ChainError | MeasureError) -> ChainErrorInfo:
