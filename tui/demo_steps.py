@@ -138,10 +138,8 @@ def cap_source(get: Lookup) -> str:
     if c is None or e is None:
         return ""
     return (
-        f"Your own code: kernel-tui {EXAMPLE_NAME} profiles a function of your file: "
-        f"eager {_kernels(e)}, {_names(e)}; compiled {_kernels(c)}, "
-        f"{_names(c)}; {format_transfers(e)} -> {format_transfers(c)}. "
-        "In the app, each save of the file measures it again."
+        f"{EXAMPLE_NAME}, a function of a file: eager {_kernels(e)} ({_names(e)}), "
+        f"compiled {_kernels(c)} ({_names(c)}); {format_transfers(e)} -> {format_transfers(c)}."
     )
 
 
