@@ -1,7 +1,7 @@
 """What a user feels, measured in a real terminal: the real app in tmux, typed into at a human rate.
 
     python benchmarks/tui_latency.py [--device cpu|cuda] [--n 1e4] [--edits 5] [--out FILE]
-                                     [--only frame,edit,cold,sweep,quit] [--poll-ms MS]
+                                     [--only frame,edit,save,cold,sweep,quit] [--poll-ms MS]
                                      [--fast-paths on|off|on,off]
 
 Each figure is timed from the user's side of the screen: tmux capture-pane, polled every --poll-ms
@@ -18,6 +18,9 @@ beside what it is compared with, measured in the same run:
   user thinking); compared with a bare torch.compile + first call of a sibling of each new chain
   in a warm process, run right after the app's rows of that chain (in turns: the machine's speed
   drifts from minute to minute), chain by chain and median against median;
+- save: the app on a function of a file (``kernel-tui model.py:block``); the file rewritten with a
+  new op (as an editor saves it: a new file renamed over the old) -> the new version's eager rows,
+  -> its compiled rows, with no key pressed (--edits saves);
 - cold: launch with empty Inductor/Triton caches -> first compiled rows, against a bare first
   compile in a fresh process with empty caches;
 - sweep: s -> the whole sweep on screen, each in a freshly started app (warm disk caches; --sweeps);
@@ -133,6 +136,16 @@ def rows_show(op: str, mode: str) -> Callable[[str], bool]:
         kernels = "\n".join(pane(screen, "kernels"))
         if "STALE" in kernels or not kernels:
             return False
+        return mode_rows_show(op, mode)(screen)
+
+    return check
+
+
+def mode_rows_show(op: str, mode: str) -> Callable[[str], bool]:
+    """The ``mode`` rows of the chain with ``op`` are on screen, whatever the other modes show (a
+    slower compile's rows of the last version, marked stale meanwhile)."""
+
+    def check(screen: str) -> bool:
         block = mode_block(screen, mode)
         if mode == "eager":
             return re.search(rf"(aten::{op}\b|{op}_kernel|<{op}\b|\b{op}\b)", block, re.IGNORECASE) is not None
@@ -160,13 +173,22 @@ def wall_time_shows(op: str, mode: str) -> Callable[[str], bool]:
 class Session:
     """The app started fresh, with its own state dir (and caches, when asked)."""
 
-    def __init__(self, args: argparse.Namespace, chain: str, *, own_caches: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        chain: str,
+        *,
+        own_caches: tuple[str, ...] = (),
+        extra: tuple[str, ...] = (),
+        state: Path | None = None,
+    ) -> None:
         """``own_caches``: of "torchinductor", "triton", the compile caches this app starts empty with
-        (inside its state folder, removed with it)."""
-        self.state = Path(tempfile.mkdtemp(prefix="kt-latency-"))
+        (inside its state folder, removed with it); ``extra``: more arguments; ``state``: the
+        folder (made here by default)."""
+        self.state = state or Path(tempfile.mkdtemp(prefix="kt-latency-"))
         environment = {"KERNEL_TUI_STATE_DIR": str(self.state / "state")}
         environment.update({f"{name.upper()}_CACHE_DIR": str(self.state / name) for name in own_caches})
-        command = [sys.executable, "-m", "tui", chain, "--device", args.device, "--n", str(args.n)]
+        command = [sys.executable, "-m", "tui", chain, "--device", args.device, "--n", str(args.n), *extra]
         # 120x40: the kernel pane stacks its modes (mode_block reads them one below the other)
         self.term = Terminal(command, width=120, height=40, env=environment, cwd=ROOT, poll_s=args.poll_s)
 
@@ -307,6 +329,47 @@ def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
     report["edit"]["new_compiled_over_bare_in_turns"] = spread([app / own for app, own in pairs])
     report["edit"]["new_chains"] = [
         {"op": op, "app_compiled_rows_s": app, "bare_compile_s": own} for op, (app, own) in zip(ops, pairs, strict=True)
+    ]
+
+
+SAVE_FIGURES = ("save_eager", "save_compiled")
+"""File saved -> the new version's eager rows, and its compiled rows, on screen."""
+SOURCE_TEMPLATE = "import torch\n\n\ndef block(a, b):\n    return (a + b).{op}()\n"
+
+
+def save_source(path: Path, op: str) -> float:
+    """Write the function with ``op`` as an editor saves a file (a new file renamed over the old);
+    returns when the save ended."""
+    fresh = path.with_suffix(".saving")
+    fresh.write_text(SOURCE_TEMPLATE.format(op=op))
+    os.replace(fresh, path)
+    return time.monotonic()
+
+
+def bench_save(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    state = Path(tempfile.mkdtemp(prefix="kt-latency-"))
+    model = state / "model.py"
+    save_source(model, "relu")
+    inputs = ("--input", "a: [N]", "--input", "b: [N]")
+    session = Session(args, f"{model}:block", own_caches=("torchinductor", "triton"), extra=inputs, state=state)
+    results: dict[str, list[float]] = {key: [] for key in SAVE_FIGURES}
+    try:
+        term = session.term
+        term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
+        for op in OPS[: args.edits]:
+            saved = save_source(model, op)
+            term.wait_for(mode_rows_show(op, "eager"), timeout=120, what=f"eager rows of the saved {op}")
+            results["save_eager"].append(time.monotonic() - saved)
+            term.wait_for(rows_show(op, "compiled"), timeout=300, what=f"compiled rows of the saved {op}")
+            results["save_compiled"].append(time.monotonic() - saved)
+            term.wait_for(wall_time_shows(op, "compiled"), timeout=60, what=f"the compiled wall time of {op}")
+    finally:
+        session.close()
+    report["save"] = {key: spread(values) for key, values in results.items()}
+    report["save"]["device"] = args.device
+    report["save"]["saves"] = [
+        {"op": op, "eager_rows_s": eager, "compiled_rows_s": compiled}
+        for op, eager, compiled in zip(OPS, results["save_eager"], results["save_compiled"], strict=False)
     ]
 
 
@@ -492,7 +555,16 @@ def bench_quit(args: argparse.Namespace, report: dict[str, Any]) -> None:
     report["quit"] = found
 
 
-SECTIONS = {"frame": bench_frame, "edit": bench_edit, "cold": bench_cold, "sweep": bench_sweep, "quit": bench_quit}
+SECTIONS = {
+    "frame": bench_frame,
+    "edit": bench_edit,
+    "save": bench_save,
+    "cold": bench_cold,
+    "sweep": bench_sweep,
+    "quit": bench_quit,
+}
+SAVE_TARGET_S = {"cpu": 0.350, "cuda": 0.150}
+"""The median save -> eager rows a user should get: on the CPU at N=1e4, on the H200 for a small function."""
 
 
 def summary(report: dict[str, Any], worker_bytecode: str) -> list[str]:
@@ -552,6 +624,16 @@ def summary(report: dict[str, Any], worker_bytecode: str) -> list[str]:
                 )
             whole = e["new_compiled_wall"]["median"] / b["median"]
             lines.append(f"new compiled rows with their wall time / bare compile: {whole:.2f}x")
+    if "save" in report:
+        for key in SAVE_FIGURES:
+            s = report["save"][key]
+            if s["n"]:
+                lines.append(f"file saved -> {key:<23} median {ms(s['median'])}  p90 {ms(s.get('p90'))}  (n={s['n']})")
+        eager = report["save"]["save_eager"]["median"]
+        device = str(report["save"]["device"]).split(":")[0]
+        target = SAVE_TARGET_S.get(device)
+        if eager is not None and target is not None:
+            lines.append(f"file saved -> eager rows: target <= {ms(target)}: {'met' if eager <= target else 'MISSED'}")
     if "cold" in report:
         c = report["cold"]
         lines.append(
@@ -582,6 +664,7 @@ FELT_FIGURES: tuple[tuple[str, Callable[[dict[str, Any]], float | None]], ...] =
     ("last key -> new eager rows", lambda r: r["edit"]["new_eager"]["median"]),
     ("last key -> new compiled rows", lambda r: r["edit"]["new_compiled"]["median"]),
     ("last key -> eager rows, cache hit", lambda r: r["edit"]["hit_eager"]["median"]),
+    ("file saved -> eager rows", lambda r: r["save"]["save_eager"]["median"]),
     ("last key -> compiled rows, cache hit", lambda r: r["edit"]["hit_compiled"]["median"]),
     ("cold: launch -> first compiled rows", lambda r: r["cold"]["launch_to_first_compiled_rows_s"]),
     ("s -> whole sweep", lambda r: r["sweep"]["s_to_whole_sweep_s"]["median"]),

@@ -52,6 +52,7 @@ from probes.link.settings import (
     parse_modes,
     parse_sizes,
 )
+from probes.link.source_spec import parse_source_spec
 from probes.link.summary import SHORT_DTYPE_NAMES, format_size
 
 EXIT_MEASURED = 0
@@ -94,7 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     parser.add_argument(
-        "chain", nargs="?", help="the op chain, e.g. '(a + b).relu()'; use '\\n' or ';' for several lines"
+        "chain",
+        nargs="?",
+        help="the op chain, e.g. '(a + b).relu()'; use '\\n' or ';' for several lines; or FILE.py:NAME, "
+        "a function or nn.Module of your own file (its inputs declared with --input)",
     )
     parser.add_argument(
         "--sizes",
@@ -202,9 +206,11 @@ def parse_request(args: argparse.Namespace) -> ProfileRequest:
     device = _flag("--device", check_device, args.device)
     if device is not None and device.startswith("cuda") and _no_cuda_here():
         raise UsageError(f"--device {device}: this machine has no NVIDIA GPU; use --device cpu")
+    source = parse_source_spec(args.chain, args.input)
     return ProfileRequest(
         id="cli",
-        chain=chain_text(args.chain, args.input),
+        chain=source.label if source else chain_text(args.chain, args.input),
+        source=source,
         sizes=_flag("--sizes", parse_sizes, args.sizes),
         modes=_flag("--modes", parse_modes, args.modes),
         device=device,
@@ -412,10 +418,13 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
         raise UsageError("give an op chain, e.g. kernel-tui profile '(a + b).relu()'")
     request = parse_request(args)
 
-    from probes.chain.expr import ChainError, parse_chain
+    from probes.chain.expr import ChainError, parse_chain, parse_inputs
 
     try:
-        parse_chain(request.chain)
+        if request.source is None:
+            parse_chain(request.chain)
+        else:
+            parse_inputs(request.source.inputs)
     except ChainError as exc:
         raise UsageError(inert_line(str(exc))) from None
     measured = _Run(request, console, err, args.json)

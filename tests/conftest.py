@@ -18,6 +18,7 @@ END_TO_END: dict[str, set[str] | None] = {
     "test_worker_pair.py": None,
     "test_soak.py": None,
     "tui/test_tui_e2e_cpu.py": None,
+    "tui/test_tui_source.py": None,
     # The tests of a module that start the worker, beside its in-process ones.
     "test_bad_input.py": {
         "test_cli_answers_each_case_in_one_line",
@@ -34,6 +35,16 @@ END_TO_END: dict[str, set[str] | None] = {
         "test_an_error_quoting_hostile_text_is_shown_inert",
         "test_a_workspace_file_with_a_hostile_name_is_refused_inert_and_left_alone",
         "test_a_chain_that_would_hang_ends_in_one_line_and_the_next_chain_works",
+    },
+    "test_user_source.py": {
+        "test_a_function_gives_the_kernels_counts_and_bytes_of_the_same_chain",
+        "test_a_module_with_grad_gives_the_kernels_counts_and_bytes_of_the_same_chain",
+        "test_the_report_names_the_file_the_function_and_the_hash_of_its_text",
+        "test_an_exception_in_the_file_is_one_line_at_its_line_with_a_bad_chains_exit_code",
+        "test_a_syntax_error_in_the_file_is_one_line_with_a_bad_chains_exit_code",
+        "test_the_worker_imports_a_changed_file_and_its_siblings_afresh_and_survives_errors",
+        "test_a_missing_name_or_a_wrong_input_count_is_one_line",
+        "test_code_the_memory_guard_cannot_size_runs_under_the_runtime_checks_and_says_so",
     },
     "test_cli.py": {
         "test_json_document_has_the_documented_shape",

@@ -1,7 +1,7 @@
 """``kernel-tui``: the app, or ``kernel-tui profile ...`` (headless, no textual imported).
 
-kernel-tui [CHAIN] [--device cpu|cuda:N] [--sizes 1e2,1e4,...] [--dtype fp32|bf16|fp16]
-           [--modes eager,compiled] [--n SIZE] [--reps N]
+kernel-tui [CHAIN | FILE.py:NAME] [--input DECL ...] [--device cpu|cuda:N] [--sizes 1e2,1e4,...]
+           [--dtype fp32|bf16|fp16] [--modes eager,compiled] [--n SIZE] [--reps N]
            [--worker-cmd CMD] [--workspace FILE] [--replay REPORT.json ...] [--export-dir DIR]
 kernel-tui profile CHAIN [...]      # tables or JSON, no TUI (see kernel-tui profile --help)
 kernel-tui demo [--device cpu|cuda:N] [--dtype ...] [--reps N] [--worker-cmd CMD] [--replay REPORT.json ...]
@@ -64,7 +64,19 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"commands:\n{commands}",
         formatter_class=HelpFormatter,
     )
-    parser.add_argument("chain", nargs="?", help="open the app with this op chain, e.g. '(a + b).relu()'")
+    parser.add_argument(
+        "chain",
+        nargs="?",
+        help="open the app with this op chain, e.g. '(a + b).relu()'; or FILE.py:NAME, a function or "
+        "nn.Module of your own file, re-measured each time the file is saved",
+    )
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="DECL",
+        help="declare an input, e.g. 'x: [N, 4096] bf16' (repeatable): the inputs of FILE.py:NAME, in order",
+    )
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: the worker's, CUDA when present)")
     parser.add_argument("--sizes", help="the sweep's sizes, comma-separated: 1e2,1e4,1e6 (1M and 1_000_000 work)")
     parser.add_argument("--dtype", choices=DTYPES, help="dtype of the default inputs a, b, c")
@@ -121,7 +133,7 @@ def build_app(argv: list[str]):  # KernelTuiApp, imported lazily
         _check_workspace(parser, args.workspace)
     early, early_compiler = _start_workers(command)
     with _killed_unless_built(early, early_compiler):
-        from probes.cli import chain_lines  # after the workers start
+        from probes.cli import chain_text  # after the workers start
         from probes.link import settings
         from tui.workspace import modes_toggle
 
@@ -129,7 +141,8 @@ def build_app(argv: list[str]):  # KernelTuiApp, imported lazily
         focus = _checked(parser, "--n", settings.parse_size, args.focus_size) if args.focus_size else None
         modes = _checked(parser, "--modes", settings.parse_modes, args.modes) if args.modes else None
         toggle, compile_mode = _checked(parser, "--modes", modes_toggle, modes) if modes else (None, None)
-        chain = chain_lines(args.chain) if args.chain is not None else None
+        source = _source(args)
+        chain = chain_text(args.chain, args.input) if args.chain is not None and source is None else None
 
         from tui.app import KernelTuiApp  # textual only for the app
         from tui.workspace_file import WorkspaceRefused
@@ -137,6 +150,7 @@ def build_app(argv: list[str]):  # KernelTuiApp, imported lazily
         try:
             return KernelTuiApp(
                 chain=chain,
+                source=source,
                 worker_command=command,
                 early_worker=early,
                 early_compiler=early_compiler,
@@ -152,6 +166,17 @@ def build_app(argv: list[str]):  # KernelTuiApp, imported lazily
             )
         except WorkspaceRefused as exc:
             parser.exit(2, f"kernel-tui: {exc}\n")
+
+
+def _source(args: argparse.Namespace):  # SourceRef | None, imported lazily
+    """The file and name given instead of a chain, its path absolute where the file is on this
+    machine; as given where it is not (over ``--worker-cmd`` the path is the worker machine's)."""
+    from probes.link.source_spec import parse_source_spec
+
+    ref = parse_source_spec(args.chain, args.input)
+    if ref is not None and Path(ref.path).expanduser().is_file():
+        ref.path = str(Path(ref.path).expanduser().resolve())
+    return ref
 
 
 def build_demo_parser() -> argparse.ArgumentParser:

@@ -24,7 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, TextArea
 
 from probes.link import fast_paths
-from probes.link.protocol import Measurement, ProfileRequest, Progress
+from probes.link.protocol import Measurement, ProfileRequest, Progress, SourceRef
 from probes.link.safe_text import inert
 from probes.link.worker_process import EarlyWorker
 from tui import commands, presenter
@@ -36,6 +36,7 @@ from tui.actions.grad import GradActions
 from tui.actions.lifecycle import LifecycleActions
 from tui.actions.roofline import RooflineActions
 from tui.actions.settings import SettingsActions
+from tui.actions.source import SourceActions
 from tui.bridge import CompileWorkerStateChanged, WorkerBridge, WorkerEvent
 from tui.debug_log import log_error
 from tui.runs import normalize
@@ -61,6 +62,7 @@ class KernelTuiApp(
     GradActions,
     BaselineActions,
     RooflineActions,
+    SourceActions,
     App[int],
 ):
     """The live kernel profiler."""
@@ -74,6 +76,7 @@ class KernelTuiApp(
         self,
         *,
         chain: str | None = None,
+        source: SourceRef | None = None,
         worker_command: list[str] | str | None = None,
         early_worker: EarlyWorker | None = None,
         early_compiler: EarlyWorker | None = None,
@@ -118,7 +121,9 @@ class KernelTuiApp(
         self.highlight = highlight
         self.autosave = autosave
         self.session = LiveSession(s, inert(self.workspace.chain.text), timing=timing)
-        if not self.trust.knows(self.workspace.chain.text):
+        if source is not None:
+            self.session.hold(f"opening {inert(source.label)}")  # the chain waits: the file is what was asked for
+        elif not self.trust.knows(self.workspace.chain.text):
             self.session.hold(UNCONFIRMED)
         self.bridge = WorkerBridge(
             self, worker_command, early=early_worker, early_compiler=early_compiler, compile_worker=compile_worker
@@ -129,6 +134,10 @@ class KernelTuiApp(
         """The status bar's message is about the text as it was (see ``message``)."""
         self.unsaved = False
         """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
+        self.given_source = source
+        """A file named on the command line: confirmed by being named, run at once."""
+        self.chain_given = chain is not None
+        """A chain named on the command line: the workspace's file is not offered over it."""
         self._wake: Timer | None = None
         self._pending_draw: Timer | None = None
         """Draws the panes a moment after a run was sent or made progress, unless something else
@@ -162,6 +171,10 @@ class KernelTuiApp(
         if self.session.held:
             self.message(self.session.held, "yellow")
         self.render_panes()
+        if self.given_source is not None:
+            self.open_source(self.given_source, confirmed=True)
+        elif self.workspace.source is not None and not self.chain_given:
+            self.action_open_workspace_source()  # remembered, never run without a yes
 
     # -- events in, effects out -------------------------------------------------------------------
 
@@ -208,6 +221,10 @@ class KernelTuiApp(
 
     @on(ChainEditor.Edited)
     def _edited(self, event: ChainEditor.Edited) -> None:
+        if self.session.source is not None:
+            if event.loaded and event.text == self.source_text:
+                return  # the source shown: the file's saves are measured, not the editor's text
+            self.leave_source()
         chain = self.workspace.chain
         hold = None
         if event.loaded:  # another chain opened: its text as read, unless it is not confirmed yet
@@ -278,7 +295,7 @@ class KernelTuiApp(
     def _render_panes(self) -> None:
         panes = presenter.panes(
             self.session,
-            name=self.workspace.chain.name,
+            name=self.source_label() or self.workspace.chain.name,
             pinned=self.pinned(),
             now=time.monotonic(),
             in_editor=isinstance(self.focused, TextArea),

@@ -72,6 +72,15 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("run_now", "ctrl+r", "Run now", "Run now", "measure the chain at N now, in every mode", "anywhere"),
     # outside the editor: single letters (typed as text while the editor has focus)
+    Command(
+        "open_workspace_source",
+        "F",
+        "File",
+        "Source: run the workspace's file…",
+        "run the function of your own file the workspace remembers, once its path is confirmed",
+        "outside the editor",
+        footer=False,
+    ),
     Command("edit", "e,i", "Edit", "Edit", "back to the editor", "outside the editor", footer=False),
     Command("sweep", "s", "Sweep", "Run the sweep", "measure every size in the selected modes", "outside the editor"),
     Command("stop", "x", "Stop", "Stop", "cancel the running request", "outside the editor"),

@@ -198,6 +198,7 @@ class DemoApp(App[int]):
             device=self.device,
             dtype=self.dtype,
             reps=self.reps,
+            source=step.source,
         )
         run = Run(request, "other", normalize(step.chain), Target(self.device, self.dtype, self.reps), time.monotonic())
         self.results[self.index] = SweepResults(run)

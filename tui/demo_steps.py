@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from probes.link.protocol import Measurement
+import probes
+from probes.link.protocol import Measurement, SourceRef
 from probes.link.summary import (
     comparisons,
     format_size,
@@ -27,6 +29,14 @@ Lookup = Callable[[str, int, str], "Measurement | None"]
 
 ADD = "c = a + b"
 SEED = "(a + b).relu()"
+EXAMPLE = SourceRef(
+    str(Path(probes.__file__).resolve().parent / "examples" / "mlp_block.py"),
+    "bias_gelu",
+    ["x: [N // 1024, 1024]", "b: [1024]"],
+)
+"""A function of a file shipped with the package, profiled as a user's own (``kernel-tui FILE.py:NAME``)."""
+EXAMPLE_NAME = f"{Path(EXAMPLE.path).name}:{EXAMPLE.name}"
+"""What the step shows and its rows are called: the file's name, wherever the package lies."""
 GPU_SWEEP = (100, 10_000, 1_000_000, 10_000_000, 100_000_000)
 CPU_SWEEP = (100, 10_000, 1_000_000, 10_000_000)
 
@@ -124,6 +134,17 @@ def cap_sweep(get: Lookup, sizes: tuple[int, ...]) -> str:
     return text + verdict[0].upper() + verdict[1:] + "."
 
 
+def cap_source(get: Lookup) -> str:
+    c = get(EXAMPLE_NAME, 1_000_000, "compiled")
+    e = get(EXAMPLE_NAME, 1_000_000, "eager")
+    if c is None or e is None:
+        return ""
+    return (
+        f"{EXAMPLE_NAME}, a function of a file: eager {_kernels(e)} ({_names(e)}), "
+        f"compiled {_kernels(c)} ({_names(c)}); {format_transfers(e)} -> {format_transfers(c)}."
+    )
+
+
 @dataclass(frozen=True)
 class DemoStep:
     title: str
@@ -134,6 +155,8 @@ class DemoStep:
     sweep: bool = False
     cpu_sizes: tuple[int, ...] | None = None
     """Sizes on the CPU (a 1e8 sweep takes too long there), when different."""
+    source: SourceRef | None = None
+    """A function of a file measured instead of the chain (``chain`` then names it)."""
 
     def sizes_on(self, device: str | None) -> tuple[int, ...]:
         if self.cpu_sizes is not None and (device or "").startswith("cpu"):
@@ -152,4 +175,5 @@ STEPS: list[DemoStep] = [
     DemoStep("add + relu, eager", SEED, (1_000_000,), ("eager",), cap_eager),
     DemoStep("add + relu, compiled", SEED, (1_000_000,), ("eager", "compiled"), cap_compiled),
     DemoStep("The sweep", SEED, GPU_SWEEP, ("eager", "compiled"), cap_sweep, sweep=True, cpu_sizes=CPU_SWEEP),
+    DemoStep("Your own code", EXAMPLE_NAME, (1_000_000,), ("eager", "compiled"), cap_source, source=EXAMPLE),
 ]

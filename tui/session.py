@@ -44,6 +44,7 @@ from probes.link.protocol import (
     Progress,
     RequestDone,
     RequestFailed,
+    SourceRef,
     WarmupRequest,
     WorkerReady,
 )
@@ -162,6 +163,9 @@ class LiveSession:
         is lost again (a chain that makes the link go silent each time is not run forever)."""
         self.sweep_lost = False
         """The sweep ended because the worker (or its link) was lost."""
+        self.source: SourceRef | None = None
+        """A function of the user's file measured instead of a chain: the text then names the
+        file's version (``tui.source_file``), and the worker says what is wrong with it."""
         self._ids = itertools.count(1)
         self._set_text(text)
 
@@ -434,6 +438,9 @@ class LiveSession:
     def _set_text(self, text: str) -> None:
         self.text = text
         self.chain = normalize(text)
+        if self.source is not None:
+            self.parse_error = None
+            return
         try:
             parse_chain(text)
         except ChainError as exc:
@@ -453,6 +460,7 @@ class LiveSession:
             reps=s.reps,
             grad=s.grad,
             early_rows=early_rows,
+            source=self.source,
         )
 
     def _track(self, request: ProfileRequest, kind: RunKind, now: float) -> Run:

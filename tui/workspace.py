@@ -87,6 +87,29 @@ class Chain:
 
 
 @dataclass
+class SourceEntry:
+    """A function of the user's own file that the workspace remembers (``kernel-tui model.py:block``).
+    Remembered only: opening the workspace never runs it without the user's confirmation."""
+
+    path: str
+    """As the worker reads it: absolute where the file is on this machine."""
+    name: str
+    inputs: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_data(cls, data: Any) -> SourceEntry | None:
+        """The entry in ``data``, or None when it is not one (a hand-edited file)."""
+        if not isinstance(data, dict):
+            return None
+        path, name, inputs = data.get("path"), data.get("name"), data.get("inputs", [])
+        if not isinstance(path, str) or not isinstance(name, str) or not path or not name.isidentifier():
+            return None
+        if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
+            return None
+        return cls(path, name, list(inputs))
+
+
+@dataclass
 class Settings:
     modes: str = "both"
     compile_mode: str = "compiled"
@@ -169,6 +192,8 @@ class Workspace:
     settings: Settings = field(default_factory=Settings)
     pins: dict[str, list[Any]] = field(default_factory=dict)
     """Each chain's pinned result, by chain name (read and written by ``tui.baseline_view``)."""
+    source: SourceEntry | None = None
+    """The user's file last profiled; offered at the next start, run only once confirmed."""
     version: int = VERSION
 
     @classmethod
@@ -300,6 +325,10 @@ class Workspace:
                 problems.append("pins of chains that are not in the file")
         elif pins is not None:
             problems.append("pins that are not a table of chains")
+        if data.get("source") is not None:
+            workspace.source = SourceEntry.from_data(data["source"])
+            if workspace.source is None:
+                problems.append("a source file entry that is not a path, a name and inputs")
         changed = _changed_paths(data, dataclasses.asdict(workspace))
         if changed:
             shown = ", ".join(changed[:CHANGED_SHOWN]) + (", ..." if len(changed) > CHANGED_SHOWN else "")

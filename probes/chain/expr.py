@@ -46,6 +46,7 @@ __all__ = [
     "ParsedChain",
     "canonical_dtype",
     "parse_chain",
+    "parse_inputs",
 ]
 
 T = TypeVar("T")
@@ -251,6 +252,17 @@ def _split_declarations(lines: list[str]) -> dict[str, InputDecl]:
         declared[decl.name] = decl
         lines[index] = ""
     return declared
+
+
+def parse_inputs(declarations: list[str]) -> tuple[InputDecl, ...]:
+    """Input declarations on their own, in order (a source file's ``--input``): each line must be
+    one, written as a chain declares it (``x: [N, 4096] bf16``)."""
+    lines = list(declarations)
+    declared = _split_declarations(lines)
+    for index, rest in enumerate(lines):
+        if rest.strip():
+            raise _error("input", "bad input declaration: write it like `x: [N, 4096] bf16`", index + 1, 1)
+    return tuple(declared.values())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from probes.engine.dynamo_deferral import end_dynamo_deferral
 from probes.engine.errors import MeasureError, check_result
 from probes.engine.inputs import differentiable
 from probes.engine.launches import BACKWARD_LABEL
+from probes.engine.user_source import compile_identity, grad_parameters
 from probes.engine.watchdog import CALL_BUDGET
 from probes.link import fast_paths
 from probes.link.protocol import ChainErrorInfo, CompileInfo
@@ -188,9 +189,9 @@ class GradStep:
 
 
 def grad_leaves(chain: ParsedChain, inputs: list[torch.Tensor], n: int) -> list[torch.Tensor]:
-    """Make the float inputs and the layers' parameters require grad; refuse a chain with nothing
-    to differentiate."""
-    leaves = [t.requires_grad_(True) for t in differentiable(chain, inputs)]
+    """Make the float inputs, the layers' parameters and a user's module's parameters require
+    grad; refuse a chain with nothing to differentiate."""
+    leaves = [t.requires_grad_(True) for t in differentiable(chain, inputs)] + grad_parameters(chain)
     if not leaves:
         raise MeasureError(ChainErrorInfo("input", "with grad, at least one input must be a float tensor"))
     result = chain.build_function(CHAIN_NAMESPACE)(*inputs, N=n)
@@ -391,8 +392,8 @@ def _cache_key(
     chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device, grad: bool
 ) -> tuple:
     if mode == "dynamic":
-        return (chain.text, mode, grad, str(device), tuple((t.dim(), t.dtype) for t in inputs))
-    return (chain.text, mode, grad, n, str(device), tuple((tuple(t.shape), t.dtype) for t in inputs))
+        return (compile_identity(chain), mode, grad, str(device), tuple((t.dim(), t.dtype) for t in inputs))
+    return (compile_identity(chain), mode, grad, n, str(device), tuple((tuple(t.shape), t.dtype) for t in inputs))
 
 
 def prepare(

@@ -60,6 +60,7 @@ from probes.engine.timing import (
     set_up_ahead,
 )
 from probes.engine.trace import OpTrace, TracedOp, recording_ops
+from probes.engine.user_source import grad_parameters
 from probes.link.kernel_names import classify_device_event, short_name, strip_graph_prefix
 from probes.link.protocol import KernelRow, Measurement
 
@@ -335,7 +336,7 @@ def _eager_step(
         if grad:
             with torch.no_grad():
                 seeds = seeds_for(outputs_of(result))
-            for leaf in inputs:  # as in every measured step: no gradient to accumulate into
+            for leaf in [*inputs, *grad_parameters(chain)]:  # as in every measured step: no gradient to accumulate into
                 leaf.grad = None
             with recording_ops() as backward:
                 backward_of(result, seeds)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-from probes.chain.expr import ChainError, parse_chain
+from probes.chain.expr import ChainError, ParsedChain, parse_chain
 from probes.engine import bandwidth, flops, torch_compat
 from probes.engine.compute_peak import compute_peak, compute_refresh_due
 from probes.engine.device_lock import importing_compiler
@@ -21,6 +21,7 @@ from probes.engine.inputs import input_specs, make_inputs
 from probes.engine.measure import apply_peak, measure
 from probes.engine.memory_guard import check_memory, free_memory, release_memory
 from probes.engine.timing import L2Flusher
+from probes.engine.user_source import SourceChain, check_source_memory, load_source, located
 from probes.engine.watchdog import CALL_BUDGET, CallOverBudget
 from probes.link.protocol import (
     ChainErrorInfo,
@@ -141,6 +142,26 @@ def run_profile(
         _run_profile(request, emit_with_diagnostics, cancelled, before_compile)
 
 
+def _source_chain(request: ProfileRequest, device: torch.device) -> ParsedChain:
+    """The request's file and name, imported in this process, as the chain to measure."""
+    assert request.source is not None
+    return load_source(request.source, device, request.dtype, request.grad, request.chain)
+
+
+def _naming_source(emit: Callable[[Event], None], chain: SourceChain) -> Callable[[Event], None]:
+    """``emit`` with each measurement naming the file, the function and the hash measured, and
+    saying what the memory guard could not check."""
+
+    def emit_named(event: Event) -> None:
+        if isinstance(event, MeasurementResult):
+            event.measurement.source = chain.ref
+            known = event.measurement.diagnostics
+            known.extend(note for note in chain.notes if note not in known)
+        emit(event)
+
+    return emit_named
+
+
 def _run_profile(
     request: ProfileRequest,
     emit: Callable[[Event], None],
@@ -150,11 +171,12 @@ def _run_profile(
     rid = request.id
     modes = list(dict.fromkeys(request.modes))  # eager,eager measures once
     try:
-        chain = parse_chain(request.chain)
+        parsed = parse_chain(request.chain) if request.source is None else None
         invalid = request.invalid()  # the settings model's limits, as every front end checks them
         if invalid:
             raise MeasureError(ChainErrorInfo("input", invalid))
         device = resolve_device(request.device)
+        chain = parsed or _source_chain(request, device)
     except ChainError as exc:
         emit(RequestFailed(rid, exc.info))
         emit(RequestDone(rid))
@@ -164,6 +186,8 @@ def _run_profile(
         emit(RequestDone(rid))
         return
 
+    if isinstance(chain, SourceChain):
+        emit = _naming_source(emit, chain)
     steps = len(request.sizes) * len(modes)
     step = 0
     peak: float | None = None
@@ -184,7 +208,10 @@ def _run_profile(
             if cancelled():
                 raise Cancelled
             try:
-                trace = check_memory(chain, n, request.dtype, device)
+                if isinstance(chain, SourceChain):
+                    trace = check_source_memory(chain, n, request.dtype, device)
+                else:
+                    trace = check_memory(chain, n, request.dtype, device)
                 # Not under the device lock: filling them is a few short kernels, and a compile
                 # worker that waited here would start its compile only after the eager measurement
                 # of the same edit.
@@ -247,7 +274,7 @@ def _run_profile(
                 except DevicePoisoned:
                     raise
                 except MeasureError as exc:
-                    emit(RequestFailed(rid, exc.info, size=n, mode=mode))
+                    emit(RequestFailed(rid, located(chain, exc), size=n, mode=mode))
                     if exc.info.kind == "memory":
                         release_memory(device, full=True)
                         continue

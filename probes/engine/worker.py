@@ -423,6 +423,7 @@ class Worker:
         does not pay for it. Imports are never interrupted; the compile is, by any real request."""
         import torch
 
+        from probes.engine.compiling import compile_window
         from probes.engine.device_lock import compiling, importing_compiler
         from probes.engine.errors import MeasureError
         from probes.engine.sweep import resolve_device
@@ -438,7 +439,7 @@ class Worker:
             self._import_compiler()
         if request.id not in self._cancelled:
             self.emit(Progress(request.id, f"warming up: compiling a tiny kernel on {device}", "warmup"))
-            with compiling(device):
+            with compiling(device), compile_window():  # a real request stops it at once, its compilers too
                 torch.compile(_tiny, dynamic=False)(torch.ones(8, device=device))
                 if device.type == "cuda":
                     torch.cuda.synchronize(device)

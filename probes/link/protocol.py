@@ -238,6 +238,8 @@ class Measurement:
     """With grad: the backward's peak above what the forward left allocated."""
     cpu_threads: int | None = None
     """On the CPU: the threads torch ran its kernels on (``torch.get_num_threads()``)."""
+    source: SourceRef | None = None
+    """The user's file and function measured (with the file's hash), when not a chain."""
 
     @property
     def compile_time_s(self) -> float | None:
@@ -253,6 +255,27 @@ class Measurement:
         if not self.bytes_per_call or self.device_time_us <= 0:
             return None
         return self.bytes_per_call / (self.device_time_us * 1e3)
+
+
+@dataclass
+class SourceRef:
+    """A function or ``nn.Module`` in the user's own file, measured instead of a chain
+    (``kernel-tui model.py:block``). The path is the worker machine's; the file is imported in the
+    worker only."""
+
+    path: str
+    name: str
+    """A function, an ``nn.Module`` subclass built with no arguments, or a function of no
+    arguments that returns a module."""
+    inputs: list[str] = field(default_factory=list)
+    """Input declarations as a chain writes them (``x: [N, 4096] bf16``), passed in this order."""
+    sha256: str | None = None
+    """In a measurement: the hash of the file's text that was measured."""
+
+    @property
+    def label(self) -> str:
+        """``model.py:block``: what the app and the tables show."""
+        return f"{self.path}:{self.name}"
 
 
 @dataclass
@@ -295,6 +318,9 @@ class ProfileRequest:
     are a large part of a new chain's eager wait. On a GPU only (``rows_before_wall_time``)."""
     call_budget_s: float = DEFAULT_CALL_BUDGET_S
     """The longest one call of the chain may take; past it the request stops with one line."""
+    source: SourceRef | None = None
+    """Measure a function of the user's file instead of a chain; ``chain`` then names it for
+    display (``model.py:block``)."""
     type: Literal["profile"] = "profile"
 
     def settings(self) -> MeasureSettings:

@@ -42,8 +42,10 @@ async def test_demo_walks_every_step_back_and_quits() -> None:
         assert "3N" in captions[3] and format_time_us(compiled.device_time_us) in captions[3]
         where = crossover(comparisons(recorded("sweep").results))
         assert where is not None and f"faster per call from N = {format_size(where)}" in captions[4]
-        await pilot.press("left")
-        assert app.index == len(STEPS) - 2
+        source = find("cpu_source", STEPS[5].chain, 1_000_000, "compiled")
+        assert "compiled 1 kernel" in captions[5] and source.kernels[0].short_name in captions[5]
+        await pilot.press("left", "left")
+        assert app.index == len(STEPS) - 3
         await wait_for(pilot, lambda: step_done(app), what="back")
         assert "triton_poi_fused_add_relu_0" in str(app.query_one("#demo-caption").render())
         await pilot.press("q")

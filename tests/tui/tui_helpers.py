@@ -33,9 +33,11 @@ RECORDINGS = {
     "cpu_matmul_grad": "cpu_matmul_gelu_grad.json",  # the same with grad, eager + compiled
     "cpu_dynamic": "cpu_add_relu_dynamic.json",  # (a + b).relu() at 1e4..1e6, compiled + dynamic
     "cpu_long": "cpu_long_chain.json",  # LONG_CHAIN at 1e4: 12 eager kernels (a table that scrolls)
+    "cpu_source": "cpu_bias_gelu_source.json",  # mlp_block.py:bias_gelu at 1e6 (the demo's own-code step)
 }
-DEFAULT_REPLAY = tuple(name for name, filename in RECORDINGS.items() if filename.startswith("h200_"))
-"""The GPU recordings (the CPU ones overlap them: a replay serves one result per chain x size)."""
+DEFAULT_REPLAY = (*(name for name, filename in RECORDINGS.items() if filename.startswith("h200_")), "cpu_source")
+"""The GPU recordings (the other CPU ones overlap them: a replay serves one result per chain x
+size), and the demo's function of a file, which only the CPU recording has."""
 SEED_CHAIN = "(a + b).relu()"
 LONG_CHAIN = "a.sin().cos().exp().tanh().sigmoid().abs().neg().sqrt().log1p().expm1().relu().square()"
 TEST_TIMING = Timing(eager_delay_s=0.03, compile_delay_s=0.2, stale_grace_s=0.0)

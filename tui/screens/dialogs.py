@@ -1,4 +1,5 @@
-"""Small modal dialogs: a one-line input with validation (sizes, reps, rename), a yes/no, a choice."""
+"""Small modal dialogs: a one-line input with validation (sizes, reps, rename), a yes/no, running a
+file of the user's (its path in full), a choice."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from probes.link.protocol import SourceRef
+from probes.link.safe_text import inert_line
 from tui.widgets.keys_in_order import KeysInOrder, ScreenKeysInOrder
 
 
@@ -90,6 +93,18 @@ class ConfirmDialog(ScreenKeysInOrder, ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class RunFileDialog(ConfirmDialog):
+    """Run a function of the user's own file? Its path in full: the file's code runs (in the
+    worker) only once the user has read where it is and said yes."""
+
+    def __init__(self, ref: SourceRef) -> None:
+        super().__init__(
+            f"Run {ref.name} from this file?\n\n{inert_line(ref.path)}\n\n"
+            "Its Python code runs in the worker process. Run it only if you trust the file."
+        )
+        self.ref = ref
 
 
 class ChoiceDialog(ScreenKeysInOrder, ModalScreen[str | None]):
