@@ -100,7 +100,7 @@ _imported: dict[Path, _Imported] = {}
 """The current version of each file imported by this worker, by resolved path."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SourceChain(ParsedChain):
     """A user's function or module as the engine's chain: ``build_function`` calls it."""
 
