@@ -40,7 +40,9 @@ def triton_launcher(kernel_name: str) -> object:
 
 
 def test_seed_chains_compiled_kernel_shows_tritons_own_launch() -> None:
-    compiled = profile("(a + b).relu()", 10_000_000, ["compiled"])["compiled"]
+    # A size no other test compiles the chain at: Triton's launcher is looked up by kernel name in
+    # the newest of Inductor's modules, which must be this compile's.
+    compiled = profile("(a + b).relu()", 9_999_991, ["compiled"])["compiled"]
     (row,) = compiled.kernels
     launcher = triton_launcher(row.name)
     info = row.launch
