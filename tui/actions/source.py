@@ -26,7 +26,7 @@ from tui.source_file import FileWatch, local_path, source_view
 from tui.widgets.editor import ChainEditor
 from tui.workspace import SourceEntry
 
-POLL_S = 0.05
+POLL_S = 0.02
 """How often the file is looked at: a stat per watched file (a hash only when it changed)."""
 ON_WORKER = "on the worker machine"
 
