@@ -208,11 +208,20 @@ def test_a_spilling_kernel_is_explained_in_one_line() -> None:
 
 
 def test_low_occupancy_is_explained_with_what_limits_it() -> None:
-    gemm = row(NVJET)
-    gemm.launch = launch_from_record(NVJET_ARGS, H200)
-    (line,) = launch_diagnostics([gemm])
-    assert line.startswith(f"{NVJET} has 19% theoretical occupancy (limited by registers)")
+    reduction = row("triton_red_fused_sum_0")
+    reduction.ops = ["sum"]
+    reduction.launch = launch_from_record(NVJET_ARGS, H200)
+    (line,) = launch_diagnostics([reduction])
+    assert line.startswith("triton_red_fused_sum_0 has 19% theoretical occupancy (limited by registers)")
     assert "hide memory latency" in line
+
+
+def test_a_matmuls_low_occupancy_is_its_design_and_says_nothing() -> None:
+    gemm = row(NVJET)
+    gemm.ops = ["mm"]
+    gemm.launch = launch_from_record(NVJET_ARGS, H200)
+    assert gemm.launch is not None and gemm.launch.occupancy is not None and gemm.launch.occupancy < 0.25
+    assert launch_diagnostics([gemm]) == []
 
 
 def test_a_full_occupancy_kernel_without_spills_says_nothing() -> None:
