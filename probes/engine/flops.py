@@ -157,6 +157,15 @@ def split_by_time(total: int, times: list[float]) -> list[int]:
     return [*shares, total - sum(shares)]
 
 
+def ran_every_call(rows: list[KernelRow], calls: list[int]) -> bool:
+    """Whether a compiled call's ATen-run rows of an op (not generated: a generated kernel may do
+    several calls' work in one launch) launch a kernel for each of the op's calls in the eager
+    trace the figures come from. A compile can run an op fewer times than eager does
+    (Inductor's ``addmm`` made an ``mm`` with its bias fused into the next kernel): the eager calls
+    are then not the compiled kernels' work, and their figures stay unknown rather than wrong."""
+    return sum(row.launches_per_call for row in rows) >= len(calls)
+
+
 def shares(rows: list[KernelRow], calls: list[int]) -> list[int]:
     """Each row's part of an op's calls (FLOPs or bytes) in one pass: all of them to the only row
     that ran the op; when the calls are all alike and the rows launch as many kernels per call as
@@ -193,6 +202,9 @@ def assign(
                 claimers = [k for k in claimers if strip_graph_prefix(k.name) not in generated or "_tem_" in k.name]
             # a prim beside ATen ops (Inductor's prims.prepare_softmax_online) is a piece of one of them
             if not claimers or not all(o in COUNTED_OPS for k in claimers for o in k.ops if o.startswith("aten::")):
+                continue
+            extern = not any(strip_graph_prefix(k.name) in generated for k in claimers)
+            if extern and not ran_every_call(claimers, calls):  # a generated kernel fuses calls
                 continue
             for row, share in zip(claimers, shares(claimers, calls), strict=True):
                 row.flops = (row.flops or 0) + share

@@ -353,10 +353,13 @@ def _eager_step(
 
 def _extern_bytes(kernels: list[KernelRow], bytes_by_pass: OpCalls) -> None:
     """Bytes of the compiled call's kernels that ATen runs (not generated): those of the op's
-    calls in the row's pass, where the calls can be told apart (``flops.shares``)."""
+    calls in the row's pass, where the compile ran each of them (``flops.ran_every_call``) and
+    the calls can be told apart (``flops.shares``)."""
     for pass_, calls_by_op in bytes_by_pass.items():
         for op, calls in calls_by_op.items():
             rows = [k for k in kernels if k.pass_ == pass_ and k.bytes is None and k.ops == [op]]
+            if not flops.ran_every_call(rows, calls):
+                continue
             for row, share in zip(rows, flops.shares(rows, calls), strict=True):
                 row.bytes = share
                 row.gbps = share / (row.time_per_call_us * 1e3) if share and row.time_per_call_us > 0 else None
