@@ -41,6 +41,8 @@ def test_a_reading_from_a_busy_machine_makes_the_ratio_unclear_however_tight_its
 def test_readings_whose_reps_drifted_or_whose_interval_is_wide_are_unclear() -> None:
     drifted = ratio(reading("eager", 200.0, reasons=[DRIFT]), reading("compiled", 100.0), "device")
     assert drifted is not None and drifted.text() == "unclear: the readings drifted, re-run"
+    timed = ratio(reading("eager", 200.0, reasons=[DRIFT]), reading("compiled", 100.0), "wall")
+    assert timed is not None and timed.text() == "2.00x", "the timed reps give the wall time: not in doubt"
     wide = ratio(reading("eager", 200.0, spread=0.2), reading("compiled", 100.0, spread=0.2), "wall")
     assert wide is not None and wide.high / wide.low > 1.4
     assert wide.verdict == "unclear" and wide.text() == "unclear: wide spread, re-run"

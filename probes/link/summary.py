@@ -160,7 +160,13 @@ TWO_PROCESSES = "eager and compiled timed in two processes"
 
 
 def unreliable_reason(
-    eager: Measurement, compiled: Measurement, low: float, high: float, *, two_processes: bool = False
+    eager: Measurement,
+    compiled: Measurement,
+    which: Literal["wall", "device"],
+    low: float,
+    high: float,
+    *,
+    two_processes: bool = False,
 ) -> str | None:
     """Why the ratio of two readings is no conclusion whatever its value, or None.
 
@@ -171,12 +177,15 @@ def unreliable_reason(
     does an interval too wide to state a factor. Readings measured in different requests are kept
     apart before they get here (the app pairs readings of one request only). ``two_processes``:
     the two were timed in two processes (the app's eager and compile workers), whose host speed
-    differs by up to 2x, so the wall ratio of a host-bound call says nothing either. The reason
-    carries its advice: "re-run" where a new measurement can help."""
+    differs by up to 2x, so the wall ratio of a host-bound call says nothing either. Kernel times
+    above the wall time (``DRIFT_REASON``) put the profiled reps in doubt, which only the device
+    time comes from: the wall ratio, from the timed reps, stands (on the CPU the profiler's own
+    cost lifts short ops' times above the wall time in most readings). The reason carries its
+    advice: "re-run" where a new measurement can help."""
     reasons = [r for m in (eager, compiled) for r in m.noise_reasons]
     if any(r.startswith(BUSY_REASON) for r in reasons):
         return f"{BUSY_REASON}, re-run"
-    if any(DRIFT_REASON in r for r in reasons):
+    if which == "device" and any(DRIFT_REASON in r for r in reasons):
         return "the readings drifted, re-run"
     if low > 0 and high / low > WIDE_INTERVAL:
         return "wide spread, re-run"
@@ -241,7 +250,7 @@ def ratio(
         return None
     low, high = e25 / c75, e75 / c25
     apart = two_processes and which == "wall"
-    return Ratio(e50 / c50, low, high, unreliable_reason(eager, compiled, low, high, two_processes=apart))
+    return Ratio(e50 / c50, low, high, unreliable_reason(eager, compiled, which, low, high, two_processes=apart))
 
 
 @dataclass(frozen=True)
