@@ -24,7 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, TextArea
 
 from probes.link import fast_paths
-from probes.link.protocol import Measurement, ProfileRequest, Progress, SourceRef
+from probes.link.protocol import ProfileRequest, Progress, SourceRef
 from probes.link.safe_text import inert
 from probes.link.worker_process import EarlyWorker
 from tui import commands, presenter
@@ -35,6 +35,7 @@ from tui.actions.exports import ExportActions
 from tui.actions.grad import GradActions
 from tui.actions.lifecycle import LifecycleActions
 from tui.actions.roofline import RooflineActions
+from tui.actions.running import RunActions
 from tui.actions.settings import SettingsActions
 from tui.actions.source import SourceActions
 from tui.bridge import CompileWorkerStateChanged, WorkerBridge, WorkerEvent
@@ -55,6 +56,7 @@ UNCONFIRMED = "this chain comes from the workspace file and has not run here yet
 
 class KernelTuiApp(
     LifecycleActions,
+    RunActions,
     SettingsActions,
     ChainActions,
     CompareActions,
@@ -255,19 +257,7 @@ class KernelTuiApp(
 
     @on(CompileWorkerStateChanged)
     def _compile_worker_state(self, event: CompileWorkerStateChanged) -> None:
-        if self.closing:
-            return
-        self.session.compiles_apart = self.bridge.compiles_apart()
-        self.session.compile_worker_starting = event.state == "starting"
-        detail = event.detail.replace("the worker ", "the compile worker ", 1)
-        if event.state == "failed":
-            self.message(
-                f"the compile worker did not start: {event.detail}; compiles run in the eager worker", "yellow"
-            )
-        elif event.state == "lost":
-            self.message(f"{detail}; a new one is starting", "yellow")
-        elif event.state == "stopped" and event.detail:
-            self.message(f"{detail}; compiles run in the eager worker", "yellow")
+        self.compile_worker_state_changed(event)
 
     def settings_changed(self, what: str) -> None:
         self.schedule_save()
@@ -333,14 +323,6 @@ class KernelTuiApp(
         if not self.closing:
             self.query_one(StatusBar).set(message=text, message_style=style)
 
-    def still_timing(self, results: list[Measurement], then: str) -> bool:
-        """Whether any of ``results`` still has its wall time being timed (said, with what to do
-        ``then``): what keeps or writes figures for good waits the moment it takes."""
-        timing = [m.mode for m in results if m.wall_pending]
-        if timing:
-            self.message(f"{', '.join(timing)}: its wall time is being timed; {then} in a moment", "yellow")
-        return bool(timing)
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in commands.LETTER_ACTIONS and isinstance(self.focused, (TextArea, Input)):
             return False  # typed as text there
@@ -356,51 +338,8 @@ class KernelTuiApp(
             yield command
         yield from (c for c in super().get_system_commands(screen) if c.title not in titles)
 
-    # -- running, quitting, help ---------------------------------------------------------------
-
-    def action_run_now(self) -> None:
-        if self.session.ready is None:
-            self.retry_link()
-            self.session.held = None
-            return
-        self.apply(self.session.run_now(time.monotonic()))
-
-    def action_sweep(self) -> None:
-        if self.query_one(Workbench).compact:
-            self.show_view("sweep")
-        self.apply(self.session.start_sweep(time.monotonic()))
-
-    def action_stop(self) -> None:
-        self.apply(self.session.stop())
-
-    async def action_interrupt(self) -> None:
-        if self.session.running():
-            self.action_stop()
-            self.message("stopped (ctrl+c again, or ctrl+q, quits)", "yellow")
-        else:
-            await self.action_quit()
-
-    def action_edit(self) -> None:
-        self.screen.set_focus(self.query_one(ChainEditor))
-
-    def action_leave_editor(self) -> None:
-        bench = self.query_one(Workbench)
-        if bench.compact and bench.view != "kernels":
-            self.show_view(bench.view)
-        else:
-            self.query_one(KernelPane).focus_table()
-
     @on(KernelPane.KernelChosen)
     def _kernel_chosen(self, event: KernelPane.KernelChosen) -> None:
         from tui.screens.kernel_detail import KernelDetail  # rich.syntax: kept off start-up
 
         self.push_screen(KernelDetail(event.measurement, event.row))
-
-    def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
-
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(commands.help_rows()))
-
-    def action_help_key(self) -> None:
-        self.action_help()

@@ -23,7 +23,7 @@ from textual.timer import Timer
 from probes.link.safe_text import inert_line
 from tui import presenter
 from tui.actions.host import AppHost
-from tui.bridge import WorkerStateChanged
+from tui.bridge import CompileWorkerStateChanged, WorkerStateChanged
 from tui.debug_log import log_error
 from tui.driver import driver_class
 from tui.link_state import WorkerLink
@@ -99,6 +99,23 @@ class LifecycleActions(AppHost):
         self.query_one(StatusBar).set(
             worker_state=view.phase, worker_words=view.words, worker_short=view.short, worker_why=view.why
         )
+
+    def compile_worker_state_changed(self, event: CompileWorkerStateChanged) -> None:
+        """The compile worker started, failed, was lost or stopped: the session knows where compiles
+        run, and the status bar says what happened."""
+        if self.closing:
+            return
+        self.session.compiles_apart = self.bridge.compiles_apart()
+        self.session.compile_worker_starting = event.state == "starting"
+        detail = event.detail.replace("the worker ", "the compile worker ", 1)
+        if event.state == "failed":
+            self.message(
+                f"the compile worker did not start: {event.detail}; compiles run in the eager worker", "yellow"
+            )
+        elif event.state == "lost":
+            self.message(f"{detail}; a new one is starting", "yellow")
+        elif event.state == "stopped" and event.detail:
+            self.message(f"{detail}; compiles run in the eager worker", "yellow")
 
     def retry_link(self) -> None:
         """ctrl+r while no worker answers: start one now (not while one starts); a start that
