@@ -172,9 +172,9 @@ def unreliable_reason(
 
     The interval of a ratio covers the spread inside each reading, not what moved between them: a
     reading taken while other processes loaded the cores, or one whose own reps drifted, can be off
-    by a factor that no interval shows (on a loaded 2-core machine the same pair read 66x and, when
-    quieter, 2.3x). So such a reading makes the ratio "unclear" however tight its interval, and so
-    does an interval too wide to state a factor. Readings measured in different requests are kept
+    by a factor that no interval shows (docs/measuring.md has a pair read at 66x and at 2.3x). So
+    such a reading makes the ratio "unclear" however tight its interval, and so does an interval
+    too wide to state a factor. Readings measured in different requests are kept
     apart before they get here (the app pairs readings of one request only). ``two_processes``:
     the two were timed in two processes (the app's eager and compile workers), whose host speed
     differs by up to 2x, so the wall ratio of a host-bound call says nothing either. Kernel times
