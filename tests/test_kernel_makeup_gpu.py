@@ -109,3 +109,10 @@ def test_eager_peak_memory_is_above_compiled_by_the_intermediate(n: int) -> None
     assert compiled.peak_memory_bytes == pytest.approx(array, abs=rounding), "the output alone"
     assert eager.peak_memory_bytes is not None and compiled.peak_memory_bytes is not None
     assert eager.peak_memory_bytes - compiled.peak_memory_bytes == pytest.approx(array, abs=rounding)
+
+
+def test_a_cuda_graph_modes_peak_is_unknown_not_zero() -> None:
+    """A CUDA graph's memory pool is taken at capture: a replay allocates almost nothing, which is
+    not the chain's peak."""
+    graphed = profile("(a + b).relu() * c", 1_000_000, ["reduce-overhead"])["reduce-overhead"]
+    assert graphed.ran_compiled and graphed.peak_memory_bytes is None

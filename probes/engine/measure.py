@@ -27,6 +27,7 @@ from probes.engine import flops
 from probes.engine.bytes_moved import KernelKey, compiled_bytes, eager_bytes, op_nodes
 from probes.engine.compiling import (
     CHAIN_NAMESPACE,
+    CUDA_GRAPH_MODES,
     GRAD_SEED,
     PreparedCall,
     backward_of,
@@ -254,7 +255,13 @@ def _collect(
                 on_rows(got)
             got.wall = measure_wall_time(prepared.call, device, plan, flush)
             got.load = load_window.stop()
-            got.peak = measure_peak_memory(prepared.call, prepared.profiled_call or prepared.call, device)
+            cuda_graphs = mode in CUDA_GRAPH_MODES and device.type == "cuda"
+            # a CUDA graph's memory pool is taken at capture: a replay's peak would read ~0, not unknown
+            got.peak = (
+                PeakMemory(None)
+                if cuda_graphs
+                else measure_peak_memory(prepared.call, prepared.profiled_call or prepared.call, device)
+            )
             return got
     finally:
         if set_up is not None:

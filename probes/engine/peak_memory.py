@@ -9,7 +9,8 @@ extra call outside the timed reps:
   call, ``max_memory_allocated`` after it, less ``memory_allocated`` before it). Exact in the
   allocator's units: its blocks round a request up to 512 bytes. Under CUDA graphs
   (reduce-overhead, max-autotune) the graph's memory pool is taken at capture: a replay allocates
-  only what lies outside it, and reads near zero.
+  only what lies outside it and would read near zero, so the engine leaves those modes' peak
+  unknown.
 - **CPU**: torch's CPU allocator keeps no peak, so the call runs once under a profile that records
   memory (``profile_memory``); the peak is the largest running total of its allocations and
   frees. The profile costs a few milliseconds, once per measurement.
