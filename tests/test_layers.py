@@ -18,6 +18,7 @@ from probes.engine import inputs as engine_inputs
 from probes.engine.inputs import differentiable, input_specs, make_inputs, make_layer_tensors
 from probes.engine.sweep import run_profile
 from probes.engine.trace import recording_ops
+from probes.link.kernel_names import strip_graph_prefix
 from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, RequestDone, RequestFailed
 
 NAMESPACE: dict[str, object] = {"torch": torch, "F": F}
@@ -214,7 +215,8 @@ def profile(
 
 def figures(m: Measurement) -> dict[str, Any]:
     """What must be equal between two spellings of one computation: the kernels (name, pass,
-    launches), the bytes and FLOPs of each pass, the counts, the bytes per call and the input
+    launches; a compiled kernel's name without the ``graph_N_`` its compile is told apart by), the
+    bytes and FLOPs of each pass, the counts, the bytes per call and the input
     bytes; on the CPU each kernel's own bytes and FLOPs too. Where one op launches several CUDA
     kernels (cuBLAS's split-K GEMM and its reduction) the op's bytes and FLOPs are shared among
     them by their measured times, which differ a little from one run to the next."""
@@ -226,7 +228,8 @@ def figures(m: Measurement) -> dict[str, Any]:
         totals[1] += k.flops or 0
     return {
         "kernels": sorted(
-            (k.name, k.pass_, k.launches_per_call) + ((k.bytes, k.flops) if per_kernel else ()) for k in m.kernels
+            (strip_graph_prefix(k.name), k.pass_, k.launches_per_call) + ((k.bytes, k.flops) if per_kernel else ())
+            for k in m.kernels
         ),
         "bytes_and_flops_by_pass": by_pass,
         "kernels_per_call": m.kernels_per_call,
