@@ -9,7 +9,7 @@ worst more slowly or with a detail unknown, rather than breaking on an internal 
 
 Public torch APIs (``torch.compile``, ``torch.profiler``, ``torch.compiler``, ``torch.cuda``) are
 used where they are needed, not here. This module imports nothing of torch at import: each function
-imports what it touches, when it is called, as the engine did before it came here.
+imports what it touches, when it is called.
 """
 
 from __future__ import annotations

@@ -144,7 +144,19 @@ class _Requests:
         return False
 
 
-def serve(recordings: Recordings, delay: float) -> int:
+def _wait_for_file(requests: _Requests, request_id: str, path: Path, seconds: float = 120.0) -> bool:
+    """Wait until ``path`` exists (a test's go-ahead), at most ``seconds``; False once cancelled."""
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        if not requests.wait(request_id, 0.02):
+            return False
+    return True
+
+
+def serve(recordings: Recordings, delay: float, hold_wall_time: Path | None = None) -> int:
+    """Answer requests from ``recordings``; with ``hold_wall_time``, a request's last result (the
+    wall time that follows its rows) waits until that file exists, so a test can look at the
+    rows-only state for as long as it needs on however loaded a machine."""
     out = sys.stdout
     lock = threading.Lock()
 
@@ -163,10 +175,17 @@ def serve(recordings: Recordings, delay: float) -> int:
         elif isinstance(message, WarmupRequest) or message.id in requests.cancelled:
             send(RequestDone(message.id, cancelled=message.id in requests.cancelled))
         else:
-            for event in recordings.answer(message, delay):
-                if isinstance(event, MeasurementResult) and not requests.wait(message.id, delay):
-                    send(RequestDone(message.id, cancelled=True))
-                    break
+            events = recordings.answer(message, delay)
+            results = [e for e in events if isinstance(e, MeasurementResult)]
+            for event in events:
+                if isinstance(event, MeasurementResult):
+                    held = hold_wall_time is not None and len(results) > 1 and event is results[-1]
+                    go_on = requests.wait(message.id, delay) and (
+                        hold_wall_time is None or not held or _wait_for_file(requests, message.id, hold_wall_time)
+                    )
+                    if not go_on:
+                        send(RequestDone(message.id, cancelled=True))
+                        break
                 send(event)
     return 0
 
@@ -175,12 +194,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = SafeParser(prog="python -m probes.link.replay", description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="+", type=Path, help="JSON reports from kernel-tui profile --json")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before each result (to watch streaming)")
+    parser.add_argument(
+        "--hold-wall-time",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="send each request's last result only once FILE exists",
+    )
     args = parser.parse_args(argv)
     try:
         recordings = Recordings.load(args.reports)
     except (UnreadableFile, ProtocolError) as exc:
         parser.error(str(exc))
-    return serve(recordings, args.delay)
+    return serve(recordings, args.delay, args.hold_wall_time)
 
 
 if __name__ == "__main__":

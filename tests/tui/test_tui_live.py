@@ -135,7 +135,7 @@ async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernel
         assert any("mul_sum" in ops.row_cells(i)[-1].plain for i in range(ops.row_count))
 
 
-async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> None:
+async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app, tmp_path) -> None:
     """A new text's compiled rows show as soon as the worker has profiled them: kernels and device
     time, the wall time "timing…" (no ratio of it in the headline, no pin or export of it) until it
     comes."""
@@ -143,11 +143,13 @@ async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> No
 
     from probes.link.summary import format_time_us
 
-    # 1.5 s before each result: the window between the rows and their wall time outlasts a loaded
-    # machine's pilot presses (0.5 s did not, once in a CI run)
-    app = make_app(worker_command=replay_command(delay=1.5))
+    # The wall times wait for this file, so the rows-only state lasts as long as the test looks.
+    go_ahead = tmp_path / "send-wall-times"
+    app = make_app(worker_command=replay_command(hold_wall_time=go_ahead))
     async with app.run_test(size=(120, 40)) as pilot:
+        go_ahead.touch()
         await wait_for(pilot, lambda: focus_done(app), what="results")
+        go_ahead.unlink()
         app.query_one(ChainEditor).load_text("(a * b).sum()")
 
         def rows_without_wall_time() -> bool:
@@ -164,6 +166,7 @@ async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app) -> No
         assert "wall time is being timed" in app.messages[-1][0] and app.workspace.pins == {}
         await pilot.press("J")  # nor a report, whose wall column would be empty for good
         assert "export in a moment" in app.messages[-1][0] and not list(app.export_dir.glob("*.json"))
+        go_ahead.touch()
         await wait_for(pilot, lambda: focus_done(app), what="the wall time")
         await pilot.pause()
         whole = next(m for m in recorded("mul_sum").results if m.mode == "compiled" and m.size == 1_000_000)

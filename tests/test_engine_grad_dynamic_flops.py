@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 
 def profile(chain: str, sizes: list[int], modes: list[str], **kwargs: object) -> dict[tuple[int, str], Measurement]:
     events: list = []
-    run_profile(ProfileRequest(id="p2", chain=chain, sizes=sizes, modes=modes, device="cpu", **kwargs), events.append)
+    run_profile(ProfileRequest(id="grad-dynamic-flops", chain=chain, sizes=sizes, modes=modes, device="cpu", **kwargs), events.append)
     assert isinstance(events[-1], RequestDone)
     failures = [e for e in events if isinstance(e, RequestFailed)]
     assert not failures, failures
