@@ -115,6 +115,19 @@ def test_the_architecture_cites_every_package_of_the_tree() -> None:
     assert uncited == []
 
 
+def test_the_architecture_cites_every_module_of_the_tree() -> None:
+    """A reader looking for where something lives finds every module in ARCHITECTURE.md."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    cited = cited_paths(text) | {f"{m.replace('.', '/')}.py" for m in cited_modules(text)}
+    modules = {
+        str(source.relative_to(ROOT))
+        for package in PACKAGES
+        for source in (ROOT / package).rglob("*.py")
+        if source.name != "__init__.py"
+    }
+    assert sorted(modules - cited) == []
+
+
 def test_a_missing_module_file_or_name_is_found(tmp_path: Path) -> None:
     (tmp_path / "probes" / "link").mkdir(parents=True)
     (tmp_path / "probes" / "__init__.py").write_text("")
