@@ -19,6 +19,7 @@ WHEELS ?= /opt/wheels
 ARGS ?=
 STAMP := $(VENV)/.installed
 PIP := $(VENV)/bin/python -m pip
+SHELL := bash
 
 # pytest exits 5 when it collected nothing: a wrong path or marker must not pass.
 define pytest
@@ -28,38 +29,45 @@ endef
 
 .PHONY: run test test-fast lint profile clean
 
+# Set-up says each step as it starts, and each file of a megabyte or more that pip downloads, with
+# its size; pip's whole output is kept in $(VENV)/pip.log and its end shown when a step fails.
 $(STAMP): pyproject.toml
-	@set -e; \
+	@set -eo pipefail; \
+	step() { echo "$$1"; shift; \
+		if ! $(PIP) install --progress-bar off "$$@" 2>&1 | tee $(VENV)/pip.log \
+			| { grep --line-buffered -E '^ *Downloading .*\([0-9.]+ [MG]B\)' | sed -u -E 's/^ *Downloading /  downloading /' || true; }; then \
+			echo "pip failed; the end of $(VENV)/pip.log:"; tail -20 $(VENV)/pip.log; exit 1; \
+		fi; }; \
+	new_venv() { echo "making the virtual environment $(VENV)"; $(PYTHON) -m venv $(VENV); }; \
 	if [ -n "$(TORCH)" ]; then \
-		[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV); \
-		echo "installing torch $(TORCH) into $(VENV)"; \
-		$(PIP) install -q "torch==$(TORCH)"; \
+		[ -x $(VENV)/bin/python ] || new_venv; \
+		step "installing torch $(TORCH) into $(VENV)" "torch==$(TORCH)"; \
 	elif [ -x $(VENV)/bin/python ] && $(VENV)/bin/python -c "import torch" 2>/dev/null; then \
 		echo "reusing the venv's torch"; \
 	elif $(PYTHON) -c "import torch" 2>/dev/null; then \
-		$(PYTHON) -m venv $(VENV); \
-		$(PYTHON) -c "import pathlib, torch; print(pathlib.Path(torch.__file__).parents[1])" \
+		new_venv; \
+		$(PYTHON) -W ignore -c "import pathlib, torch; print(pathlib.Path(torch.__file__).parents[1])" \
 			> "$$($(VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/reuse-torch.pth"; \
 		echo "reusing $(PYTHON)'s torch"; \
 	else \
-		[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV); \
+		[ -x $(VENV)/bin/python ] || new_venv; \
 		if nvidia-smi >/dev/null 2>&1; then \
-			echo "no torch found: installing torch $(NEW_TORCH) from PyPI (the CUDA build)"; \
-			$(PIP) install -q "torch==$(NEW_TORCH)"; \
+			step "no torch found: installing torch $(NEW_TORCH) from PyPI (the CUDA build, several GB)" "torch==$(NEW_TORCH)"; \
 		elif ls $(WHEELS)/torch-$(NEW_TORCH)+cpu-*.whl >/dev/null 2>&1; then \
-			echo "no torch found: installing torch $(NEW_TORCH)+cpu from $(WHEELS)"; \
-			$(PIP) install -q --find-links $(WHEELS) "torch==$(NEW_TORCH)+cpu"; \
+			step "no torch found: installing torch $(NEW_TORCH)+cpu from $(WHEELS) (about 190 MB)" \
+				--find-links $(WHEELS) "torch==$(NEW_TORCH)+cpu"; \
 		else \
-			echo "no torch found: installing torch $(NEW_TORCH)+cpu from PyTorch's CPU index"; \
-			$(PIP) install -q --index-url https://download.pytorch.org/whl/cpu "torch==$(NEW_TORCH)+cpu"; \
+			step "no torch found: installing torch $(NEW_TORCH)+cpu from PyTorch's CPU index (about 190 MB)" \
+				--index-url https://download.pytorch.org/whl/cpu "torch==$(NEW_TORCH)+cpu"; \
 		fi; \
 	fi; \
-	version=$$($(VENV)/bin/python -c "import torch, importlib.metadata as m; print(m.version('torch'))" 2>/dev/null) || \
+	version=$$($(VENV)/bin/python -W ignore -c "import torch, importlib.metadata as m; print(m.version('torch'))" 2>/dev/null) || \
 		{ echo "torch does not import in $(VENV):"; $(VENV)/bin/python -c "import torch"; exit 1; }; \
-	echo "torch $$version stays: pip installs the project with it pinned"; \
 	echo "torch==$$version" > $(VENV)/torch-pin.txt; \
-	$(PIP) install -q -c $(VENV)/torch-pin.txt -e ".[dev]"; \
-	touch $(STAMP)
+	step "installing kernel-tui and its tools with torch $$version pinned (a few tens of MB)" \
+		-c $(VENV)/torch-pin.txt -e ".[dev]"; \
+	touch $(STAMP); \
+	echo "set up in $(VENV)"
 
 run: $(STAMP)
 	$(VENV)/bin/kernel-tui $(ARGS)
