@@ -15,7 +15,8 @@ pytestmark = pytest.mark.slow
 
 def profile(chain: str, sizes: list[int], modes: list[str], **kwargs: object) -> dict[tuple[int, str], Measurement]:
     events: list = []
-    run_profile(ProfileRequest(id="grad-dynamic-flops", chain=chain, sizes=sizes, modes=modes, device="cpu", **kwargs), events.append)
+    request = ProfileRequest(id="grad-dynamic-flops", chain=chain, sizes=sizes, modes=modes, device="cpu", **kwargs)
+    run_profile(request, events.append)
     assert isinstance(events[-1], RequestDone)
     failures = [e for e in events if isinstance(e, RequestFailed)]
     assert not failures, failures

@@ -78,7 +78,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory, source: Path) -> tuple[P
     return venv, given
 
 
-def test_the_wheel_carries_every_module_and_the_stylesheet(source: Path, tmp_path: Path) -> None:
+def test_the_wheel_carries_every_module_the_stylesheet_and_the_typing_marker(source: Path, tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), source],
         check=True,
@@ -89,6 +89,7 @@ def test_the_wheel_carries_every_module_and_the_stylesheet(source: Path, tmp_pat
     packaged = {name for name in zipfile.ZipFile(wheel).namelist() if name.startswith(("probes/", "tui/"))}
     files = {str(p.relative_to(ROOT)) for package in ("probes", "tui") for p in (ROOT / package).rglob("*.py")}
     files |= {str(p.relative_to(ROOT)) for p in (ROOT / "tui").rglob("*.tcss")}
+    files |= {"probes/py.typed", "tui/py.typed"}
     assert packaged == files
 
 
