@@ -8,7 +8,9 @@ does for a chain.
 
 Importing. The file's text is read once (a regular file of bounded size), hashed, compiled under its
 own path and run as a module of a unique name, with the file's folder on ``sys.path`` for that
-import only, so that its sibling modules import. Those siblings are recorded with their hashes: a
+import only, so that its sibling modules import. The folder comes after the installed packages: a
+``numpy.py`` beside the file never shadows the numpy torch imports (each measurement says which
+siblings are passed over so). Those siblings are recorded with their hashes: a
 request re-imports when the file or any of them changed, dropping the stale siblings from
 ``sys.modules`` first. Bytecode is neither read for the file (its text is compiled as read) nor
 written for the siblings, so a save within the same second as the last import is never hidden
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import inspect
 import re
 import sys
@@ -76,6 +79,8 @@ class _Imported:
     """The file's and each sibling module's hash when imported: a change re-imports."""
     siblings: list[str]
     """The modules of the file's folder this import added to ``sys.modules``."""
+    shadowed: list[str] = field(default_factory=list)
+    """The modules of the file's folder that an import finds elsewhere first."""
     built: dict[tuple[str, str, str, bool], _Target] = field(default_factory=dict)
 
     @property
@@ -167,11 +172,30 @@ def _forget(imported: _Imported) -> None:
         sys.modules.pop(name, None)
 
 
+def _shadowed(folder: Path) -> list[str]:
+    """The modules of ``folder`` (``name.py``, ``name/__init__.py``) that an import finds elsewhere
+    first: the folder is searched after the installed packages."""
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    names = {e.stem for e in entries if e.suffix == ".py"} | {e.name for e in entries if (e / "__init__.py").is_file()}
+    shadowed = []
+    for name in sorted(n for n in names if n.isidentifier()):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.origin is not None and not _is_under(Path(spec.origin).resolve(), folder):
+            shadowed.append(name)
+    return shadowed
+
+
 @contextmanager
 def _folder_importable(folder: Path) -> Iterator[None]:
-    """The file's folder first on ``sys.path`` and no bytecode written, for one import only."""
+    """The file's folder last on ``sys.path`` and no bytecode written, for one import only."""
     wrote_bytecode = sys.dont_write_bytecode
-    sys.path.insert(0, str(folder))
+    sys.path.append(str(folder))
     sys.dont_write_bytecode = True
     importlib.invalidate_caches()  # a sibling written since the last import is found
     try:
@@ -242,7 +266,7 @@ def _import(path: Path) -> _Imported:
     folder = path.parent
     before = set(sys.modules)
     sys.modules[name] = module
-    imported = _Imported(module, {path: sha}, [])
+    imported = _Imported(module, {path: sha}, [], _shadowed(folder))
     try:
         with _folder_importable(folder):
             code = compile(data, str(path), "exec", dont_inherit=True)
@@ -396,6 +420,15 @@ def load_source(ref: SourceRef, device: torch.device, dtype: str, grad: bool, la
         files=imported.files,
         on_device=on_device,
         on_meta=_meta_target(imported, value, dtype, name),
+        notes=[_shadowed_note(path, imported.shadowed)] if imported.shadowed else [],
+    )
+
+
+def _shadowed_note(path: Path, names: list[str]) -> str:
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return inert_line(
+        f"{shown} beside {path.name} not imported from there: installed modules come first "
+        "(the file's folder is searched after the installed packages)"
     )
 
 

@@ -1,6 +1,6 @@
 """The probe process: JSON lines on stdin/stdout, one request at a time.
 
-``python -m probes.engine.worker`` imports torch, initialises the default device (so that the first
+``python -P -m probes.engine.worker`` imports torch, initialises the default device (so that the first
 request does not pay for it), announces itself with ``WorkerReady`` and then serves requests in
 order. Anything a library prints goes to stderr: stdout carries protocol lines only.
 
@@ -527,9 +527,16 @@ def _initialise_device(driver_context: threading.Thread | None = None) -> None:
         raise failure[0]
 
 
+SAFE_PATH_ENV = "PYTHONSAFEPATH"
+"""Set in the worker's own environment, so that every Python process it starts (Inductor's compile
+workers, the bytecode filler, a user's subprocess) imports nothing from the folder it starts in,
+as the worker itself does (``python -P``); a worker started over SSH sets it too."""
+
+
 def main(argv: list[str] | None = None) -> int:
+    os.environ[SAFE_PATH_ENV] = "1"
     driver_context = start_driver_context()  # beside torch's import, which follows
-    parser = argparse.ArgumentParser(prog="python -m probes.engine.worker", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -P -m probes.engine.worker", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--stuck-s",
         type=float,
