@@ -21,7 +21,7 @@ from probes.engine.inputs import input_specs, make_inputs
 from probes.engine.measure import apply_peak, measure
 from probes.engine.memory_guard import check_memory, free_memory, release_memory
 from probes.engine.timing import L2Flusher
-from probes.engine.user_source import SourceChain, check_source_memory, load_source, located
+from probes.engine.user_source import SourceChain, check_source_memory, load_source, located, over_budget
 from probes.engine.watchdog import CALL_BUDGET, CallOverBudget
 from probes.link.protocol import (
     ChainErrorInfo,
@@ -169,6 +169,7 @@ def _run_profile(
     before_compile: Callable[[Progress], None],
 ) -> None:
     rid = request.id
+    CALL_BUDGET.limit_s = request.call_budget_s  # for the user's code besides its measured calls
     modes = list(dict.fromkeys(request.modes))  # eager,eager measures once
     try:
         parsed = parse_chain(request.chain) if request.source is None else None
@@ -264,10 +265,11 @@ def _run_profile(
                             grad=request.grad,
                             on_rows=early_rows if request.rows_before_wall_time(str(device)) else None,
                         )
-                except CallOverBudget:
+                except CallOverBudget as exc:
                     # A larger N, or the other modes at this one, would run as long: the request ends,
-                    # with one line for all that is left (the line names the size and the mode).
-                    emit(RequestFailed(rid, ChainErrorInfo("stuck", CALL_BUDGET.message())))
+                    # with one line for all that is left (the line names the size and the mode, or
+                    # where in the user's file it was stopped).
+                    emit(RequestFailed(rid, over_budget(chain, exc)))
                     release_memory(device, full=True)
                     stop = True
                     break
