@@ -272,8 +272,7 @@ SLOW_PARTS = {  # each loop on one line: the line where it is stopped is that on
     ),
     "factory": ("def make():\n    while True: pass\n\n\nblock = make\n", 2, "make"),
     "exception text": (
-        "class Odd(Exception):\n    def __str__(self):\n        while True: pass\n\n\n"
-        "def block(x):\n    raise Odd()\n",
+        "class Odd(Exception):\n    def __str__(self):\n        while True: pass\n\n\ndef block(x):\n    raise Odd()\n",
         3,
         "__str__",
     ),
