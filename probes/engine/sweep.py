@@ -6,6 +6,7 @@ This is the library entry point: the worker, ``kernel-tui profile`` and a notebo
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 
@@ -14,7 +15,7 @@ import torch
 from probes.chain.expr import ChainError, ParsedChain, parse_chain
 from probes.engine import bandwidth, flops, torch_compat
 from probes.engine.compute_peak import compute_peak, compute_refresh_due
-from probes.engine.device_lock import importing_compiler
+from probes.engine.device_lock import importing_compiler, saying_waits
 from probes.engine.diagnostics import capturing
 from probes.engine.errors import Cancelled, DevicePoisoned, MeasureError
 from probes.engine.inputs import input_specs, make_inputs
@@ -131,12 +132,20 @@ def run_profile(
     (the worker) must exit so that a fresh process gets a fresh CUDA context. What torch reports
     outside a measurement (sizing the chain on meta tensors) joins each result's diagnostics.
     """
-    with capturing() as outside:
+    step: list[Progress] = [Progress(request.id, "starting", "inputs")]
+    """The request's last step, said again once a wait for the device ends."""
+
+    def say_wait(words: str | None) -> None:
+        emit(step[0] if words is None else dataclasses.replace(step[0], message=words, stage="waiting"))
+
+    with capturing() as outside, saying_waits(say_wait):
 
         def emit_with_diagnostics(event: Event) -> None:
             if isinstance(event, MeasurementResult):
                 known = event.measurement.diagnostics
                 known[:0] = [line for line in outside if line not in known]
+            if isinstance(event, Progress):
+                step[0] = event
             emit(event)
 
         _run_profile(request, emit_with_diagnostics, cancelled, before_compile)
