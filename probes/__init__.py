@@ -8,7 +8,7 @@ Three sub-packages, split along the torch line:
   state files, the summaries drawn from results); the app imports only this side and the chain
   language.
 - ``probes.engine``: the torch engine (``probes.engine.sweep.run_profile``) and the worker process
-  around it (``python -m probes.engine.worker``).
+  around it (``python -P -m probes.engine.worker``).
 
 ``probes.cli`` is the headless client (``kernel-tui profile``).
 """

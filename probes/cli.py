@@ -317,8 +317,13 @@ class _Run:
         self.by_size: dict[int, list[Measurement]] = {}
         self.ready: WorkerReady | None = None
         self.status = err.status("starting the worker") if err.is_terminal and not as_json else None
+        self.said_wait = False
+        """Whether a wait for the device (held by another process) was said."""
 
     def on_event(self, event: Event) -> None:
+        if isinstance(event, Progress) and event.stage == "waiting" and not self.said_wait:
+            self.said_wait = True  # once: a sweep may wait at each size
+            self.err.print(Text(f"{inert_line(event.message)}; ctrl+c to stop"), highlight=False, soft_wrap=True)
         if isinstance(event, Progress) and self.status is not None:
             self.status.update(Text(f"{inert_line(event.message)} ({event.step}/{event.total})"))
         elif isinstance(event, MeasurementResult):

@@ -4,8 +4,13 @@ except for Inductor's own benchmarks."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+import re
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -213,3 +218,96 @@ def test_noting_the_timed_reps_end_keeps_the_device_held() -> None:
         device_lock.device_lock("cuda:3").mark_timed()
         assert taken_elsewhere("cuda:3")
     assert not taken_elsewhere("cuda:3")
+
+
+HOLDER = """\
+import time
+from probes.engine.device_lock import device_lock
+with device_lock("cpu").measuring():
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def hold_cpu_elsewhere(cache: Path) -> subprocess.Popen[str]:
+    """Another process that holds the CPU's lock (as a second kernel-tui measuring) until killed."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER],
+        env={**os.environ, "KERNEL_TUI_CACHE_DIR": str(cache)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+def end(holder: subprocess.Popen[str]) -> None:
+    """kill -9: its flock goes with it, whatever its note beside the lock still says."""
+    holder.kill()
+    holder.wait()
+    if holder.stdout is not None:
+        holder.stdout.close()
+
+
+def test_a_wait_for_a_device_another_process_holds_says_who_and_since_when(tmp_path: Path) -> None:
+    holder = hold_cpu_elsewhere(tmp_path)
+    said: list[str | None] = []
+    held: list[bool] = []
+
+    def measure() -> None:
+        with measuring("cpu"):
+            held.append(taken_elsewhere("cpu"))
+
+    try:
+        with device_lock.saying_waits(said.append):
+            waiter = threading.Thread(target=measure)
+            waiter.start()
+            deadline = time.monotonic() + 5
+            while not said and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert said and said[0] is not None
+            assert re.fullmatch(
+                rf"waiting for cpu: \S+ \(pid {os.getpid()}\) measures there since \d\d:\d\d:\d\d", said[0]
+            ), said[0]
+            holder.kill()
+            waiter.join(5)
+            assert not waiter.is_alive() and said[1:] == [None] and held == [True]
+    finally:
+        end(holder)
+
+
+def test_a_holder_killed_leaves_no_wait_behind(tmp_path: Path) -> None:
+    end(hold_cpu_elsewhere(tmp_path))
+    said: list[str | None] = []
+    with device_lock.saying_waits(said.append), measuring("cpu"):
+        assert taken_elsewhere("cpu")
+    assert said == []
+
+
+@pytest.mark.slow
+def test_the_headless_command_says_once_who_holds_the_device_and_measures_once_it_is_free(tmp_path: Path) -> None:
+    holder = hold_cpu_elsewhere(tmp_path / "cache")
+    env = {**os.environ, "KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache"), "KERNEL_TUI_STATE_DIR": str(tmp_path)}
+    argv = ["profile", "a + b", "--device", "cpu", "--sizes", "1e3,1e4", "--modes", "eager", "--json"]
+    try:
+        with subprocess.Popen(
+            [str(Path(sys.executable).with_name("kernel-tui")), *argv],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as profile:
+            assert profile.stderr is not None
+            line = profile.stderr.readline()
+            assert re.fullmatch(
+                rf"waiting for cpu: \S+ \(pid {os.getpid()}\) measures there since \d\d:\d\d:\d\d; ctrl\+c to stop\n",
+                line,
+            ), line
+            holder.kill()
+            out, err = profile.communicate(timeout=120)
+            assert profile.returncode == 0, err
+            assert "waiting" not in err  # said once
+            assert len(json.loads(out)["results"]) == 2
+    finally:
+        end(holder)

@@ -8,6 +8,7 @@ import asyncio
 import json
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from probes.cli import main
 from probes.link.client import WorkerClient
 from probes.link.protocol import MeasurementResult, ProfileRequest, RequestFailed, SourceRef
+from probes.link.settings import DEFAULT_CALL_BUDGET_S
 from probes.link.source_spec import parse_source_spec
 
 WAIT_S = 120
@@ -179,8 +181,10 @@ async def client(tmp_path: Path):
     await client.close()
 
 
-async def measure(client: WorkerClient, ref: SourceRef) -> list:
-    request = ProfileRequest(client.new_id(), ref.label, sizes=[1000], modes=["eager"], device="cpu", reps=3)
+async def measure(client: WorkerClient, ref: SourceRef, budget_s: float = DEFAULT_CALL_BUDGET_S) -> list:
+    request = ProfileRequest(
+        client.new_id(), ref.label, sizes=[1000], modes=["eager"], device="cpu", reps=3, call_budget_s=budget_s
+    )
     request.source = ref
 
     async def gather() -> list:
@@ -256,3 +260,52 @@ def test_the_worker_drops_only_the_modules_its_import_added(tmp_path: Path) -> N
     assert "sibling_for_test" not in sys.modules  # the stale sibling is gone
     assert "json" in sys.modules  # what was there before stays
     assert first.identity != second.identity and first.ref.sha256 != second.ref.sha256
+
+
+SLOW_PARTS = {  # each loop on one line: the line where it is stopped is that one
+    "import": ("import torch\nwhile True: pass\n\n\ndef block(x):\n    return x\n", 2, "its import"),
+    "constructor": (
+        "from torch import nn\n\n\nclass block(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        while True: pass\n",
+        7,
+        "__init__",
+    ),
+    "factory": ("def make():\n    while True: pass\n\n\nblock = make\n", 2, "make"),
+    "exception text": (
+        "class Odd(Exception):\n    def __str__(self):\n        while True: pass\n\n\ndef block(x):\n    raise Odd()\n",
+        3,
+        "__str__",
+    ),
+    "a sleep that never returns to Python": (
+        "import time\nfrom torch import nn\n\n\nclass block(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        time.sleep(3600)\n",
+        8,
+        "__init__",
+    ),
+}
+
+
+@pytest.mark.slow
+async def test_the_users_code_past_the_budget_anywhere_is_one_line_at_its_line_and_the_next_run_works(
+    tmp_path: Path,
+) -> None:
+    """Its import, its constructor or factory, the text of what it raises: each is one call's
+    budget, and past it one line says where the code was; a sleep in C code that the stop cannot
+    reach costs the worker, which is replaced."""
+    budget_s = 1.0
+    client = WorkerClient(env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")})
+    await asyncio.wait_for(client.start(), WAIT_S)
+    try:
+        for number, (text, line, where) in enumerate(SLOW_PARTS.values()):
+            model = write(tmp_path / f"model{number}.py", text)
+            ref = SourceRef(str(model), "block", ["x: [N]"])
+            started = time.monotonic()
+            events = await measure(client, ref, budget_s)
+            took = time.monotonic() - started
+            assert failures(events) == [f"{model.name}:{line}: took longer than {budget_s:g} s (in {where})"]
+            assert took < budget_s + 10
+            write(model, "def block(x):\n    return x.sin()\n")
+            (fixed,) = results(await measure(client, ref, budget_s))
+            assert [k.short_name for k in fixed.kernels] == ["aten::sin"]
+    finally:
+        await client.close()

@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n", dest="focus_size", help="the size profiled on every edit (default 1e6)")
     parser.add_argument("--reps", type=int, help="timing reps (default: sized to the kernel time)")
     parser.add_argument(
-        "--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -m probes.engine.worker'"
+        "--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -P -m probes.engine.worker'"
     )
     parser.add_argument("--workspace", type=Path, help="the workspace file to open (default: the autosaved one)")
     parser.add_argument(
@@ -192,7 +192,7 @@ def build_demo_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtype", choices=DTYPES, default="fp32", help="dtype of the inputs (default fp32)")
     parser.add_argument("--reps", type=int, help="timing reps (default: sized to the kernel time)")
     parser.add_argument(
-        "--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -m probes.engine.worker'"
+        "--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -P -m probes.engine.worker'"
     )
     parser.add_argument(
         "--replay",
@@ -205,11 +205,13 @@ def build_demo_parser() -> argparse.ArgumentParser:
 
 
 def _worker_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str] | str | None:
+    from probes.link.worker_process import python_module
+
     command: list[str] | str | None = args.worker_cmd
     if args.replay:
         for path in args.replay:
             _check_report(parser, path)
-        command = [sys.executable, "-m", "probes.link.replay", *map(str, args.replay)]
+        command = python_module("probes.link.replay", *map(str, args.replay))
     elif isinstance(command, str):
         try:
             if not shlex.split(command):

@@ -16,7 +16,10 @@ ModeActivity = Literal["", "waiting", "starting", "measuring", "compiling", "aft
 
 
 def step_activity(progress: Progress) -> ModeActivity:
-    """A worker's step as a mode's activity: importing the compiler is part of compiling."""
+    """A worker's step as a mode's activity: importing the compiler is part of compiling; a wait
+    for the device (another process measures there) is waiting."""
+    if progress.stage == "waiting":
+        return "waiting"
     return "compiling" if progress.stage in ("importing", "compiling") else "measuring"
 
 

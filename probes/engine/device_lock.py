@@ -12,13 +12,24 @@ benchmarks of candidate kernels run on the device then, and they take the lock b
 benchmark. That is a fast path (``probes.link.fast_paths``): without it, or where Inductor's
 benchmarks cannot be reached, a compile holds the lock. On the CPU, a compile uses the cores a
 measurement times, so it always keeps the lock.
+
+A wait is said. Each holder writes who it is beside the lock (``HOLDER_SUFFIX``: its client's pid
+and program, and since when it holds the device); a process that finds the device held for longer
+than ``SAY_AFTER_S`` says so through the hook of ``saying_waits`` ("waiting for cpu: kernel-tui (pid
+4242) measures there since 12:01:07"), unless the holder is its own client's other worker. The
+wait tries again every ``POLL_S`` rather than blocking in the kernel, so a stop (an edit typed over
+the request) reaches the waiting thread at once. A holder that died holds nothing: its ``flock``
+went with its process, whatever its note beside the lock still says.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +42,38 @@ except ImportError:  # Windows: no flock; one process measures at a time there o
 
 from probes.engine import torch_compat
 from probes.link import fast_paths
+from probes.link.safe_text import inert_line
 from probes.link.state_files import user_cache_dir
+
+POLL_S = 0.05
+"""How often a wait for a device held by another process tries again."""
+SAY_AFTER_S = 0.5
+"""A wait this long is said (shorter ones are another process between two measurements)."""
+HOLDER_SUFFIX = ".holder"
+"""Beside ``cpu.lock``, ``cpu.lock.holder``: JSON ``{"pid", "command", "since"}`` of its holder."""
+
+Say = Callable[[str | None], None]
+"""Told the words of a wait as it starts to be said, and None once the device is taken."""
+_say: Say | None = None
+
+
+@functools.cache
+def _client() -> tuple[int, str]:
+    """This worker's client (its parent: the app or ``kernel-tui profile``): pid and program name."""
+    pid = os.getppid()
+    try:
+        with open(f"/proc/{pid}/comm") as comm:
+            return pid, comm.read().strip()
+    except OSError:
+        return pid, "kernel-tui"
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 class DeviceLock:
@@ -40,9 +82,11 @@ class DeviceLock:
     thread that lets it go (a compile, ``released``) lets go of its own holds only, not of one
     another thread is in the middle of (the profiler's set-up beside that compile)."""
 
-    def __init__(self, path: Path | None) -> None:
-        """``path`` None: a lock that locks nothing (its file could not be made)."""
+    def __init__(self, path: Path | None, name: str = "") -> None:
+        """``path`` None: a lock that locks nothing (its file could not be made). ``name``: the
+        device's (``cpu``, ``cuda:0``)."""
         self.path = path
+        self.name = name
         self._fd: int | None = None
         self._depths: dict[int, int] = {}
         """Holds by thread (``threading.get_ident()``)."""
@@ -56,10 +100,71 @@ class DeviceLock:
         if fcntl is None or self.path is None or self._fd is not None:
             return
         try:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError:
             return  # a measurement is never refused for want of a lock file
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            if not _try_lock(fd):
+                self._wait(fd)
+        except BaseException:  # stopped while waiting: nothing is held
+            os.close(fd)
+            raise
+        self._fd = fd
+        self._write_holder()
+
+    def _wait(self, fd: int) -> None:
+        """Wait for the device, saying so once the wait lasts (when someone else holds it)."""
+        say, said = _say, False
+        started = time.monotonic()
+        while not _try_lock(fd):
+            if say is not None and not said and time.monotonic() - started > SAY_AFTER_S:
+                words = self.waiting_words()
+                if words is not None:
+                    say(words)
+                    said = True
+            time.sleep(POLL_S)
+        if said and say is not None:
+            say(None)
+
+    def _holder_path(self) -> Path | None:
+        return self.path.with_name(self.path.name + HOLDER_SUFFIX) if self.path is not None else None
+
+    def _write_holder(self) -> None:
+        """Note who holds the device now, for the processes that will wait for it."""
+        path = self._holder_path()
+        if path is None:
+            return
+        pid, command = _client()
+        note = json.dumps({"pid": pid, "command": command, "since": time.time()}).encode()
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            try:
+                os.write(fd, note)
+            finally:
+                os.close(fd)
+
+    def waiting_words(self) -> str | None:
+        """ "waiting for cpu: kernel-tui (pid 4242) measures there since 12:01:07" (the holder's
+        note, inert: another process wrote it); None when the holder is this worker's own client's
+        other worker (the app's pair take turns all the time)."""
+        path = self._holder_path()
+        try:
+            if path is None:
+                raise OSError("no note")
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                note = json.loads(os.read(fd, 4096))
+            finally:
+                os.close(fd)
+            pid, command, since = note["pid"], note["command"], note["since"]
+            if not (isinstance(pid, int) and isinstance(command, str) and isinstance(since, (int, float))):
+                raise ValueError("not a holder's note")
+            when = time.strftime("%H:%M:%S", time.localtime(since))
+        except (OSError, ValueError, KeyError, TypeError, OverflowError):
+            return inert_line(f"waiting for {self.name}: another process measures there")
+        if pid == _client()[0]:
+            return None
+        return inert_line(f"waiting for {self.name}: {command[:40]} (pid {pid}) measures there since {when}")
 
     def _unlock(self) -> None:
         if self._fd is not None:
@@ -147,8 +252,19 @@ def device_lock(device: object) -> DeviceLock:
         except OSError:
             _locks[name] = DeviceLock(None)
         else:
-            _locks[name] = DeviceLock(directory / f"{name.replace(':', '-')}.lock")
+            _locks[name] = DeviceLock(directory / f"{name.replace(':', '-')}.lock", name)
     return _locks[name]
+
+
+@contextmanager
+def saying_waits(say: Say) -> Iterator[None]:
+    """Within the block, a wait for a device that someone else holds is said through ``say``."""
+    global _say
+    outer, _say = _say, say
+    try:
+        yield
+    finally:
+        _say = outer
 
 
 def release_all() -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from probes.engine import torch_compat
+from probes.engine.watchdog import text_of
 from probes.link.protocol import ChainErrorInfo, ErrorKind
 
 CUDA_POISON_MARKERS = (
@@ -44,7 +45,7 @@ class Cancelled(Exception):
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
+    text = text_of(exc).strip() or type(exc).__name__
     for line in text.splitlines():
         line = line.strip()
         if line and not line.startswith(("While executing", "Original traceback", "from user code")):
@@ -109,7 +110,7 @@ def _user_cause(exc: BaseException) -> BaseException:
 def classify_failure(exc: BaseException, mode: str) -> MeasureError:
     """Turn whatever running the chain raised into a plain-words error of the right kind."""
     message = _first_line(exc if mode == "eager" else _user_cause(exc))
-    full = str(exc)
+    full = text_of(exc)
     if isinstance(exc, torch.OutOfMemoryError) or "out of memory" in full.lower():
         return MeasureError(ChainErrorInfo("memory", f"out of memory: {message}"))
     if isinstance(exc, MemoryError):  # Python itself ([0] * 10 ** 10)

@@ -34,7 +34,7 @@ from probes.engine import torch_compat
 from probes.engine.errors import MeasureError, classify_failure
 from probes.engine.inputs import InputSpec, input_specs, layer_bytes, meta_inputs
 from probes.engine.trace import OpTrace, RecordingMode
-from probes.engine.watchdog import WATCH, ChainStuck, stuck_message
+from probes.engine.watchdog import WATCH, ChainStuck, stuck_message, text_of
 from probes.link import fast_paths
 from probes.link.protocol import ChainErrorInfo
 
@@ -279,7 +279,7 @@ def _reads_values(message: str) -> bool:
 def _cannot_size(exc: Exception, failed_op: str | None) -> str | None:
     """Why the guard cannot size the chain, when the meta run failed for want of a meta version
     of an op or of a data-dependent size (None: a real error the device would raise as well)."""
-    text = str(exc)
+    text = text_of(exc)
     if "repeat_interleave" in text:
         return "repeat_interleave with tensor repeats makes a size that depends on the data: give output_size="
     if isinstance(exc, NotImplementedError) or "meta" in text.lower():
@@ -307,7 +307,7 @@ def trace_on_meta(fn: Callable[..., Any], metas: list[torch.Tensor], n: int) -> 
         raise
     except Exception as exc:  # whatever the chain raises becomes one plain line
         info = classify_failure(exc, "eager").info
-        if _reads_values(str(exc)):
+        if _reads_values(text_of(exc)):
             info = ChainErrorInfo("rejected", _READS_VALUES, info.line)
         elif why := _cannot_size(exc, mode.failed_op if mode else None):
             info = ChainErrorInfo("memory", f"{why}; it was not run", info.line)

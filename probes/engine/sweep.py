@@ -6,6 +6,7 @@ This is the library entry point: the worker, ``kernel-tui profile`` and a notebo
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 
@@ -14,14 +15,14 @@ import torch
 from probes.chain.expr import ChainError, ParsedChain, parse_chain
 from probes.engine import bandwidth, flops, torch_compat
 from probes.engine.compute_peak import compute_peak, compute_refresh_due
-from probes.engine.device_lock import importing_compiler
+from probes.engine.device_lock import importing_compiler, saying_waits
 from probes.engine.diagnostics import capturing
 from probes.engine.errors import Cancelled, DevicePoisoned, MeasureError
 from probes.engine.inputs import input_specs, make_inputs
 from probes.engine.measure import apply_peak, measure
 from probes.engine.memory_guard import check_memory, free_memory, release_memory
 from probes.engine.timing import L2Flusher
-from probes.engine.user_source import SourceChain, check_source_memory, load_source, located
+from probes.engine.user_source import SourceChain, check_source_memory, load_source, located, over_budget
 from probes.engine.watchdog import CALL_BUDGET, CallOverBudget
 from probes.link.protocol import (
     ChainErrorInfo,
@@ -131,12 +132,20 @@ def run_profile(
     (the worker) must exit so that a fresh process gets a fresh CUDA context. What torch reports
     outside a measurement (sizing the chain on meta tensors) joins each result's diagnostics.
     """
-    with capturing() as outside:
+    step: list[Progress] = [Progress(request.id, "starting", "inputs")]
+    """The request's last step, said again once a wait for the device ends."""
+
+    def say_wait(words: str | None) -> None:
+        emit(step[0] if words is None else dataclasses.replace(step[0], message=words, stage="waiting"))
+
+    with capturing() as outside, saying_waits(say_wait):
 
         def emit_with_diagnostics(event: Event) -> None:
             if isinstance(event, MeasurementResult):
                 known = event.measurement.diagnostics
                 known[:0] = [line for line in outside if line not in known]
+            if isinstance(event, Progress):
+                step[0] = event
             emit(event)
 
         _run_profile(request, emit_with_diagnostics, cancelled, before_compile)
@@ -169,6 +178,7 @@ def _run_profile(
     before_compile: Callable[[Progress], None],
 ) -> None:
     rid = request.id
+    CALL_BUDGET.limit_s = request.call_budget_s  # for the user's code besides its measured calls
     modes = list(dict.fromkeys(request.modes))  # eager,eager measures once
     try:
         parsed = parse_chain(request.chain) if request.source is None else None
@@ -264,10 +274,11 @@ def _run_profile(
                             grad=request.grad,
                             on_rows=early_rows if request.rows_before_wall_time(str(device)) else None,
                         )
-                except CallOverBudget:
+                except CallOverBudget as exc:
                     # A larger N, or the other modes at this one, would run as long: the request ends,
-                    # with one line for all that is left (the line names the size and the mode).
-                    emit(RequestFailed(rid, ChainErrorInfo("stuck", CALL_BUDGET.message())))
+                    # with one line for all that is left (the line names the size and the mode, or
+                    # where in the user's file it was stopped).
+                    emit(RequestFailed(rid, over_budget(chain, exc)))
                     release_memory(device, full=True)
                     stop = True
                     break

@@ -8,7 +8,9 @@ does for a chain.
 
 Importing. The file's text is read once (a regular file of bounded size), hashed, compiled under its
 own path and run as a module of a unique name, with the file's folder on ``sys.path`` for that
-import only, so that its sibling modules import. Those siblings are recorded with their hashes: a
+import only, so that its sibling modules import. The folder comes after the installed packages: a
+``numpy.py`` beside the file never shadows the numpy torch imports (each measurement says which
+siblings are passed over so). Those siblings are recorded with their hashes: a
 request re-imports when the file or any of them changed, dropping the stale siblings from
 ``sys.modules`` first. Bytecode is neither read for the file (its text is compiled as read) nor
 written for the siblings, so a save within the same second as the last import is never hidden
@@ -29,12 +31,18 @@ watch and the worker's out-of-memory handling.
 
 Errors. Whatever the user's code raises (a SyntaxError on import, an exception at run time) is one
 line, ``model.py:LINE: ExcType: message``, at the deepest frame inside the user's files.
+
+The budget. Every part of the user's code runs under the call budget (``CALL_BUDGET.user_code``):
+its import, its constructor or factory, the text of what it raises (``text_of``), as the measured
+calls do. Past it: ``model.py:LINE: took longer than 5 s (in __init__)``, where it was stopped.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
+import importlib.util
 import inspect
 import re
 import sys
@@ -54,7 +62,7 @@ from probes.engine.errors import MeasureError
 from probes.engine.inputs import TORCH_DTYPES
 from probes.engine.memory_guard import check_memory
 from probes.engine.trace import OpTrace
-from probes.engine.watchdog import WATCH, ChainStuck
+from probes.engine.watchdog import CALL_BUDGET, CallOverBudget, text_of
 from probes.link.protocol import ChainErrorInfo, ErrorKind, SourceRef
 from probes.link.safe_files import MIB, UnreadableFile, read_user_bytes
 from probes.link.safe_text import inert_line
@@ -76,6 +84,8 @@ class _Imported:
     """The file's and each sibling module's hash when imported: a change re-imports."""
     siblings: list[str]
     """The modules of the file's folder this import added to ``sys.modules``."""
+    shadowed: list[str] = field(default_factory=list)
+    """The modules of the file's folder that an import finds elsewhere first."""
     built: dict[tuple[str, str, str, bool], _Target] = field(default_factory=dict)
 
     @property
@@ -114,6 +124,11 @@ class SourceChain(ParsedChain):
     """None when the code cannot even be built on meta: the memory guard is skipped."""
     notes: list[str] = field(default_factory=list)
     """What each of its measurements should say besides (the memory guard skipped, and why)."""
+
+    @property
+    def folder(self) -> Path:
+        """The user's file's folder: frames there are the user's code."""
+        return _folder(self.files)
 
     @property
     def parameters(self) -> tuple[torch.Tensor, ...]:
@@ -156,6 +171,11 @@ def _module_file(module: object) -> Path | None:
     return Path(file).resolve() if isinstance(file, str) else None
 
 
+def _folder(files: frozenset[Path]) -> Path:
+    """The folder of a user's file, from its files (the file and the siblings beside it)."""
+    return min(files, key=lambda file: len(file.parts)).parent
+
+
 def _is_under(path: Path | None, folder: Path) -> bool:
     return path is not None and path.is_relative_to(folder)
 
@@ -167,11 +187,30 @@ def _forget(imported: _Imported) -> None:
         sys.modules.pop(name, None)
 
 
+def _shadowed(folder: Path) -> list[str]:
+    """The modules of ``folder`` (``name.py``, ``name/__init__.py``) that an import finds elsewhere
+    first: the folder is searched after the installed packages."""
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    names = {e.stem for e in entries if e.suffix == ".py"} | {e.name for e in entries if (e / "__init__.py").is_file()}
+    shadowed = []
+    for name in sorted(n for n in names if n.isidentifier()):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.origin is not None and not _is_under(Path(spec.origin).resolve(), folder):
+            shadowed.append(name)
+    return shadowed
+
+
 @contextmanager
 def _folder_importable(folder: Path) -> Iterator[None]:
-    """The file's folder first on ``sys.path`` and no bytecode written, for one import only."""
+    """The file's folder last on ``sys.path`` and no bytecode written, for one import only."""
     wrote_bytecode = sys.dont_write_bytecode
-    sys.path.insert(0, str(folder))
+    sys.path.append(str(folder))
     sys.dont_write_bytecode = True
     importlib.invalidate_caches()  # a sibling written since the last import is found
     try:
@@ -211,17 +250,34 @@ def _user_frame(exc: BaseException, files: frozenset[Path]) -> tuple[Path, int] 
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if frame.lineno is not None and Path(frame.filename) in files:
             return Path(frame.filename), frame.lineno
-    quoted = [m for m in _FILE_LINE.finditer(str(exc)) if Path(m["file"]) in files]
+    quoted = [m for m in _FILE_LINE.finditer(text_of(exc)) if Path(m["file"]) in files]
     if quoted:
         return Path(quoted[-1]["file"]), int(quoted[-1]["line"])
     return None
 
 
 def _first_line(exc: BaseException) -> str:
-    for line in str(exc).splitlines():
+    for line in text_of(exc).splitlines():
         if line.strip() and not line.strip().startswith(("from user code", "While executing")):
             return line.strip()[:300]
     return type(exc).__name__
+
+
+def _over_budget(folder: Path, what: str, stack: traceback.StackSummary) -> str:
+    """``model.py:LINE: took longer than 5 s (in __init__)``, at the deepest frame of ``stack`` in
+    the user's folder; ``what`` took longer, where none is."""
+    inside = [frame for frame in stack if frame.lineno is not None and _is_under(Path(frame.filename), folder)]
+    limit = f"took longer than {CALL_BUDGET.limit_s:g} s"
+    if not inside:
+        return inert_line(f"{what} {limit}")
+    frame = inside[-1]
+    where = "its import" if frame.name == "<module>" else frame.name
+    return inert_line(f"{Path(frame.filename).name}:{frame.lineno}: {limit} (in {where})")
+
+
+def _stopped(folder: Path, what: str, exc: CallOverBudget) -> ChainErrorInfo:
+    """The line for a user's code stopped past its budget, where it was stopped."""
+    return ChainErrorInfo("stuck", _over_budget(folder, what, traceback.extract_tb(exc.__traceback__)))
 
 
 def _user_failure(exc: BaseException, files: frozenset[Path], what: str) -> ChainError:
@@ -242,17 +298,15 @@ def _import(path: Path) -> _Imported:
     folder = path.parent
     before = set(sys.modules)
     sys.modules[name] = module
-    imported = _Imported(module, {path: sha}, [])
+    imported = _Imported(module, {path: sha}, [], _shadowed(folder))
     try:
         with _folder_importable(folder):
             code = compile(data, str(path), "exec", dont_inherit=True)
-            with WATCH.watching():
+            with CALL_BUDGET.user_code(functools.partial(_over_budget, folder, f"importing {path.name}")):
                 exec(code, module.__dict__)  # the user named this file: it is theirs to run
-    except ChainStuck:
+    except CallOverBudget:
         _forget(_with_siblings(imported, before, folder))
-        raise ChainError(
-            ChainErrorInfo("stuck", f"importing {path.name} ran over {WATCH.limit_s:g} s: stopped")
-        ) from None
+        raise
     except Exception as exc:  # the user's code may raise anything: one line
         failed = _with_siblings(imported, before, folder)
         _forget(failed)
@@ -328,7 +382,7 @@ def _build(value: Any, device: torch.device, dtype: str, grad: bool, files: froz
     else:
         return _Target(value)
     try:
-        with torch.device(device):
+        with torch.device(device), CALL_BUDGET.user_code(functools.partial(_over_budget, _folder(files), label)):
             module = factory()
     except Exception as exc:  # the user's constructor may raise anything
         raise _user_failure(exc, files, f"building {label}") from None
@@ -381,10 +435,14 @@ def load_source(ref: SourceRef, device: torch.device, dtype: str, grad: bool, la
     one line (``model.py:LINE: ...`` for an error in the user's code)."""
     inputs = parse_inputs(ref.inputs)
     path = _resolve(ref)
-    imported = _fresh(path)
-    value = _named(imported, ref, path)
     name = f"{path.name}:{ref.name}"
-    on_device = _target(imported, value, device, dtype, grad, name)
+    try:
+        imported = _fresh(path)
+        value = _named(imported, ref, path)
+        on_device = _target(imported, value, device, dtype, grad, name)
+        on_meta = _meta_target(imported, value, dtype, name)
+    except CallOverBudget as exc:
+        raise ChainError(_stopped(path.parent, name, exc)) from None
     _check_arity(on_device.call, len(inputs), name)
     hashes = ",".join(imported.hashes[file] for file in sorted(imported.hashes))
     return SourceChain(
@@ -395,7 +453,16 @@ def load_source(ref: SourceRef, device: torch.device, dtype: str, grad: bool, la
         identity=f"{name}\n{hashes}\n{dtype}",
         files=imported.files,
         on_device=on_device,
-        on_meta=_meta_target(imported, value, dtype, name),
+        on_meta=on_meta,
+        notes=[_shadowed_note(path, imported.shadowed)] if imported.shadowed else [],
+    )
+
+
+def _shadowed_note(path: Path, names: list[str]) -> str:
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return inert_line(
+        f"{shown} beside {path.name} not imported from there: installed modules come first "
+        "(the file's folder is searched after the installed packages)"
     )
 
 
@@ -408,6 +475,8 @@ def check_source_memory(chain: SourceChain, n: int, dtype: str, device: torch.de
         return None
     try:
         return check_memory(chain, n, dtype, device)
+    except CallOverBudget as exc:
+        raise ChainError(_stopped(chain.folder, chain.text, exc)) from None
     except ChainError as exc:
         if exc.info.kind == "rejected":
             _note(chain, "it reads a tensor's values in Python")
@@ -432,8 +501,21 @@ def located(chain: ParsedChain, exc: ChainError | MeasureError) -> ChainErrorInf
     came from there; a chain's as it is."""
     if not isinstance(chain, SourceChain):
         return exc.info
-    found = _located(exc, chain.files, exc.info.kind)
+    try:
+        found = _located(exc, chain.files, exc.info.kind)
+    except CallOverBudget as stopped:
+        return _stopped(chain.folder, chain.text, stopped)
     return found if found is not None else exc.info
+
+
+def over_budget(chain: ParsedChain, exc: CallOverBudget) -> ChainErrorInfo:
+    """A measurement stopped past the call budget: at its line in the user's file when ``chain``
+    is one and the stop came there, else the budget's line naming the size and the mode."""
+    if isinstance(chain, SourceChain):
+        stack = traceback.extract_tb(exc.__traceback__)
+        if any(_is_under(Path(frame.filename), chain.folder) for frame in stack):
+            return ChainErrorInfo("stuck", _over_budget(chain.folder, chain.text, stack))
+    return ChainErrorInfo("stuck", CALL_BUDGET.message())
 
 
 def grad_parameters(chain: ParsedChain) -> list[torch.Tensor]:

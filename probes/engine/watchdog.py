@@ -17,11 +17,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 
 from probes.link.protocol import EXIT_STUCK
+from probes.link.settings import DEFAULT_CALL_BUDGET_S
 
 STUCK_S = 30.0
 """Plain Python this long between two tensor ops of the meta trace stops the chain."""
@@ -124,6 +127,10 @@ class CallOverBudget(Interrupted):
     """One call of the chain ran past its budget (``CallBudget``)."""
 
 
+Describe = Callable[[traceback.StackSummary], str]
+"""The line that says where a user's code was when it ran past its budget, from its stack."""
+
+
 def over_budget_message(size: int, limit_s: float, mode: str | None = None) -> str:
     shown = f"{size:.0e}".replace("e+0", "e").replace("e+", "e") if size >= 10**5 else f"{size:,}"
     what = f"one call of the chain ({mode})" if mode else "one call of the chain"
@@ -154,6 +161,8 @@ class CallBudget:
     def __init__(self, grace_s: float = 1.0, poll_s: float = 0.05) -> None:
         self.grace_s = grace_s
         self.poll_s = poll_s
+        self.limit_s = DEFAULT_CALL_BUDGET_S
+        """The budget of the request in hand (the sweep sets it), for ``user_code``."""
         self.on_unstoppable: Callable[[str], None] = exit_stuck
         self._lock = threading.Lock()
         self._active = threading.Event()
@@ -164,15 +173,19 @@ class CallBudget:
         self._started: float | None = None
         self._allowed_s = 0.0
         self._fired_at: float | None = None
+        self._describe: Describe | None = None
         self._monitor: threading.Thread | None = None
 
     @contextlib.contextmanager
-    def watching(self, limit_s: float, size: int, mode: str | None = None) -> Iterator[None]:
+    def watching(
+        self, limit_s: float, size: int, mode: str | None = None, describe: Describe | None = None
+    ) -> Iterator[None]:
         """Budget the calls the calling thread marks inside the block at ``limit_s`` each; a call
-        past it raises CallOverBudget out of the block."""
+        past it raises CallOverBudget out of the block. ``describe``: the line of the last resort,
+        from where the thread was when stopped (else ``message()``)."""
         with self._lock:
             self._thread_id = threading.get_ident()
-            self._limit_s, self._size, self._mode = limit_s, size, mode
+            self._limit_s, self._size, self._mode, self._describe = limit_s, size, mode, describe
             self._started, self._fired_at = None, None
             if self._monitor is None:
                 self._monitor = threading.Thread(target=self._run, name="call-budget", daemon=True)
@@ -194,9 +207,10 @@ class CallBudget:
             self._allowed_s = self._limit_s * count
             self._started = time.monotonic()
 
-    def end(self) -> None:
+    def end(self, *, raising: bool = True) -> None:
         """The block ended: raises CallOverBudget when the budget ran out meanwhile (once, even
-        where the monitor's raise has not fired yet)."""
+        where the monitor's raise has not fired yet); ``raising=False`` where the one it raised is
+        on its way out already."""
         if self._started is None or self._thread_id != threading.get_ident():
             return
         with self._lock:
@@ -204,17 +218,34 @@ class CallBudget:
             fired = self._fired_at is not None
             if fired:
                 clear_in_thread(threading.get_ident())  # raised here instead, once
-        if fired:
+        if fired and raising:
             raise CallOverBudget
 
     @contextlib.contextmanager
     def calls(self, count: int = 1) -> Iterator[None]:
-        """Mark a block of ``count`` back-to-back calls (the budget is ``count`` times one call's)."""
+        """Mark a block of ``count`` back-to-back calls (the budget is ``count`` times one call's).
+        The stop that fired inside goes on as it is, with the frame where it fired."""
         self.start(count)
         try:
             yield
+        except CallOverBudget:
+            self.end(raising=False)
+            raise
         finally:
             self.end()
+
+    @contextlib.contextmanager
+    def user_code(self, describe: Describe | None = None) -> Iterator[None]:
+        """A stretch of a user's own code besides its measured calls (its file's import, its
+        constructor or factory, the text of an exception it raised), budgeted as one call: one more
+        call inside a measurement, else a watch of its own at ``limit_s``, whose last resort says
+        ``describe``'s line."""
+        if self._thread_id == threading.get_ident():
+            with self.calls():
+                yield
+            return
+        with self.watching(self.limit_s, 0, describe=describe), self.calls():
+            yield
 
     def compile_started(self) -> None:
         """A compile begins (in any thread): a call of the watched thread stops its clock."""
@@ -243,11 +274,26 @@ class CallBudget:
                     continue
                 if now - self._fired_at <= self.grace_s:
                     continue
-                message = self.message()
+                message = self._last_words(thread_id)
                 self._started = None
             self.on_unstoppable(message)
+
+    def _last_words(self, thread_id: int) -> str:
+        """The last resort's line: ``describe``'s, from where the stuck thread is (this thread runs,
+        so the stuck one is in C code without the GIL and its frame holds still), else ``message()``."""
+        frame = sys._current_frames().get(thread_id)
+        if self._describe is None or frame is None:
+            return self.message()
+        return self._describe(traceback.extract_stack(frame))
 
 
 CALL_BUDGET = CallBudget()
 """The process's call budget: the sweep watches each measurement, the timing loops mark the calls;
 the worker sets its last resort."""
+
+
+def text_of(exc: BaseException) -> str:
+    """``str(exc)`` under the call budget: an exception of a user's file may compute its text in
+    Python of its own (CallOverBudget past the budget)."""
+    with CALL_BUDGET.user_code():
+        return str(exc)

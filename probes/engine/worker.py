@@ -1,6 +1,6 @@
 """The probe process: JSON lines on stdin/stdout, one request at a time.
 
-``python -m probes.engine.worker`` imports torch, initialises the default device (so that the first
+``python -P -m probes.engine.worker`` imports torch, initialises the default device (so that the first
 request does not pay for it), announces itself with ``WorkerReady`` and then serves requests in
 order. Anything a library prints goes to stderr: stdout carries protocol lines only.
 
@@ -20,6 +20,9 @@ guard's watch (probes.engine.watchdog), which answers in one line; when it canno
 says so and exits with ``EXIT_STUCK``. So does one call of the chain past its time budget
 (``CALL_BUDGET``) that does not return to Python: an op that releases the GIL keeps the heartbeats
 coming, so only the budget sees it.
+
+Its lifeline (probes.engine.lifeline), a process of its own that needs no GIL, kills it with its
+compilers once its client is gone, even inside a C call that holds the GIL.
 
 Exit codes (``probes.link.protocol``): 0 on shutdown, and at the end of its input (killed with its
 process group when it leads one), at once, whatever it is doing;
@@ -48,6 +51,7 @@ from typing import IO, Any
 from probes.engine import torch_compat
 from probes.engine.child_processes import kill_compilers
 from probes.engine.driver_context import start_driver_context
+from probes.engine.lifeline import start_lifeline
 from probes.engine.watchdog import (
     CALL_BUDGET,
     WATCH,
@@ -527,9 +531,18 @@ def _initialise_device(driver_context: threading.Thread | None = None) -> None:
         raise failure[0]
 
 
+SAFE_PATH_ENV = "PYTHONSAFEPATH"
+"""Set in the worker's own environment, so that every Python process it starts (Inductor's compile
+workers, the bytecode filler, a user's subprocess) imports nothing from the folder it starts in,
+as the worker itself does (``python -P``); a worker started over SSH sets it too."""
+
+
 def main(argv: list[str] | None = None) -> int:
+    os.environ[SAFE_PATH_ENV] = "1"
+    start_lifeline()  # first, while this process has one thread
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)  # a hang-up ends it, even when its client ignores one
     driver_context = start_driver_context()  # beside torch's import, which follows
-    parser = argparse.ArgumentParser(prog="python -m probes.engine.worker", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -P -m probes.engine.worker", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--stuck-s",
         type=float,

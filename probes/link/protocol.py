@@ -31,7 +31,7 @@ from probes.link.settings import (
 from probes.link.settings import DEFAULT_SIZES as DEFAULT_SIZES
 from probes.link.settings import MODES as MODES
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 """Bumped whenever a message changes shape; ``WorkerReady.protocol`` carries the worker's."""
 
 EXIT_DEVICE_POISONED = 3
@@ -42,10 +42,11 @@ EXIT_STUCK = 4
 ErrorKind = Literal["syntax", "rejected", "input", "runtime", "memory", "compile", "worker", "link", "replay", "stuck"]
 KernelKind = Literal["kernel", "memcpy", "memset"]
 Pass = Literal["forward", "backward"]
-Stage = Literal["peak", "inputs", "importing", "compiling", "measuring", "replaying", "warmup"]
+Stage = Literal["peak", "inputs", "importing", "compiling", "measuring", "replaying", "warmup", "waiting"]
 """What a request is doing now: measuring the device's peaks, making inputs, importing the
 compiler (once per worker, never stopped halfway: a cancel takes effect when it ends), compiling
-(slow, GIL released), measuring, replaying a recording, or warming Inductor up in the background."""
+(slow, GIL released), measuring, replaying a recording, warming Inductor up in the background, or
+waiting for a device another process measures on (the message says who)."""
 
 
 def json_name(name: str) -> dict[str, str]:

@@ -31,13 +31,16 @@ STREAM_LIMIT = 64 * 1024 * 1024
 """The longest line read from the worker (a result with generated kernel sources is long)."""
 
 
+def python_module(module: str, *args: str) -> list[str]:
+    """``python -P -m module args``: this interpreter, run with a safe import path (``-P``), so
+    that nothing of the folder it starts in is imported: a project's own ``numpy.py`` or
+    ``probes.py`` never shadows what the worker or torch imports, and never runs."""
+    return [sys.executable, "-P", "-m", module, *args]
+
+
 def worker_command(command: list[str] | str | None) -> list[str]:
     """The command line: a list as given, a string split as a shell would, or the local worker."""
-    return (
-        shlex.split(command)
-        if isinstance(command, str)
-        else (command or [sys.executable, "-m", "probes.engine.worker"])
-    )
+    return shlex.split(command) if isinstance(command, str) else (command or python_module("probes.engine.worker"))
 
 
 def worker_environment(command: list[str], extra: dict[str, str] | None = None) -> dict[str, str]:

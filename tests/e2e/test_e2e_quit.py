@@ -13,7 +13,7 @@ import re
 import time
 from pathlib import Path
 
-from app_terminal import STARTUP_S, AppTerminal, alive, pane_text, status_text
+from app_terminal import STARTUP_S, AppTerminal, alive, cpu_args, pane_text, status_text
 
 QUIT_BOUND_S = 5.0
 
@@ -64,6 +64,14 @@ def test_quit_mid_sweep(tmp_path: Path) -> None:
         assert quit_now(app) < QUIT_BOUND_S
 
 
+def assert_all_end(processes: list[int]) -> None:
+    """Every one of ``processes`` ends within QUIT_BOUND_S of the terminal closing."""
+    deadline = time.monotonic() + QUIT_BOUND_S
+    while (left := [pid for pid in processes if alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not left, f"processes left {QUIT_BOUND_S} s after the terminal closed: {left}"
+
+
 def test_a_closed_terminal_mid_compile_leaves_no_worker_behind(tmp_path: Path) -> None:
     """A terminal window closed, or an SSH link dropped, kills the app without a word: its worker
     must end with it, not finish a compile (seconds, saying nothing that would fail) for nobody."""
@@ -71,7 +79,23 @@ def test_a_closed_terminal_mid_compile_leaves_no_worker_behind(tmp_path: Path) -
         app.wait_for(lambda s: "compiling and measuring" in status_text(s), timeout=STARTUP_S, what="a compile")
         processes = app.remember_processes()
         app.hang_up()
-        deadline = time.monotonic() + QUIT_BOUND_S
-        while (left := [pid for pid in processes if alive(pid)]) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not left, f"processes left {QUIT_BOUND_S} s after the terminal closed: {left}"
+        assert_all_end(processes)
+
+
+def test_a_closed_terminal_while_the_users_code_holds_the_gil_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """The user's file inside one C call that holds the GIL (a regular expression backtracking for
+    hours): the worker cannot run a line of Python, yet it ends with the closed terminal."""
+    marker = tmp_path / "importing"
+    model = tmp_path / "model.py"
+    model.write_text(
+        f"import re\nopen({str(marker)!r}, 'w').close()\n"
+        're.match(r"(a+)+$", "a" * 40 + "b")\n\n\ndef block(x):\n    return x\n'
+    )
+    with AppTerminal(tmp_path, [f"{model}:block", "--input", "x: [N]", *cpu_args()]) as app:
+        deadline = time.monotonic() + STARTUP_S
+        while not marker.exists():
+            assert time.monotonic() < deadline, f"the file was never imported; the screen:\n{app.screen()}"
+            time.sleep(0.05)
+        processes = app.remember_processes()
+        app.hang_up()
+        assert_all_end(processes)

@@ -369,6 +369,14 @@ def test_importing_the_compiler_reads_as_compiling_with_what_it_does() -> None:
     assert session.activity().text == "importing Dynamo and Inductor (once) (2/2)"
 
 
+def test_a_wait_for_a_device_another_process_holds_reads_as_waiting_with_who_holds_it() -> None:
+    session, first = started()
+    words = "waiting for cpu: kernel-tui (pid 4242) measures there since 12:01:07"
+    session.on_event(Progress(first.id, words, "waiting", "eager", 1_000_000, 1, 2), 0.5)
+    assert session.focus_view(0.5).mode("eager").activity == "waiting"
+    assert session.activity().text == f"{words} (1/2)"
+
+
 def test_an_unavailable_device_falls_back_with_a_notice() -> None:
     session = LiveSession(Settings(device="cuda:3"), "a + b", timing=TIMING)
     effects = session.worker_ready(ready(), 0.0)
