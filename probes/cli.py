@@ -53,6 +53,7 @@ from probes.link.settings import (
     parse_sizes,
 )
 from probes.link.source_spec import parse_source_spec
+from probes.link.state_files import UnusableDir, user_cache_dir
 from probes.link.summary import SHORT_DTYPE_NAMES, format_size
 
 EXIT_MEASURED = 0
@@ -417,6 +418,10 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
     if args.chain is None:
         raise UsageError("give an op chain, e.g. kernel-tui profile '(a + b).relu()'")
     request = parse_request(args)
+    try:
+        user_cache_dir()  # the worker's peaks and device locks: the same environment, the same folder
+    except UnusableDir as exc:
+        raise UsageError(str(exc)) from None
 
     from probes.chain.expr import ChainError, parse_chain, parse_inputs
 
