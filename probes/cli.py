@@ -35,9 +35,9 @@ from probes.link.protocol import (
     ProtocolError,
     RequestFailed,
     WorkerReady,
+    read_report,
 )
 from probes.link.report_tables import output_console, plain, print_size, print_sweep
-from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file
 from probes.link.safe_text import inert_line
 from probes.link.settings import (
     DEFAULT_CALL_BUDGET_S,
@@ -53,6 +53,7 @@ from probes.link.settings import (
     parse_sizes,
 )
 from probes.link.source_spec import parse_source_spec
+from probes.link.state_files import UnusableDir, user_cache_dir
 from probes.link.summary import SHORT_DTYPE_NAMES, format_size
 
 EXIT_MEASURED = 0
@@ -223,24 +224,18 @@ def parse_request(args: argparse.Namespace) -> ProfileRequest:
     )
 
 
-def read_report(path: Path, option: str = "--from") -> tuple[str, ProfileReport]:
-    """The report file's text and its parsed form; UsageError in plain words if it is not one (a
-    FIFO, a device, a socket, a folder or a file over the limit is refused before it is read)."""
+def report_given(path: Path, option: str = "--from") -> tuple[str, ProfileReport]:
+    """The report file's text and what it holds (``protocol.read_report``); UsageError naming the
+    option if it is not one."""
     try:
-        text = read_user_file(path, REPORT_LIMIT_BYTES, "the report")
-    except UnreadableFile as exc:
-        raise UsageError(f"{option}: {exc}") from None
-    try:
-        return text, ProfileReport.from_json(text)
+        return read_report(path)
     except ProtocolError as exc:
-        raise UsageError(
-            f"{option}: {inert_line(str(path))} is not a kernel-tui report: {inert_line(str(exc))}"
-        ) from None
+        raise UsageError(f"{option}: {exc}") from None
 
 
 def show_report(args: argparse.Namespace, console: Console) -> int:
     """A saved report: its JSON as it is (``--json``), or its tables as the run printed them."""
-    text, report = read_report(args.report)
+    text, report = report_given(args.report)
     if args.json:
         sys.stdout.write(inert_json(text if text.endswith("\n") else text + "\n"))
         return baseline_verdict(args, report.results, console, Console(file=sys.stderr))
@@ -264,7 +259,7 @@ def baseline_verdict(args: argparse.Namespace, results: list[Measurement], conso
         return EXIT_MEASURED
     from probes.link.baseline import compare, regressions
 
-    _, pinned = read_report(args.baseline, "--baseline")
+    _, pinned = report_given(args.baseline, "--baseline")
     deltas = compare(pinned.results, results)
     out = err if args.json else console
     out.print(plain(f"against {args.baseline}:", "bold"), highlight=False, soft_wrap=True)
@@ -412,7 +407,7 @@ def _check_baseline_options(args: argparse.Namespace) -> None:
     except ValueError as exc:
         raise UsageError(f"--fail-on: {inert_line(str(exc))}") from None
     if args.baseline is not None:
-        read_report(args.baseline, "--baseline")
+        report_given(args.baseline, "--baseline")
 
 
 def run(args: argparse.Namespace, console: Console, err: Console) -> int:
@@ -422,6 +417,10 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
     if args.chain is None:
         raise UsageError("give an op chain, e.g. kernel-tui profile '(a + b).relu()'")
     request = parse_request(args)
+    try:
+        user_cache_dir()  # the worker's peaks and device locks: the same environment, the same folder
+    except UnusableDir as exc:
+        raise UsageError(str(exc)) from None
 
     from probes.chain.expr import ChainError, parse_chain, parse_inputs
 

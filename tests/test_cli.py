@@ -394,3 +394,37 @@ def test_a_chain_is_split_into_lines_outside_its_strings_and_comments(typed: str
 def test_a_semicolon_in_a_string_reaches_the_chain_parser_whole() -> None:
     args = build_parser().parse_args(["torch.einsum('i;j', x); x", "--input", "x: [N]"])
     assert parse_request(args).chain == "x: [N]\ntorch.einsum('i;j', x)\nx"
+
+
+def run_cli_with(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", "profile", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ | env,
+    )
+
+
+def test_a_cache_dir_under_a_regular_file_is_one_inert_line_before_any_worker(tmp_path: Path) -> None:
+    regular = tmp_path / "file"
+    regular.write_text("")
+    env = {"KERNEL_TUI_CACHE_DIR": "", "XDG_CACHE_HOME": f"{regular}/sub\x1b]0;owned\x07"}
+    begin = time.monotonic()
+    proc = run_cli_with(env, "a + b", "--device", "cpu")
+    one_line_error(proc, f"(from XDG_CACHE_HOME={regular}/sub\\x1b]0;owned\\x07): {regular} is not a directory")
+    assert "\x1b" not in proc.stderr
+    assert time.monotonic() - begin < 5, "refused only after starting a worker"
+
+
+@pytest.mark.slow
+def test_a_symlinked_cache_dir_is_followed_by_the_headless_command(tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "cache"
+    real.mkdir(parents=True, mode=0o700)
+    link = tmp_path / "cache-link"
+    link.symlink_to(real, target_is_directory=True)
+    proc = run_cli_with(
+        {"KERNEL_TUI_CACHE_DIR": str(link)}, "a + b", "--device", "cpu", "--sizes", "100", "--modes", "eager"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (real / "peak_bandwidth.json").is_file() and link.is_symlink()

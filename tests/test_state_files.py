@@ -146,20 +146,38 @@ def test_an_existing_dir_is_made_0700(tmp_path: Path, monkeypatch: pytest.Monkey
     assert mode(wanted) == 0o700
 
 
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+NOBODY = 65534
+
+
 @pytest.mark.parametrize(("variable", "function"), DIRS, ids=DIR_IDS)
-def test_a_symlinked_dir_is_refused_and_its_target_untouched(
+def test_a_symlinked_dir_the_user_owns_is_followed_and_keeps_its_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, function
 ) -> None:
-    real = tmp_path / "someone-elses"
-    real.mkdir()
+    real = tmp_path / "dotfiles" / "kernel-tui"
+    real.mkdir(parents=True)
     real.chmod(0o755)
     link = tmp_path / "kernel-tui"
     link.symlink_to(real, target_is_directory=True)
     monkeypatch.setenv(variable, str(link))
-    with pytest.raises(OSError, match="symbolic link"):
+    write_private_file(function() / "workspace.json", "{}")
+    assert (real / "workspace.json").read_text() == "{}"
+    assert link.is_symlink() and mode(real) == 0o755, "the user's own folder keeps its link and its mode"
+
+
+@pytest.mark.parametrize(("variable", "function"), DIRS, ids=DIR_IDS)
+def test_a_symlink_to_a_dir_others_can_write_is_refused_and_the_dir_untouched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, function
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    link = tmp_path / "kernel-tui"
+    link.symlink_to(shared, target_is_directory=True)
+    monkeypatch.setenv(variable, str(link))
+    with pytest.raises(state_files.UnusableDir, match=f"{shared} can be written by other users"):
         function()
-    assert mode(real) == 0o755, "the symlink's target was chmodded"
-    assert list(real.iterdir()) == []
+    assert mode(shared) == 0o777 and list(shared.iterdir()) == []
 
 
 @pytest.mark.parametrize(("variable", "function"), DIRS, ids=DIR_IDS)
@@ -169,7 +187,7 @@ def test_a_dangling_symlinked_dir_is_refused(
     link = tmp_path / "kernel-tui"
     link.symlink_to(tmp_path / "to-be-created", target_is_directory=True)
     monkeypatch.setenv(variable, str(link))
-    with pytest.raises(OSError, match="symbolic link"):
+    with pytest.raises(OSError, match="symbolic link that leads to no directory"):
         function()
     assert not (tmp_path / "to-be-created").exists()
 
@@ -185,19 +203,64 @@ def test_a_file_in_place_of_the_dir_is_refused_in_plain_words(
         function()
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown to another user")
+@pytest.mark.parametrize(("xdg", "function"), [("XDG_CACHE_HOME", user_cache_dir), ("XDG_STATE_HOME", user_state_dir)])
+def test_a_dir_under_a_regular_file_is_one_line_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, xdg: str, function
+) -> None:
+    monkeypatch.delenv("KERNEL_TUI_CACHE_DIR", raising=False)
+    monkeypatch.delenv("KERNEL_TUI_STATE_DIR", raising=False)
+    regular = tmp_path / "file"
+    regular.write_text("")
+    monkeypatch.setenv(xdg, f"{regular}/sub")
+    with pytest.raises(state_files.UnusableDir) as refused:
+        function()
+    assert f"(from {xdg}={regular}/sub)" in str(refused.value)
+    assert str(refused.value).endswith(f"{regular} is not a directory") and "\n" not in str(refused.value)
+
+
 @pytest.mark.parametrize(("variable", "function"), DIRS, ids=DIR_IDS)
-def test_a_dir_owned_by_another_user_is_refused(
+def test_terminal_escapes_in_the_variable_are_shown_inert(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, function
+) -> None:
+    regular = tmp_path / "file"
+    regular.write_text("")
+    monkeypatch.setenv(variable, f"{regular}/\x1b]0;owned\x07")
+    with pytest.raises(state_files.UnusableDir) as refused:
+        function()
+    assert "\x1b" not in str(refused.value) and "\\x1b]0;owned\\x07" in str(refused.value)
+
+
+@pytest.mark.skipif(not ROOT, reason="needs root to chown to another user")
+@pytest.mark.parametrize("linked", [False, True], ids=["in-place", "through-a-link"])
+@pytest.mark.parametrize(("variable", "function"), DIRS, ids=DIR_IDS)
+def test_a_dir_owned_by_another_user_is_refused_and_untouched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, function, linked: bool
 ) -> None:
     theirs = tmp_path / "theirs"
     theirs.mkdir()
-    theirs.chmod(0o777)
-    os.chown(theirs, 12345, 12345)
-    monkeypatch.setenv(variable, str(theirs))
-    with pytest.raises(OSError, match="another user"):
+    theirs.chmod(0o755)
+    os.chown(theirs, NOBODY, NOBODY)
+    link = tmp_path / "kernel-tui"
+    link.symlink_to(theirs, target_is_directory=True)
+    monkeypatch.setenv(variable, str(link if linked else theirs))
+    with pytest.raises(state_files.UnusableDir, match=f"{theirs} belongs to another user"):
         function()
-    assert mode(theirs) == 0o777
+    assert mode(theirs) == 0o755
+
+
+@pytest.mark.skipif(not ROOT, reason="needs root to chown to another user")
+@pytest.mark.parametrize(("variable", "function"), DIRS, ids=DIR_IDS)
+def test_a_symlink_another_user_made_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, function
+) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    link = tmp_path / "kernel-tui"
+    link.symlink_to(mine, target_is_directory=True)
+    os.lchown(link, NOBODY, NOBODY)
+    monkeypatch.setenv(variable, str(link))
+    with pytest.raises(state_files.UnusableDir, match="symbolic link that belongs to another user"):
+        function()
 
 
 def test_default_dirs_follow_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -225,14 +225,12 @@ def _check_report(parser: argparse.ArgumentParser, path: Path) -> None:
     """A ``--replay`` report, read and parsed here: one that is not a report, or not a regular file
     of bounded size (a FIFO, ``/dev/zero``), is refused in one line (exit 2) before anything
     starts, as a workspace that cannot be used is."""
-    from probes.link.protocol import ProfileReport, ProtocolError
-    from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file
-    from probes.link.safe_text import inert_line
+    from probes.link.protocol import ProtocolError, read_report
 
     try:
-        ProfileReport.from_json(read_user_file(path, REPORT_LIMIT_BYTES, "the report"))
-    except (UnreadableFile, ProtocolError) as exc:
-        parser.exit(2, f"{parser.prog}: --replay: {inert_line(str(exc))}\n")
+        read_report(path)
+    except ProtocolError as exc:
+        parser.exit(2, f"{parser.prog}: --replay: {exc}\n")
 
 
 def _check_workspace(parser: argparse.ArgumentParser, path: Path) -> None:

@@ -26,6 +26,7 @@ from textual.widgets import Footer, Input, TextArea
 from probes.link import fast_paths
 from probes.link.protocol import ProfileRequest, Progress, SourceRef
 from probes.link.safe_text import inert
+from probes.link.state_files import UnusableDir, user_cache_dir, user_state_dir
 from probes.link.worker_process import EarlyWorker
 from tui import commands, presenter
 from tui.actions.baseline import BaselineActions
@@ -49,9 +50,23 @@ from tui.widgets.op_chain_pane import OpChainPane
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.sweep_pane import SweepPane
 from tui.widgets.workbench import Workbench, is_compact
-from tui.workspace_file import open_workspace
+from tui.workspace_file import WorkspaceFile, open_workspace
 
 UNCONFIRMED = "this chain comes from the workspace file and has not run here yet: ctrl+r runs it"
+
+
+def _folder_notices(store: WorkspaceFile) -> list[str]:
+    """What is not kept because a folder of the app's own cannot be used; the workspace's notice
+    has said it already where the workspace would live there."""
+    found = []
+    losses = ((user_state_dir, "confirmed chains are not remembered"), (user_cache_dir, "nothing is cached"))
+    for folder, lost in losses:
+        try:
+            folder()
+        except UnusableDir as exc:
+            if str(exc) != store.read_only:
+                found.append(f"{exc}: {lost}")
+    return found
 
 
 class KernelTuiApp(
@@ -99,6 +114,7 @@ class KernelTuiApp(
     ) -> None:
         super().__init__()
         self.store = open_workspace(workspace_path)  # WorkspaceRefused: the caller says why and exits
+        self.store.notices += _folder_notices(self.store)
         self.workspace = self.store.workspace
         self.trust = TrustedChains()
         s = self.workspace.settings

@@ -27,11 +27,19 @@ def chain_hash(text: str) -> str:
     return hashlib.sha256(normalize(text).encode()).hexdigest()
 
 
+def _default_path() -> Path | None:
+    try:
+        return user_state_dir() / TRUST_FILE
+    except OSError:  # said by the workspace, which is read-only then
+        return None
+
+
 class TrustedChains:
     def __init__(self, path: Path | None = None) -> None:
-        self.path = path or user_state_dir() / TRUST_FILE
+        self.path = path or _default_path()
+        """None: the state directory cannot be used; chains confirmed now are asked again next time."""
         try:
-            loaded = json.loads(self.path.read_text(encoding="utf-8"))
+            loaded = json.loads(self.path.read_text(encoding="utf-8")) if self.path else []
         except (OSError, ValueError):
             loaded = []
         self.hashes: list[str] = [h for h in loaded if isinstance(h, str)] if isinstance(loaded, list) else []
@@ -47,6 +55,8 @@ class TrustedChains:
             return
         self._known.add(digest)
         self.hashes = [*self.hashes, digest][-KEEP:]
+        if self.path is None:
+            return
         try:
             write_private_file(self.path, json.dumps(self.hashes))
         except OSError as exc:  # not remembered across runs: the chain asks again next time, nothing worse

@@ -8,6 +8,8 @@
   to repair) is opened read-only when the user pointed at it; the app's own default file is copied
   aside first (the user is told where) and then used as usual. A corrupt default file is copied
   aside and replaced by the seed workspace. Nothing is ever renamed or moved.
+- Where the app's own folder (the state directory) cannot be used, the app starts with the seed
+  workspace, read-only, and says why: nothing is saved.
 - A second app on the same file (a lock holding the first one's pid) opens it read-only and says so.
 - A user-named file reached through a symbolic link is read and saved at the link's target; the
   link stays.
@@ -31,6 +33,7 @@ from typing import IO
 
 from probes.link.safe_files import WORKSPACE_LIMIT_BYTES, UnreadableFile, read_user_file
 from probes.link.safe_text import inert_line
+from probes.link.state_files import UnusableDir
 from tui import workspace as ws
 
 LOCK_HOLDER_CHARS = 20
@@ -135,7 +138,13 @@ def _lock(path: Path) -> tuple[IO[str] | None, str | None]:
 def open_workspace(path: Path | None = None) -> WorkspaceFile:
     """Open the workspace at ``path`` (the default one when None); see the module doc."""
     own = path is None
-    path = ws.default_path() if path is None else _followed(path)
+    if path is None:
+        try:
+            path = ws.default_path()
+        except UnusableDir as exc:
+            return _without_state_dir(exc)
+    else:
+        path = _followed(path)
     _check_saveable(path)
     try:
         text: str | None = read_user_file(path, WORKSPACE_LIMIT_BYTES, "the workspace")
@@ -162,6 +171,13 @@ def open_workspace(path: Path | None = None) -> WorkspaceFile:
         opened.read_only = busy
         opened.notices.append(f"the workspace {_where(path)} is opened read-only: {busy}; edits here are not saved")
     return opened
+
+
+def _without_state_dir(exc: UnusableDir) -> WorkspaceFile:
+    """The seed workspace, read-only: the state directory it would be saved in cannot be used."""
+    why = str(exc)
+    notice = f"{why}: the app runs read-only, nothing is saved"
+    return WorkspaceFile(ws.Workspace.default(), exc.path / ws.WORKSPACE_FILE, read_only=why, notices=[notice])
 
 
 def _keep(opened: WorkspaceFile, own: bool, why: str) -> None:

@@ -174,18 +174,22 @@ def cached_peak(filename: str, key: str, measure: Callable[[], Peak], refresh: b
     replaces it only when the cached one was taken on a busy machine and this one was not. A
     refresh is asked for because a kernel went past the peak, yet a refresh can read well below
     both the cached peak and the kernels that went past it (a GPU at its power limit)."""
-    path = user_cache_dir() / filename
+    try:
+        path: Path | None = user_cache_dir() / filename
+    except OSError:  # an unusable cache directory: measured each time, said by the app and the CLI
+        path = None
     refresh = refresh and key not in _refreshed
     if refresh:
         _refreshed.add(key)
-    cached = _cached(path, key)
+    cached = _cached(path, key) if path else None
     if cached is not None and not refresh and (not cached.busy or key in _measured):
         return cached
     measured = measure()
     _measured.add(key)
     if cached is not None and cached.value > measured.value and (measured.busy or not cached.busy):
         measured = cached
-    _store(path, key, measured)
+    if path is not None:
+        _store(path, key, measured)
     return measured
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable
 from types import ModuleType
@@ -115,7 +116,10 @@ def triton_launches(
         if facts is None:
             continue
         chosen = torch_compat.config_text(facts.block_sizes, facts.num_warps, facts.num_stages)
-        tried = [AutotuneTrial(config, ms, config == chosen) for config, ms in trials.get(name, [])]
+        # A configuration that could not run (out of resources) is timed as infinite: it is left
+        # out, as a time that is not finite is no time a report or a line may carry.
+        timed = [(config, ms) for config, ms in trials.get(name, []) if math.isfinite(ms)]
+        tried = [AutotuneTrial(config, ms, config == chosen) for config, ms in timed]
         if tried and not any(t.chosen for t in tried):
             best = min(tried, key=lambda t: t.time_ms)
             best.chosen = True

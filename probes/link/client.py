@@ -63,6 +63,8 @@ from probes.link.worker_process import STREAM_LIMIT, EarlyWorker, PipedProcess, 
 WorkerState = Literal["stopped", "starting", "ready", "busy", "restarting", "lost", "failed"]
 Request = ProfileRequest | InfoRequest | WarmupRequest
 
+REFUSED_LINE_CHARS = 500
+"""The most of a refused line kept for the worker's last words."""
 DEFAULT_SILENCE_S = 15.0
 """Longest a running request may go without any message (heartbeats come every second)."""
 CANCEL_ACK_S = 3.0
@@ -307,12 +309,14 @@ class WorkerClient:
             if not line:
                 break
             self._last_heard = time.monotonic()
+            text = line.decode("utf-8", "replace")
             try:
-                event = decode(line.decode("utf-8", "replace"))
-            except ProtocolError:
-                event = None
+                event = decode(text)
+            except ProtocolError as exc:
+                self._refused(text, exc)
+                continue
             if not isinstance(event, Event):  # a worker sends events only: anything else is noise
-                self._last_words.lines.append(line.decode("utf-8", "replace").rstrip())
+                self._last_words.lines.append(text.rstrip())
                 continue
             if isinstance(event, WorkerReady) and event.id is None:
                 self.ready = event
@@ -333,6 +337,17 @@ class WorkerClient:
         for queue in self._queues.values():
             queue.put_nowait(_Died(returncode))
         self._replace_if_idle(process)
+
+    def _refused(self, text: str, exc: ProtocolError) -> None:
+        """A line that is not a valid event: kept for the worker's last words; one meant as a
+        message (a JSON object: a number out of bounds, a field of the wrong type) also fails the
+        request in flight, in one line, and the link goes on."""
+        self._last_words.lines.append(text[:REFUSED_LINE_CHARS].rstrip())
+        request_id = self._in_flight.id if self._in_flight is not None else ""
+        queue = self._queues.get(request_id)
+        if queue is not None and text.lstrip().startswith("{"):
+            why = f"a line from the worker was refused: {inert_line(str(exc))}"
+            queue.put_nowait(RequestFailed(request_id, ChainErrorInfo("worker", why)))
 
     def _track_import(self, event: Event) -> None:
         """While the worker imports the compiler, which it cannot stop halfway and stops right

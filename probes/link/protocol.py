@@ -4,29 +4,39 @@ This module is the single source of truth for the wire format: every message is 
 serialised as one JSON object per line with a ``"type"`` tag. It imports neither torch nor
 textual, so both sides (and the replay worker) share it.
 
-Decoding is strict: a field of the wrong type, a missing field or an unknown value of a closed set
-is a ``ProtocolError``. Unknown keys are ignored, so a report written by a newer version still
-reads; a worker of another protocol version is refused at ``WorkerReady`` with one line.
+Decoding is strict: a field of the wrong type, a missing field, an unknown value of a closed set or
+a number out of its bounds is a ``ProtocolError``, one line. Unknown keys are ignored, so a report
+written by a newer version still reads; a worker of another protocol version is refused at
+``WorkerReady`` with one line. Every line and report that comes in is read here (``decode``,
+``read_report``): numbers are finite, integers at most ``MAX_INT_DIGITS`` long, sizes from 1 to
+``MAX_SIZE``, times not negative, and a report at most ``REPORT_LIMIT_BYTES`` and
+``MAX_REPORT_RESULTS`` measurements of ``MAX_REPORT_ROWS`` kernel rows in all.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal, Union, get_args, get_origin, get_type_hints
+from pathlib import Path
+from typing import IO, Annotated, Any, Literal, NoReturn, Union, get_args, get_origin, get_type_hints
 
+from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file
+from probes.link.safe_text import inert_line
 from probes.link.settings import COMPILED_MODES as COMPILED_MODES
 from probes.link.settings import (
     DEFAULT_CALL_BUDGET_S,
     DEFAULT_DTYPE,
     DEFAULT_FOCUS_SIZE,
     DEFAULT_MODES,
+    MAX_SIZES,
     MeasureSettings,
     SettingError,
+    check_size,
 )
 from probes.link.settings import DEFAULT_SIZES as DEFAULT_SIZES
 from probes.link.settings import MODES as MODES
@@ -47,6 +57,17 @@ Stage = Literal["peak", "inputs", "importing", "compiling", "measuring", "replay
 compiler (once per worker, never stopped halfway: a cancel takes effect when it ends), compiling
 (slow, GIL released), measuring, replaying a recording, warming Inductor up in the background, or
 waiting for a device another process measures on (the message says who)."""
+
+
+def _not_negative(value: float) -> None:
+    if value < 0:
+        raise ValueError(f"{value:g} is negative")
+
+
+Size = Annotated[int, check_size]
+"""A size N read from a line or a report: a whole number from 1 to MAX_SIZE (bytes are divided by it)."""
+Time = Annotated[float, _not_negative]
+"""A duration read from a line or a report: finite, as every number read, and not negative."""
 
 
 def json_name(name: str) -> dict[str, str]:
@@ -82,7 +103,7 @@ class AutotuneTrial:
 
     config: str
     """``XBLOCK=256, num_warps=4, num_stages=1`` style."""
-    time_ms: float
+    time_ms: Time
     chosen: bool = False
 
 
@@ -114,7 +135,7 @@ class LaunchInfo:
     """Registers spilled to local memory per thread (Triton's ``n_spills``)."""
     autotune: list[AutotuneTrial] = field(default_factory=list)
     """The configurations the autotuner benchmarked, with their times (empty: one config, or
-    the choice came from its cache)."""
+    the choice came from its cache); one that could not run (out of resources) is left out."""
     autotune_cache: str | None = None
     """The autotuner's cache state (``hit``, ``miss``, ``only 1 config``...), where known."""
 
@@ -128,9 +149,9 @@ class KernelRow:
     short_name: str
     kind: KernelKind
     launches_per_call: float
-    device_time_us: float
+    device_time_us: Time
     """Median device time of one launch."""
-    time_per_call_us: float
+    time_per_call_us: Time
     """launches_per_call x device_time_us: what this kernel costs each call."""
     share: float
     """Fraction of the call's kernel device time spent in this kernel (0..1)."""
@@ -140,7 +161,7 @@ class KernelRow:
     pct_of_peak: float | None
     ops: list[str] = field(default_factory=list)
     """The ATen op(s) it ran, e.g. ``["aten::add"]``, or for a fused kernel ``["add", "relu"]``."""
-    device_time_us_iqr: list[float] | None = None
+    device_time_us_iqr: list[Time] | None = None
     """[p25, p75] of one launch's device time over the profiled reps."""
     pass_: Pass | None = field(default=None, metadata=json_name("pass"))
     """With grad: the pass the kernel belongs to."""
@@ -171,7 +192,7 @@ class OpNode:
 class CompileInfo:
     """What torch.compile did for one compiled measurement."""
 
-    compile_time_s: float
+    compile_time_s: Time
     graphs: int
     graph_breaks: int
     break_reasons: list[str] = field(default_factory=list)
@@ -190,7 +211,7 @@ class Measurement:
 
     chain: str
     mode: str
-    size: int
+    size: Size
     device: str
     dtype: str
     kernels: list[KernelRow]
@@ -198,9 +219,9 @@ class Measurement:
     """memcpy/memset rows, shown apart and never counted as kernels."""
     kernels_per_call: float
     bytes_per_call: int | None
-    device_time_us: float
+    device_time_us: Time
     """Sum of kernel device time per call (memcpy/memset excluded)."""
-    wall_time_us: float | None
+    wall_time_us: Time | None
     """Median wall time of one call (L2 flushed before each rep on CUDA); None in an early-rows
     result (``ProfileRequest.early_rows``), whose wall-time reps are still running."""
     reps: int
@@ -212,17 +233,17 @@ class Measurement:
     peak_gbps: float | None = None
     input_bytes: int = 0
     output_bytes: int = 0
-    wall_time_us_iqr: list[float] | None = None
+    wall_time_us_iqr: list[Time] | None = None
     """[p25, p75] of the wall time per call over the timing reps."""
-    device_time_us_iqr: list[float] | None = None
+    device_time_us_iqr: list[Time] | None = None
     """[p25, p75] of the device time per call over the profiled reps."""
     noisy: bool = False
     """The spread is wide enough to change a conclusion; ``noise_reasons`` says why."""
     noise_reasons: list[str] = field(default_factory=list)
     grad: bool = False
     """Forward and backward were measured (``kernels`` carry their ``pass_``)."""
-    forward_time_us: float | None = None
-    backward_time_us: float | None = None
+    forward_time_us: Time | None = None
+    backward_time_us: Time | None = None
     grad_seed: str | None = None
     """With grad: how the backward was seeded (the output's gradient the step starts from)."""
     compute_peak_tflops: float | None = None
@@ -405,7 +426,7 @@ class Progress:
     message: str
     stage: Stage = "measuring"
     mode: str | None = None
-    size: int | None = None
+    size: Size | None = None
     step: int = 0
     total: int = 0
     type: Literal["progress"] = "progress"
@@ -434,7 +455,7 @@ class RequestFailed:
 
     id: str
     error: ChainErrorInfo
-    size: int | None = None
+    size: Size | None = None
     mode: str | None = None
     type: Literal["failed"] = "failed"
 
@@ -487,6 +508,15 @@ def _type_name(tp: Any) -> str:
 def _build(tp: Any, value: Any, where: str) -> Any:
     """Rebuild ``value`` (plain JSON) as type ``tp``, or raise ProtocolError naming ``where``."""
     origin = get_origin(tp)
+    if origin is Annotated:
+        inner, *checks = get_args(tp)
+        built = _build(inner, value, where)
+        for check in checks:
+            try:
+                check(built)
+            except ValueError as exc:
+                raise ProtocolError(f"{where}: {exc}") from None
+        return built
     if origin in (Union, types.UnionType):
         args = get_args(tp)
         if value is None:
@@ -542,7 +572,7 @@ def from_dict(cls: type, data: Any, where: str = "") -> Any:
         raise ProtocolError(f"{where}: expected an object, got {type(data).__name__}")
     hints = _HINTS.get(cls)
     if hints is None:
-        hints = _HINTS[cls] = get_type_hints(cls)
+        hints = _HINTS[cls] = get_type_hints(cls, include_extras=True)
     values = {}
     for f in dataclasses.fields(cls):
         if not f.init:
@@ -560,12 +590,44 @@ def encode(message: Any) -> str:
     return json.dumps(to_dict(message), separators=(",", ":"))
 
 
+MAX_INT_DIGITS = 30
+"""Longest integer read: bytes and FLOPs stay far below 10**30. A longer one is refused before
+Python converts it (past 4,300 digits its int-string limit raises, and below that the conversion
+takes time quadratic in the length)."""
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise ProtocolError(f"an integer of {digits:,} digits (the most is {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400
+        raise ProtocolError(f"{text[:40]} is out of range")
+    return value
+
+
+def _no_constant(name: str) -> NoReturn:
+    raise ProtocolError(f"{name} is not a finite number")
+
+
+def loads(text: str) -> Any:
+    """JSON as everything that comes in is read: numbers finite (no NaN, Infinity or 1e400),
+    integers at most MAX_INT_DIGITS digits; ProtocolError in one line otherwise."""
+    try:
+        return json.loads(text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"not JSON ({exc})") from None
+    except RecursionError:
+        raise ProtocolError("not JSON: nested too deep") from None
+
+
 def decode(line: str) -> Request | Event:
     """Parse one JSON line into its message dataclass; ProtocolError if it is not one."""
-    try:
-        data = json.loads(line)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise ProtocolError(f"not JSON: {line[:80]!r}") from exc
+    data = loads(line)
     if not isinstance(data, dict) or data.get("type") not in _MESSAGES:
         raise ProtocolError(f"unknown message: {line[:80]!r}")
     return from_dict(_MESSAGES[data["type"]], data, data["type"])
@@ -619,8 +681,40 @@ class ProfileReport:
     @classmethod
     def from_json(cls, text: str) -> ProfileReport:
         """The report in ``text``; ProtocolError, in plain words, if it is not one."""
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise ProtocolError(f"not JSON ({exc})") from None
+        data = loads(text)
+        _check_counts(data)
         return from_dict(cls, data, "report")
+
+
+MAX_REPORT_RESULTS = 2 * MAX_SIZES * len(MODES)
+"""Most measurements in a report: a sweep of every size in every mode, with and without grad."""
+MAX_REPORT_ROWS = 5_000
+"""Most kernel rows (memcpy/memset included) in a report, all its measurements together: recorded
+ones hold tens; each row costs its share of the tables (about 1.5 ms on a CPU machine)."""
+
+
+def _check_counts(data: Any) -> None:
+    """Refuse a report too big to show in seconds, counted on the JSON before anything is built."""
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list):
+        return  # from_dict says what is wrong
+    if len(results) > MAX_REPORT_RESULTS:
+        raise ProtocolError(f"{len(results):,} measurements: over the limit of {MAX_REPORT_RESULTS:,}")
+    lists = [m.get(key) for m in results if isinstance(m, dict) for key in ("kernels", "transfers")]
+    rows = sum(len(found) for found in lists if isinstance(found, list))
+    if rows > MAX_REPORT_ROWS:
+        raise ProtocolError(f"{rows:,} kernel rows: over the limit of {MAX_REPORT_ROWS:,}")
+
+
+def read_report(path: str | Path) -> tuple[str, ProfileReport]:
+    """The report file at ``path`` (``--from``, ``--baseline``, ``--replay``): its text, as
+    written, and what it holds. ProtocolError in one line naming the path if it is not a regular
+    file of at most REPORT_LIMIT_BYTES, or not a report within the bounds above."""
+    try:
+        text = read_user_file(path, REPORT_LIMIT_BYTES, "the report")
+    except UnreadableFile as exc:
+        raise ProtocolError(str(exc)) from None
+    try:
+        return text, ProfileReport.from_json(text)
+    except ProtocolError as exc:
+        raise ProtocolError(f"{inert_line(str(path))} is not a kernel-tui report: {inert_line(str(exc))}") from None

@@ -37,8 +37,8 @@ from probes.link.protocol import (
     WorkerReady,
     encode,
     incoming,
+    read_report,
 )
-from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file
 
 
 def normalize(chain: str) -> str:
@@ -56,9 +56,8 @@ class Recordings:
 
     @classmethod
     def load(cls, paths: list[Path]) -> Recordings:
-        """The reports at ``paths``; UnreadableFile for one that is not a regular file of bounded
-        size, ProtocolError for one that is not a report."""
-        return cls([ProfileReport.from_json(read_user_file(path, REPORT_LIMIT_BYTES, "the report")) for path in paths])
+        """The reports at ``paths``; ProtocolError, one line, for one that is not a report."""
+        return cls([read_report(path)[1] for path in paths])
 
     def ready(self, request_id: str | None = None) -> WorkerReady:
         first = self.reports[0]
@@ -204,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         recordings = Recordings.load(args.reports)
-    except (UnreadableFile, ProtocolError) as exc:
+    except ProtocolError as exc:
         parser.error(str(exc))
     return serve(recordings, args.delay, args.hold_wall_time)
 

@@ -214,3 +214,44 @@ def test_a_coerced_value_is_named_as_a_reason_for_read_only(tmp_path: Path, chan
     opened = open_workspace(path)
     assert opened.read_only is not None and where in opened.read_only
     opened.release()
+
+
+async def test_a_symlinked_state_dir_is_followed_and_the_workspace_lands_in_its_target(
+    tmp_path: Path, make_app, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = tmp_path / "dotfiles" / "kernel-tui"
+    real.mkdir(parents=True, mode=0o700)
+    link = tmp_path / "state-link"
+    link.symlink_to(real, target_is_directory=True)
+    monkeypatch.setenv("KERNEL_TUI_STATE_DIR", str(link))
+    app = make_app(workspace_path=None, chain=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.screen.set_focus(app.query_one(ChainEditor))
+        await pilot.press("end", "space", "+", "space", "c")
+        await wait_for(pilot, lambda: (real / "workspace.json").exists(), what="the autosave in the link's target")
+        await pilot.press("ctrl+q")
+    assert link.is_symlink() and app.store.read_only is None
+    assert json.loads((real / "workspace.json").read_text())["chains"][0]["text"].endswith(" + c")
+
+
+async def test_a_state_dir_under_a_regular_file_starts_the_app_read_only_and_says_why(
+    tmp_path: Path, make_app, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    regular = tmp_path / "file"
+    regular.write_text("")
+    monkeypatch.delenv("KERNEL_TUI_STATE_DIR")
+    monkeypatch.setenv("XDG_STATE_HOME", f"{regular}/sub\x1b]0;owned\x07")
+    app = make_app(workspace_path=None, chain=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: any("read-only" in text for text, _ in app.messages), what="the notice")
+        [notice] = [text for text, _ in app.messages if "read-only" in text]
+        assert f"(from XDG_STATE_HOME={regular}/sub\\x1b]0;owned\\x07)" in notice and "\x1b" not in notice
+        assert notice.endswith("the app runs read-only, nothing is saved")
+        assert "read-only" in app.query_one(StatusBar).info.settings
+        app.screen.set_focus(app.query_one(ChainEditor))
+        await pilot.press("end", "x")
+        await wait_for(pilot, lambda: app.unsaved, what="an edit")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceDialog), what="asked before losing the edits")
+        await pilot.press("q")
+    assert regular.is_file() and regular.read_text() == ""
