@@ -15,6 +15,7 @@ import os
 import platform
 import re
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -23,6 +24,7 @@ from rich.console import Console
 from rich.text import Text
 
 from probes.chain.dtype_names import DTYPES
+from probes.link.baseline import METRICS
 from probes.link.help_text import HelpFormatter, SafeParser
 from probes.link.protocol import (
     ChainErrorInfo,
@@ -58,9 +60,41 @@ from probes.link.summary import SHORT_DTYPE_NAMES, format_size
 EXIT_MEASURED = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_UNJUDGED = 3
 EXIT_INTERRUPTED = 130
+EXIT_STATUSES = (
+    (
+        EXIT_MEASURED,
+        "every requested size and mode was measured and every --fail-on metric judged no worse "
+        "(or the report was printed); also when the reader of the output went away (| head)",
+    ),
+    (EXIT_FAILED, "a measurement failed (one line each on stderr), or a --fail-on metric regressed"),
+    (
+        EXIT_BAD_INPUT,
+        "bad usage or input: an unknown option or value, a chain that does not parse or is refused, "
+        "a report that cannot be read (one line on stderr)",
+    ),
+    (
+        EXIT_UNJUDGED,
+        "could not judge: a --fail-on metric had no verdict (a busy machine after two more "
+        "measurements, a time the host decides, a figure unknown on either side), and nothing regressed",
+    ),
+    (EXIT_INTERRUPTED, "interrupted (ctrl+c)"),
+)
+"""The one table of exit statuses: ``--help`` prints it, README's table repeats it (a test keeps
+the two alike)."""
 USER_ERROR_KINDS = ("syntax", "rejected", "input")
 T = TypeVar("T")
+
+
+def _exit_status_text() -> str:
+    lines = []
+    for code, meaning in EXIT_STATUSES:
+        wrapped = textwrap.wrap(meaning, 92)
+        lines.append(f"  {code:<5}{wrapped[0]}")
+        lines.extend(f"       {line}" for line in wrapped[1:])
+    return "\n".join(lines)
+
 
 EPILOG = f"""\
 output:
@@ -68,11 +102,7 @@ output:
   every kernel name whole. No line ends in spaces. --json prints one JSON document instead.
 
 exit status:
-  {EXIT_MEASURED}    every requested size and mode was measured (or the report was printed)
-  {EXIT_FAILED}    a measurement failed (one line each on stderr), or a --fail-on metric regressed
-  {EXIT_BAD_INPUT}    bad usage or input: an unknown option or value, a chain that does not parse or
-       is refused, a report that cannot be read (one line on stderr)
-  {EXIT_INTERRUPTED}  interrupted (ctrl+c)
+{_exit_status_text()}
 """
 
 
@@ -148,8 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="METRIC:PCT",
-        help="with --baseline: exit 1 when METRIC (kernels, transfers, bytes, device_time, "
-        "wall_time) regresses by more than PCT beyond its noise, e.g. device_time:5%%",
+        help=f"with --baseline: exit 1 when METRIC ({', '.join(METRICS)}) regresses by more than PCT "
+        "beyond its noise, 3 when it cannot be judged, e.g. device_time:5%%",
     )
     return parser
 
@@ -438,11 +468,11 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
 
 
 def _quiet_broken_pipe() -> int:
-    """The reader went away (``| head``): no traceback; stdout pointed at /dev/null so that the
-    interpreter's final flush does not fail again."""
+    """The reader went away (``| head``): a quiet exit 0, as ``git log | head`` ends; stdout
+    pointed at /dev/null so that the interpreter's final flush does not fail again."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
-    return EXIT_FAILED
+    return EXIT_MEASURED
 
 
 def main(argv: list[str] | None = None) -> int:

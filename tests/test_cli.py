@@ -163,17 +163,20 @@ def test_json_from_a_report_is_the_report_byte_for_byte() -> None:
     assert proc.stdout == (DATA / "h200_add_relu_sweep.json").read_text().rstrip("\n") + "\n"
 
 
-def test_a_closed_pipe_is_not_a_traceback() -> None:
+def test_a_closed_pipe_ends_quietly_with_status_0() -> None:
+    """``| head`` closing the pipe is the reader's choice, as with ``git log | head``: status 0,
+    nothing on stderr."""
     report = shlex.quote(str(DATA / "h200_add_relu_sweep.json"))
     proc = subprocess.run(
-        f"{shlex.quote(sys.executable)} -m tui profile --from {report} | head -1",
+        f"{shlex.quote(sys.executable)} -m tui profile --from {report} | head -1; exit ${{PIPESTATUS[0]}}",
         shell=True,
+        executable="/bin/bash",
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert proc.stdout.startswith("NVIDIA H200")
-    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0 and proc.stderr == "", (proc.returncode, proc.stderr)
 
 
 def test_hostile_report_strings_are_shown_inert_never_as_markup(tmp_path: Path) -> None:
@@ -289,8 +292,26 @@ def test_help_documents_the_exit_statuses() -> None:
     proc = run_cli("--help")
     assert proc.returncode == 0
     status = proc.stdout.split("exit status:")[1]
-    for code, meaning in (("0", "every requested size and mode"), ("1", "failed"), ("2", "bad usage")):
+    meanings = (("0", "every requested size and mode"), ("1", "failed"), ("2", "bad usage"), ("3", "could not judge"))
+    for code, meaning in meanings:
         assert any(line.split()[:1] == [code] and meaning in line for line in status.splitlines()), status
+
+
+def test_help_lists_every_fail_on_metric() -> None:
+    from probes.link.baseline import METRICS
+
+    help_text = " ".join(run_cli("--help").stdout.split())
+    described = help_text.split("--fail-on METRIC:PCT", 2)[2]
+    assert all(metric in described for metric in METRICS), described
+    assert "peak_memory" in described
+
+
+def test_the_readme_lists_the_exit_statuses_the_help_prints() -> None:
+    from probes.cli import EXIT_STATUSES
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| .* \|$", readme.split("| exit status | when |")[1], re.M)
+    assert [int(code) for code in rows] == [code for code, _ in EXIT_STATUSES]
 
 
 @pytest.fixture(scope="module")

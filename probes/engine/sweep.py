@@ -35,6 +35,7 @@ from probes.link.protocol import (
     RequestFailed,
     Stage,
 )
+from probes.link.summary import counted
 
 MISSED_WORK_SHARE = 0.1
 """A CPU call whose profiled rows add up to less than this share of its wall time..."""
@@ -91,7 +92,7 @@ def list_devices(measure_peak: bool = False) -> list[DeviceInfo]:
     devices = []
     for index in range(torch.cuda.device_count() if torch.cuda.is_available() else 0):
         devices.append(_device_info(torch.device("cuda", index), torch.cuda.get_device_name(index), measure_peak))
-    devices.append(_device_info(torch.device("cpu"), f"CPU ({os.cpu_count()} cores)", measure_peak))
+    devices.append(_device_info(torch.device("cpu"), f"CPU ({counted(os.cpu_count() or 1, 'core')})", measure_peak))
     return devices
 
 

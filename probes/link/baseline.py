@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from probes.link.protocol import Measurement
-from probes.link.summary import BUSY_REASON, format_bytes, format_time_us, host_bound, transfers
+from probes.link.summary import BUSY_REASON, counted, format_bytes, format_time_us, host_bound, transfers
 
 METRICS = ("kernels", "transfers", "bytes", "device_time", "wall_time", "peak_memory")
 Metric = Literal["kernels", "transfers", "bytes", "device_time", "wall_time", "peak_memory"]
@@ -89,7 +89,7 @@ def with_unit(metric: str, value: float) -> str:
     if metric == "transfers":
         return f"{value:.3g}N"
     if metric == "kernels":
-        return f"{value:g} kernel" + ("" if value == 1 else "s")
+        return counted(value, "kernel")
     return f"{value:,.4g}"
 
 

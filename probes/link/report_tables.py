@@ -83,11 +83,20 @@ class TrimmedLines:
         return self.stream.fileno()
 
 
+class _OutputConsole(Console):
+    """A console that leaves a closed pipe to its caller: rich's own answer is ``exit(1)``, where
+    the shell's convention (``git log | head``) is a quiet success."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def output_console(stream: TextIO) -> Console:
     """A console for ``stream``: the terminal's width on a terminal, FULL_WIDTH elsewhere (a
     pipe, a file, a CI log), trailing spaces trimmed either way."""
     trimmed = cast(IO[str], TrimmedLines(stream))  # rich writes, flushes and asks isatty/fileno only
-    return Console(file=trimmed, soft_wrap=False, width=None if trimmed.isatty() else FULL_WIDTH)
+    return _OutputConsole(file=trimmed, soft_wrap=False, width=None if trimmed.isatty() else FULL_WIDTH)
 
 
 def plain(text: object, style: str = "") -> Text:

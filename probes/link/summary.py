@@ -46,6 +46,11 @@ def format_size(n: int) -> str:
     return f"{n:,}"
 
 
+def counted(count: float, noun: str) -> str:
+    """``1 kernel``, ``2 kernels``, ``1.5 kernels``: a count and its noun, singular for exactly one."""
+    return f"{count:g} {noun}" + ("" if count == 1 else "s")
+
+
 def format_time_us(us: float | None) -> str:
     if us is None:
         return "-"
@@ -313,9 +318,7 @@ def headline(eager: Measurement | None, compiled: Measurement | None) -> str:
     (whatever is available)."""
 
     def part(m: Measurement) -> str:
-        count = m.kernels_per_call
-        kernels = f"{count:g} kernel" + ("" if count == 1 else "s")
-        return f"{mode_label(m)} {kernels} / {format_transfers(m)}{peak_part(m)}"
+        return f"{mode_label(m)} {counted(m.kernels_per_call, 'kernel')} / {format_transfers(m)}{peak_part(m)}"
 
     if eager and compiled:
         device = Comparison(eager.size, eager, compiled).device_ratio
