@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import datetime
 import os
 import platform
@@ -24,7 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from probes.chain.dtype_names import DTYPES
-from probes.link.baseline import METRICS
+from probes.link.baseline import METRICS, compare, gate, parse_fail_on
 from probes.link.help_text import HelpFormatter, SafeParser
 from probes.link.protocol import (
     ChainErrorInfo,
@@ -288,14 +289,12 @@ def show_report(args: argparse.Namespace, console: Console) -> int:
 
 
 def baseline_verdict(args: argparse.Namespace, results: list[Measurement], console: Console, err: Console) -> int:
-    """Print the deltas against ``--baseline`` (to stderr when stdout carries JSON); 1 when a
-    ``--fail-on`` metric regressed beyond its threshold and its noise."""
+    """Print the deltas against ``--baseline`` (to stderr when stdout carries JSON), then judge
+    the ``--fail-on`` metrics: 1 when one regressed beyond its threshold and its noise, 3 when one
+    could not be judged (each such figure one line on stderr), else 0."""
     if args.baseline is None:
         return EXIT_MEASURED
-    from probes.link.baseline import compare, regressions
-
-    _, pinned = read_report(args.baseline, "--baseline")
-    deltas = compare(pinned.results, results)
+    deltas = compare(args.pinned.results, results)
     out = err if args.json else console
     out.print(plain(f"against {args.baseline}:", "bold"), highlight=False, soft_wrap=True)
     for delta in deltas:
@@ -303,10 +302,13 @@ def baseline_verdict(args: argparse.Namespace, results: list[Measurement], conso
         out.print(plain(delta.text(), style), highlight=False, soft_wrap=True)
     if not deltas:
         out.print(plain("no size and mode in common with the baseline"), highlight=False, soft_wrap=True)
-    failed = [d for metric, threshold in args.fail_on_parsed for d in regressions(deltas, metric, threshold)]
-    for delta in failed:
+    verdict = gate(args.pinned.results, results, args.fail_on_parsed)
+    for delta in verdict.regressed:
         err.print(plain(f"regression: {delta.text()}", "red"), highlight=False, soft_wrap=True)
-    return EXIT_FAILED if failed else EXIT_MEASURED
+    if verdict.outcome == "unjudged":
+        for line in verdict.unjudged:
+            err.print(plain(f"could not judge: {line}", "yellow"), highlight=False, soft_wrap=True)
+    return {"failed": EXIT_FAILED, "unjudged": EXIT_UNJUDGED, "passed": EXIT_MEASURED}[verdict.outcome]
 
 
 def _failure_line(mode: str | None, size: int | None, message: str) -> Text:
@@ -353,6 +355,11 @@ class _Run:
             self.status.update(Text(f"{inert_line(event.message)} ({event.step}/{event.total})"))
         elif isinstance(event, MeasurementResult):
             m = event.measurement
+            same = [i for i, r in enumerate(self.results) if (r.size, r.mode) == (m.size, m.mode)]
+            if same:  # measured again: the new reading replaces the old, printed once all are in
+                self.results[same[0]] = m
+                self.by_size[m.size] = [m if r.mode == m.mode else r for r in self.by_size[m.size]]
+                return
             self.results.append(m)
             self.by_size.setdefault(m.size, []).append(m)
             if not self.as_json and len(self.by_size[m.size]) == len(self.request.modes):
@@ -407,7 +414,18 @@ class _Run:
         return EXIT_FAILED if self.failures or self.unaccounted() else EXIT_MEASURED
 
 
-async def _measure_in_worker(run: _Run) -> None:
+REMEASURES = 2
+"""How many more times a reading a busy machine spoiled for ``--fail-on`` is measured."""
+REMEASURE_WAIT_S = 5.0
+"""How long the machine is given to quiet down before each of those."""
+
+Spoiled = Callable[[list[Measurement]], list[tuple[int, str]]]
+"""The (size, mode) readings that a gate could not judge because the machine was busy."""
+
+
+async def _measure_in_worker(run: _Run, spoiled: Spoiled | None = None) -> None:
+    """Measure ``run``'s request; then, while ``spoiled`` names readings a busy machine kept a
+    gate from judging, wait and measure those again (``REMEASURES`` times at most), saying so."""
     from probes.link.client import WorkerClient
 
     client = WorkerClient()
@@ -421,6 +439,29 @@ async def _measure_in_worker(run: _Run) -> None:
             return
         async for event in client.request(run.request):
             run.on_event(event)
+        for attempt in range(1, REMEASURES + 1):
+            busy = spoiled(run.results) if spoiled is not None else []
+            if not busy:
+                break
+            where = ", ".join(f"{mode} N={format_size(size)}" for size, mode in busy)
+            run.err.print(
+                plain(
+                    f"the machine was busy while {where} was measured, so --fail-on cannot judge it: "
+                    f"measuring again in {REMEASURE_WAIT_S:g} s ({attempt} of {REMEASURES})",
+                    "yellow",
+                ),
+                highlight=False,
+                soft_wrap=True,
+            )
+            await asyncio.sleep(REMEASURE_WAIT_S)
+            sizes = sorted({size for size, _ in busy})
+            modes = [mode for mode in run.request.modes if mode in {m for _, m in busy}]
+            again = dataclasses.replace(run.request, id=f"{run.request.id}-again-{attempt}", sizes=sizes, modes=modes)
+            async for event in client.request(again):
+                run.on_event(event)
+            if not run.as_json:
+                for size in sizes:
+                    print_size(run.console, run.by_size[size])
     finally:
         if run.status is not None:
             run.status.stop()
@@ -428,16 +469,13 @@ async def _measure_in_worker(run: _Run) -> None:
 
 
 def _check_baseline_options(args: argparse.Namespace) -> None:
-    from probes.link.baseline import parse_fail_on
-
     if args.fail_on and args.baseline is None:
         raise UsageError("--fail-on needs --baseline REPORT")
     try:
         args.fail_on_parsed = [parse_fail_on(text) for text in args.fail_on]
     except ValueError as exc:
         raise UsageError(f"--fail-on: {inert_line(str(exc))}") from None
-    if args.baseline is not None:
-        read_report(args.baseline, "--baseline")
+    args.pinned = read_report(args.baseline, "--baseline")[1] if args.baseline is not None else None
 
 
 def run(args: argparse.Namespace, console: Console, err: Console) -> int:
@@ -458,13 +496,15 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
     except ChainError as exc:
         raise UsageError(inert_line(str(exc))) from None
     measured = _Run(request, console, err, args.json)
-    asyncio.run(_measure_in_worker(measured))
+    pinned, fail_on = args.pinned, args.fail_on_parsed
+    spoiled = (lambda results: gate(pinned.results, results, fail_on).busy) if fail_on else None
+    asyncio.run(_measure_in_worker(measured, spoiled))
     measured.finish()
     code = measured.exit_code()
     if code == EXIT_BAD_INPUT:
         raise UsageError(inert_line(next(f for f in measured.failures if _is_usage_error(f)).error.located()))
     verdict = baseline_verdict(args, measured.results, console, err)
-    return EXIT_FAILED if EXIT_FAILED in (code, verdict) else EXIT_MEASURED
+    return EXIT_FAILED if EXIT_FAILED in (code, verdict) else verdict
 
 
 def _quiet_broken_pipe() -> int:

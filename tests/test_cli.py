@@ -324,6 +324,16 @@ def regressed_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def busy_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    busy = json.loads((DATA / "h200_add.json").read_text())
+    for result in busy["results"]:
+        result["noise_reasons"] = ["machine busy: 2.0 of 2 cores loaded (1.9 by other processes)"]
+    path = tmp_path_factory.mktemp("busy") / "busy.json"
+    path.write_text(json.dumps(busy))
+    return path
+
+
 CPU = ["--device", "cpu", "--modes", "eager", "--reps", "2"]
 
 
@@ -337,6 +347,9 @@ CPU = ["--device", "cpu", "--modes", "eager", "--reps", "2"]
         pytest.param(
             ["--from", "{report}", "--baseline", "{faster}", "--fail-on", "device_time:5%"], 1, 4, id="a regression"
         ),
+        pytest.param(
+            ["--from", "{busy}", "--baseline", "{report}", "--fail-on", "device_time:5%"], 3, 4, id="could not judge"
+        ),
         pytest.param(["a +* b"], 2, 1, id="a chain that does not parse"),
         pytest.param(["__import__('os')"], 2, 1, id="a chain refused"),
         pytest.param(["a + b", "--modes", "turbo"], 2, 1, id="an unknown mode"),
@@ -345,9 +358,12 @@ CPU = ["--device", "cpu", "--modes", "eager", "--reps", "2"]
         pytest.param(["--from", "/nonexistent.json"], 2, 1, id="an unreadable report"),
     ],
 )
-def test_exit_status(argv: list[str], code: int, stderr_lines: int, regressed_baseline: Path) -> None:
-    """0: all measured; 1: a measurement failed (one line each) or a --fail-on regression; 2: usage."""
-    args = [a.format(report=DATA / "h200_add.json", faster=regressed_baseline) for a in argv]
+def test_exit_status(
+    argv: list[str], code: int, stderr_lines: int, regressed_baseline: Path, busy_report: Path
+) -> None:
+    """0: all measured; 1: a measurement failed (one line each) or a --fail-on regression; 2: usage;
+    3: a --fail-on metric could not be judged (one line each)."""
+    args = [a.format(report=DATA / "h200_add.json", faster=regressed_baseline, busy=busy_report) for a in argv]
     proc = run_cli(*args)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == code, proc.stderr
