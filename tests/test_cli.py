@@ -431,3 +431,26 @@ def test_a_chain_is_split_into_lines_outside_its_strings_and_comments(typed: str
 def test_a_semicolon_in_a_string_reaches_the_chain_parser_whole() -> None:
     args = build_parser().parse_args(["torch.einsum('i;j', x); x", "--input", "x: [N]"])
     assert parse_request(args).chain == "x: [N]\ntorch.einsum('i;j', x)\nx"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("as_json", [False, True], ids=["tables", "json"])
+def test_a_worker_that_dies_compiling_fails_the_run_with_one_line(tmp_path: Path, as_json: bool) -> None:
+    """The eager rows are printed, the compiled mode's failure is one line, and the status is 1."""
+    from probes.engine.worker import TEST_FAULT_ENV
+
+    argv = ["a + b", "--device", "cpu", "--sizes", "1e3", "--modes", "eager,compiled", "--reps", "2"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui", "profile", *argv, *(["--json"] if as_json else [])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ | {TEST_FAULT_ENV: f"exit-in-compile:{tmp_path / 'fired'}"},
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "the worker exited (code 1)" in lines[0], proc.stderr
+    if as_json:
+        assert [r["mode"] for r in json.loads(proc.stdout)["results"]] == ["eager"]
+    else:
+        assert "eager 1 kernel" in proc.stdout and "compiled" not in proc.stdout.split("ops", 1)[1]
