@@ -56,7 +56,7 @@ from probes.link.settings import (
     parse_sizes,
 )
 from probes.link.source_spec import parse_source_spec
-from probes.link.summary import SHORT_DTYPE_NAMES, format_size
+from probes.link.summary import SHORT_DTYPE_NAMES, format_size, sizes_measured
 
 EXIT_MEASURED = 0
 EXIT_FAILED = 1
@@ -313,7 +313,7 @@ def baseline_verdict(args: argparse.Namespace, results: list[Measurement], conso
 
 def _failure_line(mode: str | None, size: int | None, message: str) -> Text:
     """``error (compiled N=1,000): why``: one line, whatever the message held."""
-    where = " ".join(x for x in (mode or "", f"N={size:,}" if size else "") if x)
+    where = " ".join(x for x in (mode or "", f"N={format_size(size)}" if size else "") if x)
     line = Text("error", style="red")
     line.append(f" ({where})" if where else "")
     line.append(": " + inert_line(message))
@@ -370,6 +370,16 @@ class _Run:
                 line = _failure_line(event.mode, event.size, event.error.located())
                 self.err.print(line, highlight=False, soft_wrap=True)
 
+    def measured_sizes(self) -> list[int]:
+        """The sizes every mode asked for came back measured at."""
+        return [size for size in self.request.sizes if len(self.by_size.get(size, [])) == len(self.request.modes)]
+
+    def missing_sizes(self) -> list[int]:
+        """The sizes neither measured nor failed on their own (a run cut short): while any is
+        missing, no verdict is drawn from the rest."""
+        failed = {f.size for f in self.failures if f.size is not None}
+        return [n for n in self.request.sizes if n not in failed and n not in self.measured_sizes()]
+
     def unaccounted(self) -> list[tuple[int, str]]:
         """The (size, mode) pairs asked for that neither came back measured nor failed."""
         measured = {(m.size, m.mode) for m in self.results}
@@ -389,7 +399,10 @@ class _Run:
                 if len(self.by_size[size]) != len(self.request.modes):
                     print_size(self.console, self.by_size[size])
             if len(self.by_size) > 1:
-                print_sweep(self.console, self.results)
+                print_sweep(self.console, self.results, complete=not self.missing_sizes())
+            if len(self.request.sizes) > 1 and len(self.measured_sizes()) < len(self.request.sizes):
+                failed = {f.size for f in self.failures if f.size is not None}
+                self.console.print(plain(sizes_measured(self.request.sizes, self.measured_sizes(), failed)))
             return
         device = self.results[0].device if self.results else (self.request.device or "")
         label = next((d.label for d in self.ready.devices if d.name == device), "") if self.ready else ""

@@ -454,3 +454,20 @@ def test_a_worker_that_dies_compiling_fails_the_run_with_one_line(tmp_path: Path
         assert [r["mode"] for r in json.loads(proc.stdout)["results"]] == ["eager"]
     else:
         assert "eager 1 kernel" in proc.stdout and "compiled" not in proc.stdout.split("ops", 1)[1]
+
+
+@pytest.mark.slow
+def test_the_softmax_example_over_the_default_sizes_measures_every_size_it_can() -> None:
+    """``x: [N // 1024, 1024]`` has no rows at N=1e2: that size is one line, the four others are
+    measured, and the summary says ``4 of 5 sizes measured, 1e2 failed``."""
+    from tui.workspace import SEED_CHAINS
+
+    chain = dict(SEED_CHAINS)["softmax"].replace("\n", "; ")
+    proc = run_cli(chain, "--device", "cpu", "--modes", "eager", "--reps", "1")
+    assert proc.returncode == 1, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error (N=1e2): ") and "dim 'N // 1024' is 0" in lines[0]
+    sweep = proc.stdout.split("sweep", 1)[1]
+    rows = [match[1] for line in sweep.splitlines() if (match := re.match(r"\s*(\S+)\s+eager\s", line))]
+    assert rows == ["1e4", "1e6", "1e7", "1e8"], sweep
+    assert "4 of 5 sizes measured, 1e2 failed" in proc.stdout

@@ -263,8 +263,10 @@ def print_size(console: Console, batch: list[Measurement]) -> None:
     console.print(plain(headline(eager, compiled), "bold"), "\n", highlight=False, sep="")
 
 
-def print_sweep(console: Console, results: list[Measurement]) -> None:
+def print_sweep(console: Console, results: list[Measurement], *, complete: bool = True) -> None:
+    """The sweep table, then its verdict where every size is in (``complete``): a verdict on part
+    of the sizes would be a guess shown as fact."""
     console.print(sweep_table(results))
     pairs = comparisons(results)
-    if pairs:
+    if pairs and complete:
         console.print(plain(sweep_verdict(pairs)), highlight=False)

@@ -51,6 +51,26 @@ def counted(count: float, noun: str) -> str:
     return f"{count:g} {noun}" + ("" if count == 1 else "s")
 
 
+def listed(words: list[str]) -> str:
+    """``1e2``, ``1e2 and 1e4``, ``1e2, 1e4 and 1e6``."""
+    return f"{', '.join(words[:-1])} and {words[-1]}" if len(words) > 1 else "".join(words)
+
+
+def sizes_measured(sizes: Iterable[int], measured: Iterable[int], failed: Iterable[int]) -> str:
+    """``4 of 5 sizes measured, 1e2 failed``: how much of a sweep was measured, the sizes that
+    failed on their own, and the rest (neither: a sweep cut short) ``missing``. A size is
+    measured when every mode asked for came back (the caller decides that)."""
+    sizes, done, bad = list(dict.fromkeys(sizes)), set(measured), set(failed) - set(measured)
+    text = f"{len([n for n in sizes if n in done])} of {counted(len(sizes), 'size')} measured"
+    for word, group in (
+        ("failed", [n for n in sizes if n in bad]),
+        ("missing", [n for n in sizes if n not in done | bad]),
+    ):
+        if group:
+            text += f", {listed([format_size(n) for n in group])} {word}"
+    return text
+
+
 def format_time_us(us: float | None) -> str:
     if us is None:
         return "-"
