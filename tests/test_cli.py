@@ -471,3 +471,16 @@ def test_the_softmax_example_over_the_default_sizes_measures_every_size_it_can()
     rows = [match[1] for line in sweep.splitlines() if (match := re.match(r"\s*(\S+)\s+eager\s", line))]
     assert rows == ["1e4", "1e6", "1e7", "1e8"], sweep
     assert "4 of 5 sizes measured, 1e2 failed" in proc.stdout
+
+
+def test_a_host_bound_ratio_carries_its_label_in_the_tables_and_the_size_lines() -> None:
+    """The H200 sweep of ``(a + b).relu()``: compiled's wall time is the host's up to 1e7."""
+    proc = run_cli("--from", str(DATA / "h200_add_relu_sweep.json"))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    size_lines = [line for line in lines if line.startswith("eager 2 kernels")]
+    assert len(size_lines) == 5 and all(", device " in line and ", per call " in line for line in size_lines)
+    assert all("per call host-bound 0." in line for line in size_lines[:4]) and "host-bound" not in size_lines[4]
+    rows = {line.split()[0]: line for line in lines if re.match(r"\s*1e\d\s+compiled\s", line)}
+    assert all(re.search(r"\d-\d\.\d\dx hb$", rows[size]) for size in ("1e2", "1e4", "1e6", "1e7")), rows
+    assert rows["1e8"].endswith("1.57x") and any(line.startswith("hb: host-bound") for line in lines)
