@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import datetime
 import os
 import platform
 import re
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -23,6 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from probes.chain.dtype_names import DTYPES
+from probes.link.baseline import METRICS, compare, gate, parse_fail_on
 from probes.link.help_text import HelpFormatter, SafeParser
 from probes.link.protocol import (
     ChainErrorInfo,
@@ -54,14 +57,46 @@ from probes.link.settings import (
 )
 from probes.link.source_spec import parse_source_spec
 from probes.link.state_files import UnusableDir, user_cache_dir
-from probes.link.summary import SHORT_DTYPE_NAMES, format_size
+from probes.link.summary import SHORT_DTYPE_NAMES, format_size, sizes_measured
 
 EXIT_MEASURED = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_UNJUDGED = 3
 EXIT_INTERRUPTED = 130
+EXIT_STATUSES = (
+    (
+        EXIT_MEASURED,
+        "every requested size and mode was measured and every --fail-on metric judged no worse "
+        "(or the report was printed); also when the reader of the output went away (| head)",
+    ),
+    (EXIT_FAILED, "a measurement failed (one line each on stderr), or a --fail-on metric regressed"),
+    (
+        EXIT_BAD_INPUT,
+        "bad usage or input: an unknown option or value, a chain that does not parse or is refused, "
+        "a report that cannot be read (one line on stderr)",
+    ),
+    (
+        EXIT_UNJUDGED,
+        "could not judge: a --fail-on metric had no verdict (a busy machine after two more "
+        "measurements, a time the host decides, a figure unknown on either side), and nothing regressed",
+    ),
+    (EXIT_INTERRUPTED, "interrupted (ctrl+c)"),
+)
+"""The one table of exit statuses: ``--help`` prints it, README's table repeats it (a test keeps
+the two alike)."""
 USER_ERROR_KINDS = ("syntax", "rejected", "input")
 T = TypeVar("T")
+
+
+def _exit_status_text() -> str:
+    lines = []
+    for code, meaning in EXIT_STATUSES:
+        wrapped = textwrap.wrap(meaning, 92)
+        lines.append(f"  {code:<5}{wrapped[0]}")
+        lines.extend(f"       {line}" for line in wrapped[1:])
+    return "\n".join(lines)
+
 
 EPILOG = f"""\
 output:
@@ -69,11 +104,7 @@ output:
   every kernel name whole. No line ends in spaces. --json prints one JSON document instead.
 
 exit status:
-  {EXIT_MEASURED}    every requested size and mode was measured (or the report was printed)
-  {EXIT_FAILED}    a measurement failed (one line each on stderr), or a --fail-on metric regressed
-  {EXIT_BAD_INPUT}    bad usage or input: an unknown option or value, a chain that does not parse or
-       is refused, a report that cannot be read (one line on stderr)
-  {EXIT_INTERRUPTED}  interrupted (ctrl+c)
+{_exit_status_text()}
 """
 
 
@@ -149,8 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="METRIC:PCT",
-        help="with --baseline: exit 1 when METRIC (kernels, transfers, bytes, device_time, "
-        "wall_time) regresses by more than PCT beyond its noise, e.g. device_time:5%%",
+        help=f"with --baseline: exit 1 when METRIC ({', '.join(METRICS)}) regresses by more than PCT "
+        "beyond its noise, 3 when it cannot be judged, e.g. device_time:5%%",
     )
     return parser
 
@@ -253,14 +284,12 @@ def show_report(args: argparse.Namespace, console: Console) -> int:
 
 
 def baseline_verdict(args: argparse.Namespace, results: list[Measurement], console: Console, err: Console) -> int:
-    """Print the deltas against ``--baseline`` (to stderr when stdout carries JSON); 1 when a
-    ``--fail-on`` metric regressed beyond its threshold and its noise."""
+    """Print the deltas against ``--baseline`` (to stderr when stdout carries JSON), then judge
+    the ``--fail-on`` metrics: 1 when one regressed beyond its threshold and its noise, 3 when one
+    could not be judged (each such figure one line on stderr), else 0."""
     if args.baseline is None:
         return EXIT_MEASURED
-    from probes.link.baseline import compare, regressions
-
-    _, pinned = report_given(args.baseline, "--baseline")
-    deltas = compare(pinned.results, results)
+    deltas = compare(args.pinned.results, results)
     out = err if args.json else console
     out.print(plain(f"against {args.baseline}:", "bold"), highlight=False, soft_wrap=True)
     for delta in deltas:
@@ -268,15 +297,18 @@ def baseline_verdict(args: argparse.Namespace, results: list[Measurement], conso
         out.print(plain(delta.text(), style), highlight=False, soft_wrap=True)
     if not deltas:
         out.print(plain("no size and mode in common with the baseline"), highlight=False, soft_wrap=True)
-    failed = [d for metric, threshold in args.fail_on_parsed for d in regressions(deltas, metric, threshold)]
-    for delta in failed:
+    verdict = gate(args.pinned.results, results, args.fail_on_parsed)
+    for delta in verdict.regressed:
         err.print(plain(f"regression: {delta.text()}", "red"), highlight=False, soft_wrap=True)
-    return EXIT_FAILED if failed else EXIT_MEASURED
+    if verdict.outcome == "unjudged":
+        for line in verdict.unjudged:
+            err.print(plain(f"could not judge: {line}", "yellow"), highlight=False, soft_wrap=True)
+    return {"failed": EXIT_FAILED, "unjudged": EXIT_UNJUDGED, "passed": EXIT_MEASURED}[verdict.outcome]
 
 
 def _failure_line(mode: str | None, size: int | None, message: str) -> Text:
     """``error (compiled N=1,000): why``: one line, whatever the message held."""
-    where = " ".join(x for x in (mode or "", f"N={size:,}" if size else "") if x)
+    where = " ".join(x for x in (mode or "", f"N={format_size(size)}" if size else "") if x)
     line = Text("error", style="red")
     line.append(f" ({where})" if where else "")
     line.append(": " + inert_line(message))
@@ -323,6 +355,11 @@ class _Run:
             self.status.update(Text(f"{inert_line(event.message)} ({event.step}/{event.total})"))
         elif isinstance(event, MeasurementResult):
             m = event.measurement
+            same = [i for i, r in enumerate(self.results) if (r.size, r.mode) == (m.size, m.mode)]
+            if same:  # measured again: the new reading replaces the old, printed once all are in
+                self.results[same[0]] = m
+                self.by_size[m.size] = [m if r.mode == m.mode else r for r in self.by_size[m.size]]
+                return
             self.results.append(m)
             self.by_size.setdefault(m.size, []).append(m)
             if not self.as_json and len(self.by_size[m.size]) == len(self.request.modes):
@@ -332,6 +369,16 @@ class _Run:
             if not _is_usage_error(event):  # that one becomes the usage line, printed once
                 line = _failure_line(event.mode, event.size, event.error.located())
                 self.err.print(line, highlight=False, soft_wrap=True)
+
+    def measured_sizes(self) -> list[int]:
+        """The sizes every mode asked for came back measured at."""
+        return [size for size in self.request.sizes if len(self.by_size.get(size, [])) == len(self.request.modes)]
+
+    def missing_sizes(self) -> list[int]:
+        """The sizes neither measured nor failed on their own (a run cut short): while any is
+        missing, no verdict is drawn from the rest."""
+        failed = {f.size for f in self.failures if f.size is not None}
+        return [n for n in self.request.sizes if n not in failed and n not in self.measured_sizes()]
 
     def unaccounted(self) -> list[tuple[int, str]]:
         """The (size, mode) pairs asked for that neither came back measured nor failed."""
@@ -352,7 +399,10 @@ class _Run:
                 if len(self.by_size[size]) != len(self.request.modes):
                     print_size(self.console, self.by_size[size])
             if len(self.by_size) > 1:
-                print_sweep(self.console, self.results)
+                print_sweep(self.console, self.results, complete=not self.missing_sizes())
+            if len(self.request.sizes) > 1 and len(self.measured_sizes()) < len(self.request.sizes):
+                failed = {f.size for f in self.failures if f.size is not None}
+                self.console.print(plain(sizes_measured(self.request.sizes, self.measured_sizes(), failed)))
             return
         device = self.results[0].device if self.results else (self.request.device or "")
         label = next((d.label for d in self.ready.devices if d.name == device), "") if self.ready else ""
@@ -377,7 +427,18 @@ class _Run:
         return EXIT_FAILED if self.failures or self.unaccounted() else EXIT_MEASURED
 
 
-async def _measure_in_worker(run: _Run) -> None:
+REMEASURES = 2
+"""How many more times a reading a busy machine spoiled for ``--fail-on`` is measured."""
+REMEASURE_WAIT_S = 5.0
+"""How long the machine is given to quiet down before each of those."""
+
+Spoiled = Callable[[list[Measurement]], list[tuple[int, str]]]
+"""The (size, mode) readings that a gate could not judge because the machine was busy."""
+
+
+async def _measure_in_worker(run: _Run, spoiled: Spoiled | None = None) -> None:
+    """Measure ``run``'s request; then, while ``spoiled`` names readings a busy machine kept a
+    gate from judging, wait and measure those again (``REMEASURES`` times at most), saying so."""
     from probes.link.client import WorkerClient
 
     client = WorkerClient()
@@ -391,6 +452,29 @@ async def _measure_in_worker(run: _Run) -> None:
             return
         async for event in client.request(run.request):
             run.on_event(event)
+        for attempt in range(1, REMEASURES + 1):
+            busy = spoiled(run.results) if spoiled is not None else []
+            if not busy:
+                break
+            where = ", ".join(f"{mode} N={format_size(size)}" for size, mode in busy)
+            run.err.print(
+                plain(
+                    f"the machine was busy while {where} was measured, so --fail-on cannot judge it: "
+                    f"measuring again in {REMEASURE_WAIT_S:g} s ({attempt} of {REMEASURES})",
+                    "yellow",
+                ),
+                highlight=False,
+                soft_wrap=True,
+            )
+            await asyncio.sleep(REMEASURE_WAIT_S)
+            sizes = sorted({size for size, _ in busy})
+            modes = [mode for mode in run.request.modes if mode in {m for _, m in busy}]
+            again = dataclasses.replace(run.request, id=f"{run.request.id}-again-{attempt}", sizes=sizes, modes=modes)
+            async for event in client.request(again):
+                run.on_event(event)
+            if not run.as_json:
+                for size in sizes:
+                    print_size(run.console, run.by_size[size])
     finally:
         if run.status is not None:
             run.status.stop()
@@ -398,16 +482,13 @@ async def _measure_in_worker(run: _Run) -> None:
 
 
 def _check_baseline_options(args: argparse.Namespace) -> None:
-    from probes.link.baseline import parse_fail_on
-
     if args.fail_on and args.baseline is None:
         raise UsageError("--fail-on needs --baseline REPORT")
     try:
         args.fail_on_parsed = [parse_fail_on(text) for text in args.fail_on]
     except ValueError as exc:
         raise UsageError(f"--fail-on: {inert_line(str(exc))}") from None
-    if args.baseline is not None:
-        report_given(args.baseline, "--baseline")
+    args.pinned = report_given(args.baseline, "--baseline")[1] if args.baseline is not None else None
 
 
 def run(args: argparse.Namespace, console: Console, err: Console) -> int:
@@ -432,21 +513,23 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
     except ChainError as exc:
         raise UsageError(inert_line(str(exc))) from None
     measured = _Run(request, console, err, args.json)
-    asyncio.run(_measure_in_worker(measured))
+    pinned, fail_on = args.pinned, args.fail_on_parsed
+    spoiled = (lambda results: gate(pinned.results, results, fail_on).busy) if fail_on else None
+    asyncio.run(_measure_in_worker(measured, spoiled))
     measured.finish()
     code = measured.exit_code()
     if code == EXIT_BAD_INPUT:
         raise UsageError(inert_line(next(f for f in measured.failures if _is_usage_error(f)).error.located()))
     verdict = baseline_verdict(args, measured.results, console, err)
-    return EXIT_FAILED if EXIT_FAILED in (code, verdict) else EXIT_MEASURED
+    return EXIT_FAILED if EXIT_FAILED in (code, verdict) else verdict
 
 
 def _quiet_broken_pipe() -> int:
-    """The reader went away (``| head``): no traceback; stdout pointed at /dev/null so that the
-    interpreter's final flush does not fail again."""
+    """The reader went away (``| head``): a quiet exit 0, as ``git log | head`` ends; stdout
+    pointed at /dev/null so that the interpreter's final flush does not fail again."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
-    return EXIT_FAILED
+    return EXIT_MEASURED
 
 
 def main(argv: list[str] | None = None) -> int:

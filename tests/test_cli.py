@@ -163,17 +163,20 @@ def test_json_from_a_report_is_the_report_byte_for_byte() -> None:
     assert proc.stdout == (DATA / "h200_add_relu_sweep.json").read_text().rstrip("\n") + "\n"
 
 
-def test_a_closed_pipe_is_not_a_traceback() -> None:
+def test_a_closed_pipe_ends_quietly_with_status_0() -> None:
+    """``| head`` closing the pipe is the reader's choice, as with ``git log | head``: status 0,
+    nothing on stderr."""
     report = shlex.quote(str(DATA / "h200_add_relu_sweep.json"))
     proc = subprocess.run(
-        f"{shlex.quote(sys.executable)} -m tui profile --from {report} | head -1",
+        f"{shlex.quote(sys.executable)} -m tui profile --from {report} | head -1; exit ${{PIPESTATUS[0]}}",
         shell=True,
+        executable="/bin/bash",
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert proc.stdout.startswith("NVIDIA H200")
-    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0 and proc.stderr == "", (proc.returncode, proc.stderr)
 
 
 def test_hostile_report_strings_are_shown_inert_never_as_markup(tmp_path: Path) -> None:
@@ -289,8 +292,26 @@ def test_help_documents_the_exit_statuses() -> None:
     proc = run_cli("--help")
     assert proc.returncode == 0
     status = proc.stdout.split("exit status:")[1]
-    for code, meaning in (("0", "every requested size and mode"), ("1", "failed"), ("2", "bad usage")):
+    meanings = (("0", "every requested size and mode"), ("1", "failed"), ("2", "bad usage"), ("3", "could not judge"))
+    for code, meaning in meanings:
         assert any(line.split()[:1] == [code] and meaning in line for line in status.splitlines()), status
+
+
+def test_help_lists_every_fail_on_metric() -> None:
+    from probes.link.baseline import METRICS
+
+    help_text = " ".join(run_cli("--help").stdout.split())
+    described = help_text.split("--fail-on METRIC:PCT", 2)[2]
+    assert all(metric in described for metric in METRICS), described
+    assert "peak_memory" in described
+
+
+def test_the_readme_lists_the_exit_statuses_the_help_prints() -> None:
+    from probes.cli import EXIT_STATUSES
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| .* \|$", readme.split("| exit status | when |")[1], re.M)
+    assert [int(code) for code in rows] == [code for code, _ in EXIT_STATUSES]
 
 
 @pytest.fixture(scope="module")
@@ -300,6 +321,16 @@ def regressed_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
         result["device_time_us"] *= 0.8
     path = tmp_path_factory.mktemp("baseline") / "faster.json"
     path.write_text(json.dumps(faster))
+    return path
+
+
+@pytest.fixture(scope="module")
+def busy_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    busy = json.loads((DATA / "h200_add.json").read_text())
+    for result in busy["results"]:
+        result["noise_reasons"] = ["machine busy: 2.0 of 2 cores loaded (1.9 by other processes)"]
+    path = tmp_path_factory.mktemp("busy") / "busy.json"
+    path.write_text(json.dumps(busy))
     return path
 
 
@@ -316,6 +347,9 @@ CPU = ["--device", "cpu", "--modes", "eager", "--reps", "2"]
         pytest.param(
             ["--from", "{report}", "--baseline", "{faster}", "--fail-on", "device_time:5%"], 1, 4, id="a regression"
         ),
+        pytest.param(
+            ["--from", "{busy}", "--baseline", "{report}", "--fail-on", "device_time:5%"], 3, 4, id="could not judge"
+        ),
         pytest.param(["a +* b"], 2, 1, id="a chain that does not parse"),
         pytest.param(["__import__('os')"], 2, 1, id="a chain refused"),
         pytest.param(["a + b", "--modes", "turbo"], 2, 1, id="an unknown mode"),
@@ -324,9 +358,12 @@ CPU = ["--device", "cpu", "--modes", "eager", "--reps", "2"]
         pytest.param(["--from", "/nonexistent.json"], 2, 1, id="an unreadable report"),
     ],
 )
-def test_exit_status(argv: list[str], code: int, stderr_lines: int, regressed_baseline: Path) -> None:
-    """0: all measured; 1: a measurement failed (one line each) or a --fail-on regression; 2: usage."""
-    args = [a.format(report=DATA / "h200_add.json", faster=regressed_baseline) for a in argv]
+def test_exit_status(
+    argv: list[str], code: int, stderr_lines: int, regressed_baseline: Path, busy_report: Path
+) -> None:
+    """0: all measured; 1: a measurement failed (one line each) or a --fail-on regression; 2: usage;
+    3: a --fail-on metric could not be judged (one line each)."""
+    args = [a.format(report=DATA / "h200_add.json", faster=regressed_baseline, busy=busy_report) for a in argv]
     proc = run_cli(*args)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == code, proc.stderr
@@ -428,3 +465,56 @@ def test_a_symlinked_cache_dir_is_followed_by_the_headless_command(tmp_path: Pat
     )
     assert proc.returncode == 0, proc.stderr
     assert (real / "peak_bandwidth.json").is_file() and link.is_symlink()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("as_json", [False, True], ids=["tables", "json"])
+def test_a_worker_that_dies_compiling_fails_the_run_with_one_line(tmp_path: Path, as_json: bool) -> None:
+    """The eager rows are printed, the compiled mode's failure is one line, and the status is 1."""
+    from probes.engine.worker import TEST_FAULT_ENV
+
+    argv = ["a + b", "--device", "cpu", "--sizes", "1e3", "--modes", "eager,compiled", "--reps", "2"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui", "profile", *argv, *(["--json"] if as_json else [])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ | {TEST_FAULT_ENV: f"exit-in-compile:{tmp_path / 'fired'}"},
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "the worker exited (code 1)" in lines[0], proc.stderr
+    if as_json:
+        assert [r["mode"] for r in json.loads(proc.stdout)["results"]] == ["eager"]
+    else:
+        assert "eager 1 kernel" in proc.stdout and "compiled" not in proc.stdout.split("ops", 1)[1]
+
+
+@pytest.mark.slow
+def test_the_softmax_example_over_the_default_sizes_measures_every_size_it_can() -> None:
+    """``x: [N // 1024, 1024]`` has no rows at N=1e2: that size is one line, the four others are
+    measured, and the summary says ``4 of 5 sizes measured, 1e2 failed``."""
+    from tui.workspace import SEED_CHAINS
+
+    chain = dict(SEED_CHAINS)["softmax"].replace("\n", "; ")
+    proc = run_cli(chain, "--device", "cpu", "--modes", "eager", "--reps", "1")
+    assert proc.returncode == 1, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error (N=1e2): ") and "dim 'N // 1024' is 0" in lines[0]
+    sweep = proc.stdout.split("sweep", 1)[1]
+    rows = [match[1] for line in sweep.splitlines() if (match := re.match(r"\s*(\S+)\s+eager\s", line))]
+    assert rows == ["1e4", "1e6", "1e7", "1e8"], sweep
+    assert "4 of 5 sizes measured, 1e2 failed" in proc.stdout
+
+
+def test_a_host_bound_ratio_carries_its_label_in_the_tables_and_the_size_lines() -> None:
+    """The H200 sweep of ``(a + b).relu()``: compiled's wall time is the host's up to 1e7."""
+    proc = run_cli("--from", str(DATA / "h200_add_relu_sweep.json"))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    size_lines = [line for line in lines if line.startswith("eager 2 kernels")]
+    assert len(size_lines) == 5 and all(", device " in line and ", per call " in line for line in size_lines)
+    assert all("per call host-bound 0." in line for line in size_lines[:4]) and "host-bound" not in size_lines[4]
+    rows = {line.split()[0]: line for line in lines if re.match(r"\s*1e\d\s+compiled\s", line)}
+    assert all(re.search(r"\d-\d\.\d\dx hb$", rows[size]) for size in ("1e2", "1e4", "1e6", "1e7")), rows
+    assert rows["1e8"].endswith("1.57x") and any(line.startswith("hb: host-bound") for line in lines)

@@ -216,3 +216,17 @@ def test_a_new_chain_compiles_through_the_wrapper_made_while_idle_and_only_that_
     assert all("tanh" in k.name for k in tanh.kernels) and all("neg" in k.name for k in neg.kernels)
     (dynamic,), failures, _ = profile("(a * b).sin()", [4096], ["dynamic"], reps=3)
     assert not failures and dynamic.ran_compiled and len(made) == 3, "a dynamic compile took the default mode's wrapper"
+
+
+def test_a_size_at_which_an_input_has_no_rows_is_skipped_the_others_measured() -> None:
+    results, failures, _ = profile(
+        "x: [N // 1024, 1024]\ntorch.softmax(x, dim=-1)", [100, 2048, 4096], ["eager"], reps=1
+    )
+    assert [m.size for m in results] == [2048, 4096]
+    (failure,) = failures
+    assert failure.size == 100 and failure.error.kind == "input" and "'N // 1024' is 0" in failure.error.message
+
+
+def test_a_chain_error_at_every_size_stops_the_sweep_at_the_first() -> None:
+    results, failures, _ = profile("x: [N, 3]\ny: [4]\nx + y", [100, 1000], ["eager"], reps=1)
+    assert results == [] and [f.size for f in failures] == [100]

@@ -61,3 +61,52 @@ def test_a_sweep_whose_largest_size_was_measured_under_load_draws_no_verdict() -
     )
     quiet = [r if r.size == 100 else dataclasses.replace(r, noise_reasons=[], noisy=False) for r in results]
     assert sweep_verdict(comparisons(quiet)) == "compiled is faster per call from N = 1e2 up"
+
+
+def timed(mode: str, wall_us: float, device_us: float, *, size: int = 100, spread: float = 0.01) -> Measurement:
+    """A quiet reading whose wall and device times differ (a host-bound call where the kernels
+    take under half the wall time)."""
+    return dataclasses.replace(
+        reading(mode, wall_us, size=size, spread=spread),
+        device_time_us=device_us,
+        device_time_us_iqr=[device_us * (1 - spread), device_us * (1 + spread)],
+    )
+
+
+def test_a_host_bound_wall_ratio_is_labelled_with_its_spread_never_a_bare_figure() -> None:
+    """At N=1e2 the compiled call's wall time is the host's (kernels a few % of it): five fresh
+    processes read 0.26x to 0.42x. The figure says host-bound and gives its interval over reps."""
+    eager, compiled = timed("eager", 16.0, 1.9), timed("compiled", 41.0, 0.9)
+    wall = ratio(eager, compiled, "wall")
+    assert wall is not None and wall.host_bound and wall.verdict == "slower"
+    assert wall.text() == f"host-bound {wall.interval()}" and wall.low < wall.value < wall.high
+    device = ratio(eager, compiled, "device")
+    assert device is not None and not device.host_bound and device.text() == "2.11x"
+    assert headline(eager, compiled).endswith(f"device 2.11x, per call host-bound {wall.interval()}")
+
+
+def test_a_wall_ratio_of_calls_that_are_mostly_kernel_time_is_a_plain_figure() -> None:
+    found = ratio(timed("eager", 476.0, 458.0, size=10**8), timed("compiled", 303.0, 270.0, size=10**8), "wall")
+    assert found is not None and not found.host_bound and found.text().startswith("1.57x")
+
+
+def test_a_sizes_line_and_the_sweep_verdict_state_one_verdict() -> None:
+    """A run printed ``unclear: drifted`` for a size and ``compiled is faster from 1e6 up`` below:
+    the device ratio and the per-call one, unnamed. Each size's line names both, and its per-call
+    ratio is the one the sweep's verdict reads."""
+    results = [
+        timed("eager", 16.0, 1.9),
+        timed("compiled", 41.0, 0.9),
+        reading("eager", 2000.0, reasons=[DRIFT]),
+        reading("compiled", 1000.0),
+        reading("eager", 2000.0, size=10**8, reasons=[DRIFT]),
+        reading("compiled", 1000.0, size=10**8),
+    ]
+    pairs = comparisons(results)
+    assert sweep_verdict(pairs) == "compiled is faster per call from N = 1e6 up"
+    for pair in pairs:
+        line = headline(pair.eager, pair.compiled)
+        assert line.endswith(f"per call {pair.wall_ratio.text()}")
+        assert (pair.wall_ratio.verdict == "faster") == (pair.size >= 10**6)
+        if pair.size >= 10**6:
+            assert "device unclear: the readings drifted, re-run, per call 2.00x" in line

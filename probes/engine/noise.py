@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from probes.link.summary import BUSY_REASON, DRIFT_REASON
+from probes.link.summary import BUSY_REASON, DRIFT_REASON, counted
 
 NOISY_IQR_FRACTION = 0.10
 BUSY_OTHER_CORES = 0.5
@@ -94,7 +94,7 @@ class CpuLoad:
 
     def reason(self) -> str:
         return (
-            f"{BUSY_REASON}: {self.busy_cores:.1f} of {self.cores} cores loaded "
+            f"{BUSY_REASON}: {self.busy_cores:.1f} of {counted(self.cores, 'core')} loaded "
             f"({self.other_cores:.1f} by other processes)"
         )
 

@@ -36,7 +36,12 @@ from probes.link.protocol import (
     RequestFailed,
     Stage,
 )
+from probes.link.summary import counted
 
+SIZE_ERROR_KINDS = ("input",)
+"""Kinds of chain error that planning one size can raise and another size need not: an input's
+shape at that N (a dim of 0 at N=100). The sweep skips that size only; any other chain error
+would fail the same way at every size, and stops the request."""
 MISSED_WORK_SHARE = 0.1
 """A CPU call whose profiled rows add up to less than this share of its wall time..."""
 MISSED_WORK_WALL_US = 1000.0
@@ -92,7 +97,7 @@ def list_devices(measure_peak: bool = False) -> list[DeviceInfo]:
     devices = []
     for index in range(torch.cuda.device_count() if torch.cuda.is_available() else 0):
         devices.append(_device_info(torch.device("cuda", index), torch.cuda.get_device_name(index), measure_peak))
-    devices.append(_device_info(torch.device("cpu"), f"CPU ({os.cpu_count()} cores)", measure_peak))
+    devices.append(_device_info(torch.device("cpu"), f"CPU ({counted(os.cpu_count() or 1, 'core')})", measure_peak))
     return devices
 
 
@@ -128,7 +133,8 @@ def run_profile(
     there, whole, so that a request's eager rows never wait for it), with that step's Progress.
 
     A chain error stops the request (it would fail the same way at every size); a memory
-    refusal or an out-of-memory skips that size only. DevicePoisoned propagates: the caller
+    refusal, an out-of-memory, or an input whose shape does not exist at a size (``x: [N // 1024,
+    1024]`` at N=100) skips that size only (``SIZE_ERROR_KINDS``). DevicePoisoned propagates: the caller
     (the worker) must exit so that a fresh process gets a fresh CUDA context. What torch reports
     outside a measurement (sizing the chain on meta tensors) joins each result's diagnostics.
     """
@@ -228,7 +234,10 @@ def _run_profile(
                 inputs = make_inputs(input_specs(chain, n, request.dtype), device, n)
             except ChainError as exc:
                 emit(RequestFailed(rid, exc.info, size=n))
-                break
+                if exc.info.kind not in SIZE_ERROR_KINDS:
+                    break
+                step += len(modes)
+                continue
             except MeasureError as exc:
                 emit(RequestFailed(rid, exc.info, size=n))
                 step += len(modes)

@@ -22,16 +22,21 @@ Device times, and wall times of calls that are mostly kernel time, are judged: t
 alike from one process to the next, so a chain 30% slower is still caught by ``device_time`` at
 every size on a GPU, and by ``wall_time`` where the kernels dominate. The trade-off: a regression of host
 overhead alone (a slower Python path) is not caught at the sizes where it is all there is.
+
+A gate (``--fail-on``) never passes on a figure it could not judge: ``gate`` sets apart what
+regressed, what has no verdict, and which readings a busy machine spoiled (worth measuring again);
+a gated figure still without a verdict is "could not judge", never a pass.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Literal
 
 from probes.link.protocol import Measurement
-from probes.link.summary import BUSY_REASON, format_bytes, format_time_us, host_bound, transfers
+from probes.link.summary import BUSY_REASON, counted, format_bytes, format_time_us, host_bound, transfers
 
 METRICS = ("kernels", "transfers", "bytes", "device_time", "wall_time", "peak_memory")
 Metric = Literal["kernels", "transfers", "bytes", "device_time", "wall_time", "peak_memory"]
@@ -55,6 +60,9 @@ class Delta:
     """Relative change below which the two figures cannot be told apart (0 for exact figures)."""
     unjudged: str | None = None
     """Why the two figures are not compared at all (a host-bound wall time, a busy machine)."""
+    busy_now: bool = False
+    """Not compared because the current reading was taken on a busy machine (and the baseline's
+    was not): a new reading may be judged."""
 
     @property
     def change(self) -> float:
@@ -89,7 +97,7 @@ def with_unit(metric: str, value: float) -> str:
     if metric == "transfers":
         return f"{value:.3g}N"
     if metric == "kernels":
-        return f"{value:g} kernel" + ("" if value == 1 else "s")
+        return counted(value, "kernel")
     return f"{value:,.4g}"
 
 
@@ -111,11 +119,16 @@ def _figures(m: Measurement) -> dict[str, tuple[float | None, float]]:
     }
 
 
+def measured_busy(m: Measurement) -> bool:
+    """Other processes loaded the machine while ``m`` was measured."""
+    return any(r.startswith(BUSY_REASON) for r in m.noise_reasons)
+
+
 def unjudged_reason(metric: str, base: Measurement, now: Measurement) -> str | None:
     """Why ``metric`` of the two measurements is not compared (see the module doc), or None."""
     if metric not in TIMES:
         return None
-    if any(r.startswith(BUSY_REASON) for m in (base, now) for r in m.noise_reasons):
+    if measured_busy(base) or measured_busy(now):
         return "measured on a busy machine: re-run on a quiet one"
     value = "device_time_us" if metric == "device_time" else "wall_time_us"
     if any(m.device == "cpu" and (getattr(m, value) or 0.0) < CPU_SHORT_US for m in (base, now)):
@@ -146,7 +159,8 @@ def compare(baseline: list[Measurement], current: list[Measurement]) -> list[Del
                 continue
             floor = TIME_FLOOR_US / was if metric in TIMES and was > 0 else 0.0
             unjudged = unjudged_reason(metric, base, m)
-            deltas.append(Delta(metric, m.mode, m.size, was, now, now_noise + was_noise + floor, unjudged))
+            busy_now = unjudged is not None and measured_busy(m) and not measured_busy(base)
+            deltas.append(Delta(metric, m.mode, m.size, was, now, now_noise + was_noise + floor, unjudged, busy_now))
     return deltas
 
 
@@ -161,3 +175,46 @@ def parse_fail_on(text: str) -> tuple[str, float]:
 def regressions(deltas: list[Delta], metric: str, threshold: float) -> list[Delta]:
     """The deltas of ``metric`` that got worse by more than ``threshold`` and beyond their noise."""
     return [d for d in deltas if d.metric == metric and d.verdict == "worse" and d.change > threshold]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What ``--fail-on`` concludes: the gated deltas that regressed, the gated figures without a
+    verdict (one line each), and the readings worth measuring again (size, mode)."""
+
+    regressed: list[Delta] = field(default_factory=list)
+    unjudged: list[str] = field(default_factory=list)
+    busy: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> Literal["passed", "failed", "unjudged"]:
+        """A regression fails whatever else is unknown; otherwise a gated figure without a
+        verdict leaves the gate unjudged: it never passes on what it could not judge."""
+        if self.regressed:
+            return "failed"
+        return "unjudged" if self.unjudged else "passed"
+
+
+def gate(baseline: Iterable[Measurement], current: Iterable[Measurement], fail_on: list[tuple[str, float]]) -> Gate:
+    """Judge every ``fail_on`` (metric, threshold) at every size and mode the two share. Counts,
+    transfers and bytes are exact and always judged; a figure known on one side only, a time the
+    host decides and a reading from a busy machine have no verdict (``Gate.unjudged``)."""
+    pinned = {(m.mode, m.size) for m in baseline}
+    current = list(current)
+    shared = sorted({(m.size, m.mode) for m in current if (m.mode, m.size) in pinned})
+    deltas = {(d.metric, d.size, d.mode): d for d in compare(list(baseline), current)}
+    found = Gate()
+    for metric, threshold in fail_on:
+        if not shared:
+            found.unjudged.append(f"{metric}: no size and mode in common with the baseline")
+        for size, mode in shared:
+            delta = deltas.get((metric, size, mode))
+            if delta is None:
+                found.unjudged.append(f"{metric} {mode} N={size:,}: not known in the baseline or in this run")
+            elif delta.unjudged is not None:
+                found.unjudged.append(delta.text())
+                if delta.busy_now and (size, mode) not in found.busy:
+                    found.busy.append((size, mode))
+            elif regressions([delta], metric, threshold):
+                found.regressed.append(delta)
+    return found

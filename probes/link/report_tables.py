@@ -83,11 +83,20 @@ class TrimmedLines:
         return self.stream.fileno()
 
 
+class _OutputConsole(Console):
+    """A console that leaves a closed pipe to its caller: rich's own answer is ``exit(1)``, where
+    the shell's convention (``git log | head``) is a quiet success."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def output_console(stream: TextIO) -> Console:
     """A console for ``stream``: the terminal's width on a terminal, FULL_WIDTH elsewhere (a
     pipe, a file, a CI log), trailing spaces trimmed either way."""
     trimmed = cast(IO[str], TrimmedLines(stream))  # rich writes, flushes and asks isatty/fileno only
-    return Console(file=trimmed, soft_wrap=False, width=None if trimmed.isatty() else FULL_WIDTH)
+    return _OutputConsole(file=trimmed, soft_wrap=False, width=None if trimmed.isatty() else FULL_WIDTH)
 
 
 def plain(text: object, style: str = "") -> Text:
@@ -231,13 +240,23 @@ def sweep_table(results: list[Measurement]) -> Table:
     return table
 
 
+HOST_BOUND_MARK = "hb"
+HOST_BOUND_LEGEND = (
+    f"{HOST_BOUND_MARK}: host-bound, the kernels under half of the call's wall time: that ratio is the host's "
+    "speed in this process, shown as its spread over reps (another process reads another figure)"
+)
+
+
 def _ratio_cell(found: Ratio | None) -> Text:
     """The ratio; a ``?`` marks one whose interval straddles 1 (no conclusion); ``unclear`` with no
-    figure where its readings cannot be trusted (a busy machine, drift: see ``summary.Ratio``)."""
+    figure where its readings cannot be trusted (a busy machine, drift: see ``summary.Ratio``); a
+    host-bound wall ratio is its interval, marked ``hb``."""
     if found is None:
         return Text("")
     if found.unclear_reason is not None:
         return Text("unclear", style="yellow")
+    if found.host_bound:
+        return Text(f"{found.span()} {HOST_BOUND_MARK}" + ("?" if found.verdict == "unclear" else ""), style="yellow")
     value = f"{format_ratio(found.value)}x"
     return Text(value + "?", style="yellow") if found.verdict == "unclear" else Text(value)
 
@@ -254,8 +273,12 @@ def print_size(console: Console, batch: list[Measurement]) -> None:
     console.print(plain(headline(eager, compiled), "bold"), "\n", highlight=False, sep="")
 
 
-def print_sweep(console: Console, results: list[Measurement]) -> None:
+def print_sweep(console: Console, results: list[Measurement], *, complete: bool = True) -> None:
+    """The sweep table, then its verdict where every size is in (``complete``): a verdict on part
+    of the sizes would be a guess shown as fact."""
     console.print(sweep_table(results))
+    if any(p.wall_ratio and p.wall_ratio.host_bound for mode in COMPILED_MODES for p in comparisons(results, mode)):
+        console.print(plain(HOST_BOUND_LEGEND, "dim"), highlight=False, soft_wrap=True)
     pairs = comparisons(results)
-    if pairs:
+    if pairs and complete:
         console.print(plain(sweep_verdict(pairs)), highlight=False)

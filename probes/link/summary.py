@@ -46,6 +46,31 @@ def format_size(n: int) -> str:
     return f"{n:,}"
 
 
+def counted(count: float, noun: str) -> str:
+    """``1 kernel``, ``2 kernels``, ``1.5 kernels``: a count and its noun, singular for exactly one."""
+    return f"{count:g} {noun}" + ("" if count == 1 else "s")
+
+
+def listed(words: list[str]) -> str:
+    """``1e2``, ``1e2 and 1e4``, ``1e2, 1e4 and 1e6``."""
+    return f"{', '.join(words[:-1])} and {words[-1]}" if len(words) > 1 else "".join(words)
+
+
+def sizes_measured(sizes: Iterable[int], measured: Iterable[int], failed: Iterable[int]) -> str:
+    """``4 of 5 sizes measured, 1e2 failed``: how much of a sweep was measured, the sizes that
+    failed on their own, and the rest (neither: a sweep cut short) ``missing``. A size is
+    measured when every mode asked for came back (the caller decides that)."""
+    sizes, done, bad = list(dict.fromkeys(sizes)), set(measured), set(failed) - set(measured)
+    text = f"{len([n for n in sizes if n in done])} of {counted(len(sizes), 'size')} measured"
+    for word, group in (
+        ("failed", [n for n in sizes if n in bad]),
+        ("missing", [n for n in sizes if n not in done | bad]),
+    ):
+        if group:
+            text += f", {listed([format_size(n) for n in group])} {word}"
+    return text
+
+
 def format_time_us(us: float | None) -> str:
     if us is None:
         return "-"
@@ -141,7 +166,8 @@ DRIFT_REASON = "the profiled reps ran slower than the timed ones"
 HOST_BOUND_SHARE = 0.5
 """A call whose kernels take less than this share of its wall time is host-bound: its wall time
 is mostly the host's (Python, dispatch, launches), whose speed differs from one process to the
-next by more than any one process's spread."""
+next by more than any one process's spread. The one rule: the wall ratio is labelled by it
+(``Ratio.host_bound``), the baseline leaves such wall times unjudged (docs/measuring.md)."""
 WIDE_INTERVAL = 1.4
 """A ratio whose interval's ends are further apart than this factor says nothing confident:
 either time moved that much between reps."""
@@ -204,6 +230,9 @@ class Ratio:
     low: float
     high: float
     unclear_reason: str | None = None
+    host_bound: bool = False
+    """A wall ratio where either call is host-bound (``host_bound``): its figure is the host's
+    speed in this process, so it is stated as its interval over reps, labelled, never bare."""
 
     @property
     def verdict(self) -> Verdict:
@@ -219,9 +248,12 @@ class Ratio:
 
     def text(self) -> str:
         """``1.68x``, with the interval when it is wide enough to matter, ``(within noise)`` when
-        it straddles 1, ``unclear: machine busy, re-run`` (no figure) when it cannot be trusted."""
+        it straddles 1, ``host-bound 0.26-0.34x`` (the interval only) for a host-bound wall ratio,
+        ``unclear: machine busy, re-run`` (no figure) when it cannot be trusted."""
         if self.unclear_reason is not None:
             return self.unclear_text()
+        if self.host_bound:
+            return f"host-bound {self.span()}" + (" (within noise)" if self.verdict == "unclear" else "")
         if self.verdict == "unclear":
             return f"{format_ratio(self.value)}x (within noise: {self.interval()})"
         if self.high - self.low > 0.1 * self.value:
@@ -231,6 +263,10 @@ class Ratio:
     def unclear_text(self) -> str:
         """``unclear: machine busy, re-run``."""
         return f"unclear: {self.unclear_reason}"
+
+    def span(self) -> str:
+        """The interval, ``0.27-0.34x``, or the one figure where its ends print alike."""
+        return self.interval() if format_ratio(self.low) != format_ratio(self.high) else f"{format_ratio(self.value)}x"
 
     def interval(self) -> str:
         """``0.27-0.34x``."""
@@ -250,7 +286,9 @@ def ratio(
         return None
     low, high = e25 / c75, e75 / c25
     apart = two_processes and which == "wall"
-    return Ratio(e50 / c50, low, high, unreliable_reason(eager, compiled, which, low, high, two_processes=apart))
+    bound = which == "wall" and (host_bound(eager), host_bound(compiled)) != (None, None)
+    unclear = unreliable_reason(eager, compiled, which, low, high, two_processes=apart)
+    return Ratio(e50 / c50, low, high, unclear, host_bound=bound)
 
 
 @dataclass(frozen=True)
@@ -308,18 +346,22 @@ def sweep_verdict(pairs: list[Comparison]) -> str:
     return "compiled is not faster per call at the largest size measured"
 
 
+def speeds(pair: Comparison) -> str:
+    """``, device 1.60x, per call host-bound 0.26-0.34x``: both ratios of one pair, each named. The
+    per-call (wall) one is the ratio the sweep's verdict (``crossover``) reads, so a size's line
+    and the sweep's summary never disagree on what they both state."""
+    found = [(what, r) for what, r in (("device", pair.device_ratio), ("per call", pair.wall_ratio)) if r]
+    return "".join(f", {what} {r.text()}" for what, r in found)
+
+
 def headline(eager: Measurement | None, compiled: Measurement | None) -> str:
-    """``eager 2 kernels / 5N / 8.00 MB peak -> compiled 1 kernel / 3N / 4.00 MB peak, 1.6x``
-    (whatever is available)."""
+    """``eager 2 kernels / 5N / 8.00 MB peak -> compiled 1 kernel / 3N / 4.00 MB peak, device
+    1.60x, per call 0.52x`` (whatever is available)."""
 
     def part(m: Measurement) -> str:
-        count = m.kernels_per_call
-        kernels = f"{count:g} kernel" + ("" if count == 1 else "s")
-        return f"{mode_label(m)} {kernels} / {format_transfers(m)}{peak_part(m)}"
+        return f"{mode_label(m)} {counted(m.kernels_per_call, 'kernel')} / {format_transfers(m)}{peak_part(m)}"
 
     if eager and compiled:
-        device = Comparison(eager.size, eager, compiled).device_ratio
-        speed = f", {device.text()}" if device else ""
-        return f"{part(eager)} -> {part(compiled)}{speed}"
+        return f"{part(eager)} -> {part(compiled)}{speeds(Comparison(eager.size, eager, compiled))}"
     only = eager or compiled
     return part(only) if only else ""

@@ -482,7 +482,7 @@ def test_a_sweep_stopped_with_ctrl_c_says_which_sizes_are_missing_and_gives_no_v
     assert Cancel(sweep.id) in session.stop()
     session.on_event(RequestDone(sweep.id, cancelled=True), 2.1)
     line = sweep_line(session)
-    assert line.startswith("incomplete: 3 of 5 sizes, 1e7 and 1e8 missing (stopped")
+    assert line.startswith("incomplete: 3 of 5 sizes measured, 1e7 and 1e8 missing (stopped")
     assert "per call" not in line and "crossover" not in line
 
 
@@ -492,7 +492,7 @@ def test_a_sweep_whose_worker_died_says_which_sizes_are_missing_and_gives_no_ver
     session.on_event(failed(sweep, "worker", "the worker was killed by signal 9"), 2.5)
     session.on_event(RequestDone(sweep.id), 2.5)
     line = sweep_line(session)
-    assert line.startswith("incomplete: 3 of 5 sizes, 1e7 and 1e8 missing")
+    assert line.startswith("incomplete: 3 of 5 sizes measured, 1e7 and 1e8 missing")
     assert "per call" not in line and line.count("killed by signal 9") == 1
     assert session.focus_view(2.5).errors == ()  # the focus size's rows came: not its failure
 
@@ -503,7 +503,7 @@ def test_a_sweep_whose_link_was_lost_says_so_and_gives_no_verdict() -> None:
     session.on_event(failed(sweep, "link", "the connection failed (ssh exit 255)"), 2.5)
     session.on_event(RequestDone(sweep.id), 2.5)
     line = sweep_line(session)
-    assert line.startswith("incomplete: 4 of 5 sizes, 1e8 missing (the worker was lost")
+    assert line.startswith("incomplete: 4 of 5 sizes measured, 1e8 missing (the worker was lost")
     assert "per call" not in line and "ssh" not in line  # the status bar says why
 
 
@@ -514,6 +514,19 @@ def test_a_size_refused_on_its_own_leaves_the_sweep_complete() -> None:
     session.on_event(RequestDone(sweep.id), 2.5)
     line = sweep_line(session)
     assert "per call" in line.splitlines()[0] and "incomplete" not in line
+
+
+def test_a_size_whose_input_shape_does_not_exist_is_one_failed_size_the_rest_measured() -> None:
+    """The softmax example (``x: [N // 1024, 1024]``) over the default sizes: N=1e2 fails on its
+    own, the four others are measured, and the pane says so in those words, with its verdict."""
+    session, sweep = swept(SIZES)
+    dim = "line 1: input 'x': dim 'N // 1024' is 0 at N=100; dims must be positive"
+    session.on_event(failed(sweep, "input", dim, size=SIZES[0]), 2.0)
+    answer_sizes(session, sweep, SIZES[1:], 2.5)
+    session.on_event(RequestDone(sweep.id), 2.5)
+    first, *rest = sweep_line(session).splitlines()
+    assert "per call" in first and "4 of 5 sizes measured, 1e2 failed" in first and "incomplete" not in first
+    assert rest[-1] == f"✗ N=1e2: {dim}"
 
 
 # -- ratios pair readings of one request ----------------------------------------------------------

@@ -29,6 +29,7 @@ from probes.link.summary import (
     format_size,
     mode_label,
     ratio,
+    sizes_measured,
     sweep_verdict,
 )
 from tui.baseline_view import delta_cell
@@ -171,18 +172,21 @@ def finished(state: SweepPaneState) -> bool:
     return rs is not None and not state.view.running and not missing_sizes(rs)
 
 
+def coverage_text(rs: SweepResults) -> str | None:
+    """``4 of 5 sizes measured, 1e2 failed``, where a size is not measured in every mode; None
+    where all are."""
+    measured = [n for n in rs.sizes if all((n, mode) in rs.results for mode in rs.modes)]
+    if len(measured) == len(rs.sizes):
+        return None
+    return sizes_measured(rs.sizes, measured, {f.size for f in rs.run.failures if f.size is not None})
+
+
 def incomplete_text(state: SweepPaneState) -> str:
-    """``incomplete: 3 of 5 sizes, 1e7 and 1e8 missing (stopped)``: a sweep cut short."""
+    """``incomplete: 3 of 5 sizes measured, 1e7 and 1e8 missing (stopped)``: a sweep cut short."""
     view, rs = state.view, state.view.results
     assert rs is not None
-    missing = missing_sizes(rs)
-    text = f"incomplete: {len(rs.sizes) - len(missing)} of {len(rs.sizes)} sizes"
-    if len(missing) < len(rs.sizes):
-        names = [format_size(n) for n in missing]
-        text += f", {', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else f", {names[0]}"
-        text += " missing"
     why = "stopped" if rs.run.cancelled else "the worker was lost" if view.lost else ""
-    return text + (f" ({why}: {state.hint} again)" if why else "")
+    return f"incomplete: {coverage_text(rs)}" + (f" ({why}: {state.hint} again)" if why else "")
 
 
 def status_line(state: SweepPaneState) -> Text:
@@ -208,6 +212,8 @@ def status_line(state: SweepPaneState) -> Text:
             line.append(f"  measuring {got}/{expected}…", style="italic cyan")
         elif not done:
             line.append(("  " if line.cell_len else "") + incomplete_text(state), style="yellow")
+        elif coverage := coverage_text(rs):  # complete, with sizes that failed on their own
+            line.append(("  " if line.cell_len else "") + coverage, style="yellow")
     if view.stale and rs is not None:
         line.append("  ")
         line.append(" STALE ", style="bold reverse yellow")
