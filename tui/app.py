@@ -105,6 +105,8 @@ class KernelTuiApp(
         if chain is not None:
             self.workspace.select_text(chain)
             self.trust.add(chain)  # given on the command line: confirmed
+        if sizes and focus_size is None:
+            focus_size = sizes[0]  # the sizes alone: the live view measures the first of them
         given: dict[str, object] = {
             "device": device,
             "sizes": list(sizes) if sizes is not None else None,

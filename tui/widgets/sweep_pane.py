@@ -49,6 +49,8 @@ MODE_STYLES = {
     "reduce-overhead": "#69f0ae",
     "dynamic": "#ffd54f",
 }
+TITLE_SIZES = 6
+"""At most this many sizes are listed in the pane's title; a longer list is shown as its ends."""
 CHART_TITLES = {"time": "wall time per call", "device": "device time per call", "gbps": "achieved GB/s"}
 NARROW_WIDTH = 110
 """Narrower than this, the table has one row per size (each mode's wall time, then the speedup)."""
@@ -165,6 +167,14 @@ def time_cell(m: Measurement, which: Literal["wall", "device"], base: str) -> Te
     return cell
 
 
+def sizes_text(sizes: tuple[int, ...]) -> str:
+    """The sweep's sizes for the pane's title (what ``s`` measures, set by ``--sizes``, ``z`` or the
+    workspace): every size, or the first and last of a long list with how many."""
+    if len(sizes) <= TITLE_SIZES:
+        return ",".join(format_size(n) for n in sizes)
+    return f"{format_size(sizes[0])}…{format_size(sizes[-1])} ({len(sizes)} sizes)"
+
+
 def finished(state: SweepPaneState) -> bool:
     """The sweep has every size (measured, or refused on its own): a verdict may be drawn."""
     rs = state.view.results
@@ -199,8 +209,7 @@ def status_line(state: SweepPaneState) -> Text:
     elif dynamic is not None and done:
         line.append_text(dynamic)
     elif rs is None:
-        line.append(f"no sweep yet: {state.hint} ", style="dim italic")
-        line.append(", ".join(format_size(s) for s in view.sizes), style="dim")
+        line.append(f"no sweep yet: {state.hint}", style="dim italic")
     if rs is not None:
         expected = len(rs.sizes) * len(rs.modes)
         got = len(rs.results) + sum(1 for f in rs.run.failures if f.size is not None)
@@ -295,7 +304,7 @@ class SweepPane(Pane):
         table.display = rs is not None
         self.query_one("#crossover", PaneText).show_text(status_line(state))
         self.set_border(
-            f"sweep · {CHART_TITLES.get(state.chart, state.chart)}",
+            f"sweep · N={sizes_text(view.sizes)} · {CHART_TITLES.get(state.chart, state.chart)}",
             f"STALE: {view.stale}" if view.stale and rs else "",
         )
         results = rs.measurements() if rs else []
