@@ -362,7 +362,7 @@ async def test_chains_add_rename_duplicate_delete_and_select(make_app) -> None:
         count = len(app.workspace.chains)
         await pilot.press("y")  # duplicate
         assert len(app.workspace.chains) == count + 1
-        assert app.workspace.chain.name == "add_relu_2"  # a copy of a chain named after its ops is too
+        assert app.workspace.chain.name == "add_relu_copy"
         assert app.workspace.chain.text == SEED_CHAIN
         app.screen.set_focus(pane)
         await pilot.press("f2")  # rename
@@ -377,7 +377,9 @@ async def test_chains_add_rename_duplicate_delete_and_select(make_app) -> None:
         assert app.workspace.chain.text == ""
         await pilot.press("a", "space", "+", "space", "b")
         await wait_for(pilot, lambda: app.workspace.chain.text == "a + b", what="typed")
-        assert app.workspace.chain.name == "add_2"  # named after its op: a seed is "add"
+        assert app.workspace.chain.name == "chain"  # typing names nothing
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.workspace.chain.name == "add_2", what="named after its op: a seed is add")
         assert ("add_2", "a + b") in pane.state.chains  # shown in the chains pane
         app.screen.set_focus(pane)
         await pilot.press("delete")
@@ -390,6 +392,29 @@ async def test_chains_add_rename_duplicate_delete_and_select(make_app) -> None:
         pane.highlighted = 0
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.query_one(ChainEditor).text == app.workspace.chains[0].text, what="opened")
+
+
+async def test_a_chain_keeps_its_name_through_an_edit(make_app) -> None:
+    """The seed ``add_relu`` edited into another chain is still ``add_relu``: in the workspace, the
+    editor's title and the chains pane; and a new chain, once named, keeps its name as it is edited."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot, app)
+        editor = app.query_one(ChainEditor)
+        app.screen.set_focus(editor)
+        editor.text = "(a * b).sin().sum()"  # an edit, as a paste over the whole text is
+        await wait_for(pilot, lambda: app.workspace.chain.text == "(a * b).sin().sum()", what="typed")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.focused is not editor, what="the editor left")
+        assert app.workspace.chain.name == "add_relu" and "add_relu" in editor.border_title
+        assert ("add_relu", "(a * b).sin().sum()") in app.query_one(ChainsPane).state.chains
+        app.screen.set_focus(app.query_one(ChainsPane))
+        await pilot.press("a", *"a.exp()", "escape")
+        await wait_for(pilot, lambda: app.workspace.chain.name == "exp", what="the new chain named")
+        app.screen.set_focus(editor)
+        await pilot.press("end", *".cos()", "escape")
+        await wait_for(pilot, lambda: app.workspace.chain.text == "a.exp().cos()", what="edited")
+        assert app.workspace.chain.name == "exp"
 
 
 async def test_workspace_autosaves_and_restores(tmp_path, make_app) -> None:

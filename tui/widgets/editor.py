@@ -35,6 +35,9 @@ class ChainEditor(KeysInOrder, Bordered, TextArea):
 
     status: reactive[EditorStatus | None] = reactive(None)
 
+    class TypedReadOnly(Message):
+        """A key typed into the editor while it shows text that is edited elsewhere (a file's)."""
+
     class Edited(Message):
         """The chain's text changed; ``loaded`` when the app replaced it (another chain opened)."""
 
@@ -113,7 +116,10 @@ class ChainEditor(KeysInOrder, Bordered, TextArea):
             self.post_message(edited)
 
     def types(self, event: events.Key) -> bool:
-        return event.is_printable or event.key == "enter"
+        typed = event.is_printable or event.key == "enter"
+        if typed and self.read_only:
+            self.post_message(self.TypedReadOnly())
+        return typed
 
 
 class ChainErrorLine(Static):
