@@ -338,6 +338,8 @@ class KernelTuiApp(
             self.query_one(StatusBar).set(message="")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in commands.MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
+            return False  # a screen over the main one has its own keys, and its own footer
         if action in commands.LETTER_ACTIONS and isinstance(self.focused, (TextArea, Input)):
             return False  # typed as text there
         if action == "cycle_view":  # every pane is on screen but on a compact one

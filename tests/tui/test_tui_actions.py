@@ -5,12 +5,13 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import re
 import stat
 import sys
 from pathlib import Path
 
 import pytest
-from textual.command import CommandList
+from textual.command import CommandList, CommandPalette
 from textual.widgets import Footer, Input
 from tui_helpers import SEED_CHAIN, focus_done, focus_view, recorded, recording, settled, shown, sweep_done, wait_for
 
@@ -201,8 +202,13 @@ async def test_sweep_streams_rows_and_calls_out_the_crossover(make_app) -> None:
         table = app.query_one("#sweep-table")
 
         partial_verdicts = []
+        counts = []  # (the sweep pane's steps done, the status bar's), read together as a frame shows them
 
         def progressed() -> bool:
+            pane = re.search(r"(\d+/\d+) done", str(app.query_one("#crossover").render()))
+            bar = re.search(r"(\d+/\d+) done", app.query_one(StatusBar).info.activity)
+            if pane and bar:
+                counts.append((pane.group(1), bar.group(1)))
             if 0 < table.row_count < 10:
                 seen_partial.append(table.row_count)
                 line = str(app.query_one("#crossover").render())
@@ -213,6 +219,7 @@ async def test_sweep_streams_rows_and_calls_out_the_crossover(make_app) -> None:
         await wait_for(pilot, progressed, timeout=30, what="sweep")
         await wait_for(pilot, lambda: table.row_count == 10, what="every row")
         assert seen_partial, "rows should stream in before the sweep ends"
+        assert counts and all(pane == bar for pane, bar in counts), counts  # one count of the steps
         assert not partial_verdicts, f"a verdict on part of the sizes: {partial_verdicts[0]}"
         expected = crossover(comparisons(recorded("sweep").results))
         assert expected is not None
@@ -283,10 +290,36 @@ async def test_compact_views_cycle_and_v_is_only_a_key_where_panes_are_hidden(ma
         assert "every pane is on screen" in app.query_one(StatusBar).info.message
 
 
+PANE_IDS = ("chains", "editor", "ops", "kernels", "sweep")
+
+
 def footer_words(app) -> list[str]:
     from textual.widgets._footer import FooterKey
 
-    return [key.description for key in app.query(FooterKey)]
+    return [key.description for key in app.screen.query(FooterKey) if key.display]
+
+
+async def test_each_screen_over_the_main_one_shows_only_its_own_keys(make_app) -> None:
+    """Help, a dialog, the kernel detail and the palette each have a footer of their own: none
+    offers the main screen's keys (which do nothing there), and the palette's says esc closes it."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot, app)
+        assert "Sweep" in footer_words(app)
+        for key, screen, words in (
+            ("f1", HelpScreen, ["Close"]),
+            ("z", InputDialog, ["Cancel"]),
+            ("enter", KernelDetail, ["Close"]),
+            ("ctrl+p", CommandPalette, ["Exit the command palette"]),
+        ):
+            await pilot.press(key)
+            await wait_for(pilot, lambda screen=screen: isinstance(app.screen, screen), what=f"{key}'s screen")
+            await wait_for(pilot, lambda words=words: footer_words(app) == words, what=f"{words} alone in the footer")
+            await pilot.press("s")  # the main screen's sweep: not run from over it
+            assert app.session.sweep is None
+            await pilot.press("escape")
+            await wait_for(pilot, lambda screen=screen: not isinstance(app.screen, screen), what=f"{key}'s closed")
+            await wait_for(pilot, lambda: "Sweep" in footer_words(app), what="the main footer back")
 
 
 async def test_layout_follows_the_terminal_size_both_ways(make_app) -> None:

@@ -211,10 +211,9 @@ def status_line(state: SweepPaneState) -> Text:
     elif rs is None:
         line.append(f"no sweep yet: {state.hint}", style="dim italic")
     if rs is not None:
-        expected = len(rs.sizes) * len(rs.modes)
-        got = len(rs.results) + sum(1 for f in rs.run.failures if f.size is not None)
         if view.running:
-            line.append(f"  measuring {got}/{expected}…", style="italic cyan")
+            done, total = rs.run.count()
+            line.append(f"  measuring: {done}/{total} done…", style="italic cyan")
         elif not done:
             line.append(("  " if line.cell_len else "") + incomplete_text(state), style="yellow")
     if view.stale and rs is not None:
