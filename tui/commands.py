@@ -257,11 +257,10 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "kernel_details",
         "enter",
-        "Details",
+        "Detail",
         "Kernel details",
         "full name and generated source",
         "kernel table",
-        footer=False,
         palette=False,
         binding_action="select_cursor",
     ),

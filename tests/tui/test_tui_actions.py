@@ -601,6 +601,42 @@ async def test_letter_keys_type_in_the_editor_and_hide_from_the_footer(make_app)
         assert "press s to sweep" in str(app.query_one("#crossover").render())
 
 
+async def test_the_first_keys_do_what_the_screen_says(make_app) -> None:
+    """The app starts in the editor (typing a chain is the main use) and says so under it: a
+    letter types; after escape, the footer's keys work, ``enter Detail`` among them on a table."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        editor = app.query_one(ChainEditor)
+        assert app.focused is editor and "esc: letter keys" in str(editor.border_subtitle)
+        assert "Sweep" not in footer_words(app) and "Results" in footer_words(app)
+        await pilot.press("s")
+        assert editor.text == SEED_CHAIN + "s" and app.session.sweep is None
+        await pilot.press("backspace", "escape")
+        await wait_for(pilot, lambda: "esc: letter keys" not in str(editor.border_subtitle), what="the hint gone")
+        await wait_for(pilot, lambda: "Detail" in footer_words(app), what="enter Detail on the kernel table")
+        assert footer_words(app)[0] == "Detail" and "Sweep" in footer_words(app)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.session.sweep is not None, what="the sweep the footer offers")
+
+
+async def test_tab_visits_every_pane_in_reading_order(make_app) -> None:
+    """Chains, editor, op chain, kernels (each table), sweep, and round again; an empty sweep pane
+    is a stop too (``s`` works there), and a pane with tables is not a stop besides them."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot, app)
+        app.screen.set_focus(app.query_one(ChainsPane))
+        visited = []
+        for _ in range(7):
+            focused = app.focused
+            assert focused is not None
+            pane = next(n.id for n in focused.ancestors_with_self if n.id in PANE_IDS)
+            visited.append(pane if pane != "kernels" else focused.id)
+            await pilot.press("tab")
+        assert visited == ["chains", "editor", "ops", "table-eager", "table-compiled", "sweep", "chains"]
+
+
 async def test_the_palette_key_ends_the_footer_where_keys_overflow_it(make_app) -> None:
     """At 80 columns the chains pane's keys overflow the footer; the palette key, docked at its
     right, covers its last cell (a margin there showed a letter of the keys beneath it)."""

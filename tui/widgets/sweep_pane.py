@@ -276,7 +276,10 @@ def chart_series(results: list[Measurement], chart: str) -> list[Series]:
     return series
 
 
-class SweepPane(Pane):
+class SweepPane(Pane, can_focus=True):
+    """The sweep's table and chart; a tab stop itself while it has no sweep (``s`` starts one), so
+    that Tab visits every pane."""
+
     TITLE = "sweep"
     DEFAULT_CLASSES = "-empty"
     """No sweep until a state says otherwise: the first frame has no table or chart to lay out."""
@@ -291,6 +294,9 @@ class SweepPane(Pane):
     def empty(self) -> bool:
         return self.state is None or self.state.view.results is None
 
+    def allow_focus(self) -> bool:
+        return self.empty
+
     def draw(self, state: SweepPaneState) -> None:
         view, rs = state.view, state.view.results
         self.set_class(rs is None, "-empty")
@@ -301,6 +307,8 @@ class SweepPane(Pane):
             rows = sweep_rows(rs, narrow, state.peak_gbps, stale, state.baseline, two_processes=view.two_processes)
             table.fill(*rows)
         table.display = rs is not None
+        if rs is not None and self.has_focus:
+            self.screen.set_focus(table)  # a sweep started from the empty pane: its rows have the focus
         self.query_one("#crossover", PaneText).show_text(status_line(state))
         self.set_border(
             f"sweep · N={sizes_text(view.sizes)} · {CHART_TITLES.get(state.chart, state.chart)}",
