@@ -61,7 +61,7 @@ class RunActions(AppHost):
 
         from tui.screens.own_footer import Palette
 
-        if self.use_command_palette and not CommandPalette.is_open(self):
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
             self.push_screen(Palette(id="--command-palette"))
 
     def still_timing(self, results: list[Measurement], then: str) -> bool:

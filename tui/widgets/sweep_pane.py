@@ -212,8 +212,8 @@ def status_line(state: SweepPaneState) -> Text:
         line.append(f"no sweep yet: {state.hint}", style="dim italic")
     if rs is not None:
         if view.running:
-            done, total = rs.run.count()
-            line.append(f"  measuring: {done}/{total} done…", style="italic cyan")
+            steps, total = rs.run.count()
+            line.append(f"  measuring: {steps}/{total} done…", style="italic cyan")
         elif not done:
             line.append(("  " if line.cell_len else "") + incomplete_text(state), style="yellow")
     if view.stale and rs is not None:
