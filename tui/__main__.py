@@ -78,14 +78,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="declare an input, e.g. 'x: [N, 4096] bf16' (repeatable): the inputs of FILE.py:NAME, in order",
     )
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: the worker's, CUDA when present)")
-    parser.add_argument("--sizes", help="the sweep's sizes, comma-separated: 1e2,1e4,1e6 (1M and 1_000_000 work)")
+    parser.add_argument(
+        "--sizes",
+        help="the sweep's sizes, comma-separated: 1e2,1e4,1e6 (1M and 1_000_000 work); without "
+        "--n the first is also the size profiled on every edit",
+    )
     parser.add_argument("--dtype", choices=DTYPES, help="dtype of the default inputs a, b, c")
     parser.add_argument(
         "--modes",
         help="what to measure, comma-separated as in 'kernel-tui profile': eager, a compiled mode "
         f"({', '.join(COMPILED_MODES)}), both (eager,compiled), or a compiled mode and dynamic (compiled,dynamic)",
     )
-    parser.add_argument("--n", dest="focus_size", help="the size profiled on every edit (default 1e6)")
+    parser.add_argument(
+        "--n", dest="focus_size", help="the size profiled on every edit (default: the first of --sizes, else 1e6)"
+    )
     parser.add_argument("--reps", type=int, help="timing reps (default: sized to the kernel time)")
     parser.add_argument(
         "--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -P -m probes.engine.worker'"

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.screen import Screen
 from textual.timer import Timer
@@ -121,6 +121,8 @@ class KernelTuiApp(
         if chain is not None:
             self.workspace.select_text(chain)
             self.trust.add(chain)  # given on the command line: confirmed
+        if sizes and focus_size is None:
+            focus_size = sizes[0]  # the sizes alone: the live view measures the first of them
         given: dict[str, object] = {
             "device": device,
             "sizes": list(sizes) if sizes is not None else None,
@@ -248,11 +250,9 @@ class KernelTuiApp(
         if event.loaded:  # another chain opened: its text as read, unless it is not confirmed yet
             hold = None if self.trust.knows(chain.text) else UNCONFIRMED
         elif event.text != chain.text:
-            if self.message_of_text and normalize(event.text) != normalize(chain.text):
-                self.message_of_text = False  # a failure of another chain: the editor says what is wrong now
-                self.query_one(StatusBar).set(message="")
+            if normalize(event.text) != normalize(chain.text):
+                self.forget_text_message()  # a failure of another chain: the editor says what is wrong now
             chain.text = event.text
-            self.workspace.name_after_text()
             self.schedule_save()
             self.show_chains()
         self.apply(self.session.edit(event.text, time.monotonic(), hold=hold))
@@ -322,6 +322,13 @@ class KernelTuiApp(
     def on_descendant_focus(self) -> None:
         self.render_panes()  # the hints say which keys work where the focus is now
 
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        """Leaving the editor names a new chain after its text, once (``Workspace.name_once``)."""
+        if isinstance(event.widget, ChainEditor) and self.session.source is None and self.workspace.name_once():
+            self.schedule_save()
+            self.show_chains()
+            self.render_panes()
+
     def _tick_clock(self, *, spin: bool = True) -> None:
         """What runs now, with its elapsed time (a ticking clock and a spinner while it runs)."""
         if self.closing:
@@ -339,7 +346,16 @@ class KernelTuiApp(
         if not self.closing:
             self.query_one(StatusBar).set(message=text, message_style=style)
 
+    def forget_text_message(self) -> None:
+        """The text measured changed (typed, or its file saved): the status bar's message about
+        the text as it was (its error) goes, so that no error outlives its cause."""
+        if self.message_of_text:
+            self.message_of_text = False
+            self.query_one(StatusBar).set(message="")
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in commands.MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
+            return False  # a screen over the main one has its own keys, and its own footer
         if action in commands.LETTER_ACTIONS and isinstance(self.focused, (TextArea, Input)):
             return False  # typed as text there
         if action == "cycle_view":  # every pane is on screen but on a compact one

@@ -257,11 +257,10 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "kernel_details",
         "enter",
-        "Details",
+        "Detail",
         "Kernel details",
         "full name and generated source",
         "kernel table",
-        footer=False,
         palette=False,
         binding_action="select_cursor",
     ),
@@ -284,6 +283,9 @@ def bindings(where: Where) -> list[BindingType]:
     ]
 
 
+MAIN_SCREEN_ACTIONS = frozenset(c.action for c in COMMANDS if not c.priority)
+"""Commands of the main screen: off (neither run nor in a footer) while a screen is over it; quit
+and stop (ctrl+q, ctrl+c) work everywhere."""
 LETTER_ACTIONS = frozenset(c.action for c in commands("outside the editor"))
 """Commands whose keys are typed as text while the editor (or a dialog's input) has focus."""
 

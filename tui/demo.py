@@ -62,6 +62,9 @@ class DemoApp(App[int]):
     Screen #kernels { max-height: 100%; }
     Screen #sweep { height: 1fr; }
     """
+    AUTO_FOCUS = None
+    """Nothing has the focus: the steps' keys are the app's, and a kernel table would take the
+    arrows (and offer ``enter Detail``, which the demo has not)."""
     BINDINGS = [
         Binding("space,right", "next", "Next"),
         Binding("left", "previous", "Back"),

@@ -56,9 +56,19 @@ class Run:
     failures: list[RequestFailed] = field(default_factory=list)
     cancelled: bool = False
     done: bool = False
+    measured: set[tuple[int, str]] = field(default_factory=set)
+    """The (size, mode) pairs whose measurement came back whole (its wall time in)."""
 
     def keys(self) -> list[MeasureKey]:
         return [(self.chain, self.target, n, m) for n in self.request.sizes for m in self.request.modes]
+
+    def count(self) -> tuple[int, int]:
+        """(steps done, steps in all), a step being one size in one mode, measured or failed on its
+        own: the one count of a run's progress, wherever it is shown (the status bar, the sweep
+        pane), so that two places never say two counts in one frame."""
+        total = len(self.request.sizes) * len(self.request.modes)
+        failed = sum(1 for f in self.failures if f.size is not None)
+        return min(total, len(self.measured) + failed), total
 
 
 @dataclass
@@ -144,6 +154,8 @@ class RunBook:
         if m.wall_pending and run.cancelled:
             return run
         key = (run.chain, run.target, m.size, m.mode)
+        if not m.wall_pending:
+            run.measured.add((m.size, m.mode))
         self.cache.pop(key, None)
         self.cache[key] = m
         self.batch[key] = event.id

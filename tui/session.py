@@ -408,8 +408,8 @@ class LiveSession:
         p = run.progress
         if p is None:
             return WorkerActivity("sending", run.started)
-        step = f" ({p.step}/{p.total})" if p.total else ""
-        return WorkerActivity(f"{p.message}{step}", run.started)
+        done, total = run.count()
+        return WorkerActivity(p.message + (f" · {done}/{total} done" if total > 1 else ""), run.started)
 
     def running(self) -> bool:
         return self.book.running()

@@ -70,7 +70,7 @@ def source_view(ref: SourceRef) -> SourceView:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == ref.name:
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             lines = text.splitlines()[start - 1 : node.end_lineno]
-            return SourceView("\n".join(lines) + "\n", start)
+            return SourceView("\n".join(lines), start)  # no line after the block's last: the file has none
     return SourceView(text, 1, f"{path.name} has no def or class named '{ref.name}' at its top level")
 
 

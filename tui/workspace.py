@@ -58,7 +58,7 @@ def modes_toggle(modes: list[str]) -> tuple[str, str | None]:
 
 
 AUTOMATIC_NAME = re.compile(r"(chain|cli)(_\d+)?")
-"""The names new chains were given before they were named after their text."""
+"""Placeholder names: a new chain's until its text names it (and older files' ``chain_2``, ``cli``)."""
 NAME_WORDS = 4
 """At most this many of a chain's operations in a name made from them (the last one kept)."""
 UNNAMED = "chain"
@@ -82,8 +82,10 @@ class Chain:
     name: str
     text: str
     named: bool = True
-    """Named by the user: the name stays. A new chain (a seed too) is named after its text's
-    operations as it is edited, until renamed."""
+    """The name is the chain's for good, changed only by the user (f2): given, or made once from
+    its text's operations. False while a new chain still has its placeholder name: typing names
+    nothing (a name that followed the text would change under the user mid-edit); leaving the
+    editor names it once (``name_once``)."""
 
 
 @dataclass
@@ -198,7 +200,7 @@ class Workspace:
 
     @classmethod
     def default(cls) -> Workspace:
-        return cls(chains=[Chain(name, text, named=False) for name, text in SEED_CHAINS])
+        return cls(chains=[Chain(name, text) for name, text in SEED_CHAINS])
 
     @property
     def chain(self) -> Chain:
@@ -219,12 +221,15 @@ class Workspace:
 
     def add(self, text: str = "", name: str | None = None, *, after_current: bool = True) -> int:
         """Add a chain after the current one (or last) and make it current; without ``name`` it is
-        named after its text (``name_after_text``)."""
-        chain = Chain(self.unique_name(name or UNNAMED), text, named=name is not None)
+        named once after its text, or keeps a placeholder until its text names it (``name_once``)."""
+        chain = Chain(self.unique_name(UNNAMED), text, named=False)
         index = self.current + 1 if after_current and self.chains else len(self.chains)
         self.chains.insert(index, chain)
         self.current = index
-        self.name_after_text()
+        if name is not None:
+            self.rename(name)
+        else:
+            self.name_once()
         return index
 
     def duplicate(self) -> int:
@@ -247,14 +252,18 @@ class Workspace:
         self.chain.named = True
         return self._set_name(self.chain, name)
 
-    def name_after_text(self, chain: Chain | None = None) -> bool:
-        """Name ``chain`` (the current one) after its text's operations unless the user named it;
-        True when the name changed. Its pin goes with it."""
+    def name_once(self, chain: Chain | None = None) -> bool:
+        """Name ``chain`` (the current one) after its text's operations if it still has its
+        placeholder name and its text spells a chain; from then on the name stays. True when it
+        was named. Its pin goes with it."""
         chain = chain or self.chain
-        name = None if chain.named else name_from_text(chain.text)
-        if name is None or self.unique_name(name, besides=chain) == chain.name:
+        if chain.named or not AUTOMATIC_NAME.fullmatch(chain.name):
+            return False
+        name = name_from_text(chain.text)
+        if name is None:
             return False
         self._set_name(chain, name)
+        chain.named = True
         return True
 
     def _set_name(self, chain: Chain, name: str) -> str:
@@ -335,7 +344,7 @@ class Workspace:
             problems.append(f"values it had to change: {shown}")
         for chain in workspace.chains:
             if AUTOMATIC_NAME.fullmatch(chain.name):
-                workspace.name_after_text(chain)  # an older file's "chain_2" or "cli" (others are kept up as edited)
+                workspace.name_once(chain)  # a chain left unnamed, or an older file's "chain_2" or "cli"
         return workspace, problems
 
 

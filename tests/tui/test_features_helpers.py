@@ -169,44 +169,45 @@ def test_pins_and_grad_persist_in_the_workspace_and_follow_renames() -> None:
     assert mixed.settings.request_modes() == ["compiled", "dynamic"]
 
 
-def test_a_new_chain_is_named_after_its_ops_until_the_user_names_it() -> None:
+def test_a_chain_is_named_once_after_its_ops_and_then_only_by_the_user() -> None:
     w = ws.Workspace.default()
     w.add("")
-    assert w.chain.name == "chain"
-    for text, name in (
-        ("(a + b", "chain"),
-        ("(a + b)", "add_2"),
-        ("(a + b).relu()", "add_relu_2"),
-        ("(a * b).sum()", "mul_sum"),
-        ("((a + b) * c - a / b).relu().sum()", "add_mul_div_sum"),
-        ("x: [N, 64]\ntorch.softmax(x, dim=-1)", "softmax_2"),
-        ("(a * b).sum(", "softmax_2"),
-    ):
-        w.chain.text = text
-        w.name_after_text()
-        assert w.chain.name == name, text
+    assert w.chain.name == "chain" and not w.chain.named
+    assert not w.name_once()  # nothing typed: the placeholder stays
+    w.chain.text = "(a + b"
+    assert not w.name_once() and w.chain.name == "chain"  # not a chain yet
+    w.chain.text = "((a + b) * c - a / b).relu().sum()"
     w.pins[w.chain.name] = pin_record([measurement("modes", "eager")])
-    w.chain.text = "a.relu()"
-    assert w.name_after_text() and w.chain.name == "relu" and list(w.pins) == ["relu"]  # its pin goes with it
+    assert w.name_once() and w.chain.name == "add_mul_div_sum" and list(w.pins) == ["add_mul_div_sum"]
+    for text in ("(a * b).sin().sum()", "a.relu()", "a +"):  # edits never rename it
+        w.chain.text = text
+        assert not w.name_once() and w.chain.name == "add_mul_div_sum", text
     back, fixed = ws.Workspace.from_data(json.loads(w.to_json()))
-    assert not fixed and not back.chain.named and back.chain.name == "relu"
+    assert not fixed and back.chain.named and back.chain.name == "add_mul_div_sum"
     w.rename("mine")
-    w.chain.text = "a.tanh()"
-    assert not w.name_after_text() and w.chain.name == "mine"
-    seeds = ws.Workspace.default()  # a seed is named after its ops too: edited, its name follows
-    seeds.chain.text = "(a + b).tanh()"
-    assert seeds.name_after_text() and seeds.chain.name == "add_tanh"
-    assert seeds.chains[seeds.select_text("a - b")].name == "sub"  # from the command line
+    assert w.chain.name == "mine" and not w.name_once()
+    seeds = ws.Workspace.default()  # a seed keeps its name through an edit
+    seeds.chain.text = "(a * b).sin().sum()"
+    assert not seeds.name_once() and seeds.chain.name == "add_relu"
+    assert seeds.chains[seeds.select_text("a - b")].name == "sub"  # from the command line: named at once
+    assert seeds.chains[seeds.select_text("(a + b).relu()")].name == "add_relu_2"  # the seed's text changed
+    unnamed = ws.Workspace.default()
+    unnamed.add("")
+    unnamed.chain.text = "a.exp()"  # quit before leaving the editor: named when next opened
     older = {
         "chains": [
             {"name": "chain_2", "text": "a.exp()"},
             {"name": "cli", "text": "a * b"},
             {"name": "mine", "text": "a - b"},
+            {"name": "add_relu", "text": "a.cos()", "named": False},  # named after its text as it was edited
         ],
         "pins": {"chain_2": pin_record([measurement("modes", "eager")])},
     }
     opened, fixed = ws.Workspace.from_data(older)
-    assert not fixed and [c.name for c in opened.chains] == ["exp", "mul", "mine"] and list(opened.pins) == ["exp"]
+    names = [c.name for c in opened.chains]
+    assert not fixed and names == ["exp", "mul", "mine", "add_relu"] and list(opened.pins) == ["exp"]
+    reopened, _ = ws.Workspace.from_data(json.loads(unnamed.to_json()))
+    assert reopened.chain.name == "exp" and reopened.chain.named
 
 
 def test_a_ratio_far_below_one_keeps_its_digits() -> None:

@@ -74,8 +74,8 @@ def test_the_status_bar_shows_what_runs_with_a_clock_unless_frozen() -> None:
     session, request = started()
     assert presenter.activity_status(session, 1.3) == ("sending", "1.3s")
     session.on_event(Progress(request.id, "measuring eager", step=1, total=2), 1.0)
-    assert presenter.activity_status(session, 1.5) == ("measuring eager (1/2)", "1.5s")
-    assert presenter.activity_status(session, 1.5, frozen=True) == ("measuring eager (1/2)", "")
+    assert presenter.activity_status(session, 1.5) == ("measuring eager · 0/2 done", "1.5s")
+    assert presenter.activity_status(session, 1.5, frozen=True) == ("measuring eager · 0/2 done", "")
     answer(session, request, 2.0)
     assert presenter.activity_status(session, 2.0) == ("", "")
 

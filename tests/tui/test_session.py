@@ -355,7 +355,7 @@ def test_progress_says_which_mode_compiles() -> None:
     )
     view = session.focus_view(0.5)
     assert view.mode("compiled").activity == "compiling" and view.mode("eager").activity == "waiting"
-    assert session.activity().text == "compiling compiled at N=1,000,000 (2/2)"
+    assert session.activity().text == "compiling compiled at N=1,000,000 · 0/2 done"
 
 
 def test_importing_the_compiler_reads_as_compiling_with_what_it_does() -> None:
@@ -366,7 +366,7 @@ def test_importing_the_compiler_reads_as_compiling_with_what_it_does() -> None:
         Progress(first.id, "importing Dynamo and Inductor (once)", "importing", "compiled", 1_000_000, 2, 2), 0.5
     )
     assert session.focus_view(0.5).mode("compiled").activity == "compiling"
-    assert session.activity().text == "importing Dynamo and Inductor (once) (2/2)"
+    assert session.activity().text == "importing Dynamo and Inductor (once) · 0/2 done"
 
 
 def test_a_wait_for_a_device_another_process_holds_reads_as_waiting_with_who_holds_it() -> None:
@@ -470,7 +470,9 @@ SIZES = [100, 10_000, 1_000_000, 10_000_000, 100_000_000]
 def test_a_sweep_gives_its_verdict_once_its_last_size_is_in() -> None:
     session, sweep = swept(SIZES)
     answer_sizes(session, sweep, SIZES[:4], 2.0)
-    assert "measuring 8/10" in sweep_line(session) and "per call" not in sweep_line(session)
+    assert "measuring: 8/10 done" in sweep_line(session) and "per call" not in sweep_line(session)
+    session.on_event(Progress(sweep.id, "measuring eager at N=1e8", "measuring", "eager", SIZES[4], 9, 10), 2.5)
+    assert session.activity().text.endswith("· 8/10 done")  # one count: the worker's step 9 is under way
     answer_sizes(session, sweep, SIZES[4:], 3.0)
     session.on_event(RequestDone(sweep.id), 3.0)
     assert "per call" in sweep_line(session) and "incomplete" not in sweep_line(session)

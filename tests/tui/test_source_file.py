@@ -39,7 +39,7 @@ def project(tmp_path: Path) -> Path:
 def test_the_editor_shows_the_named_block_with_its_decorators_and_first_line(tmp_path: Path) -> None:
     model = project(tmp_path)
     view = source_view(SourceRef(str(model), "block"))
-    assert view.text == "@torch.no_grad()\ndef block(x):\n    return helpers.bump(x)\n"
+    assert view.text == "@torch.no_grad()\ndef block(x):\n    return helpers.bump(x)"
     assert view.first_line == 8 and view.problem is None
     assert source_view(SourceRef(str(model), "Mlp")).text.startswith("class Mlp(")
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import re
 import stat
 import sys
 from pathlib import Path
 
 import pytest
-from textual.command import CommandList
+from textual.command import CommandList, CommandPalette
 from textual.widgets import Footer, Input
 from tui_helpers import SEED_CHAIN, focus_done, focus_view, recorded, recording, settled, shown, sweep_done, wait_for
 
@@ -201,8 +202,13 @@ async def test_sweep_streams_rows_and_calls_out_the_crossover(make_app) -> None:
         table = app.query_one("#sweep-table")
 
         partial_verdicts = []
+        counts = []  # (the sweep pane's steps done, the status bar's), read together as a frame shows them
 
         def progressed() -> bool:
+            pane = re.search(r"(\d+/\d+) done", str(app.query_one("#crossover").render()))
+            bar = re.search(r"(\d+/\d+) done", app.query_one(StatusBar).info.activity)
+            if pane and bar:
+                counts.append((pane.group(1), bar.group(1)))
             if 0 < table.row_count < 10:
                 seen_partial.append(table.row_count)
                 line = str(app.query_one("#crossover").render())
@@ -213,6 +219,7 @@ async def test_sweep_streams_rows_and_calls_out_the_crossover(make_app) -> None:
         await wait_for(pilot, progressed, timeout=30, what="sweep")
         await wait_for(pilot, lambda: table.row_count == 10, what="every row")
         assert seen_partial, "rows should stream in before the sweep ends"
+        assert counts and all(pane == bar for pane, bar in counts), counts  # one count of the steps
         assert not partial_verdicts, f"a verdict on part of the sizes: {partial_verdicts[0]}"
         expected = crossover(comparisons(recorded("sweep").results))
         assert expected is not None
@@ -283,10 +290,36 @@ async def test_compact_views_cycle_and_v_is_only_a_key_where_panes_are_hidden(ma
         assert "every pane is on screen" in app.query_one(StatusBar).info.message
 
 
+PANE_IDS = ("chains", "editor", "ops", "kernels", "sweep")
+
+
 def footer_words(app) -> list[str]:
     from textual.widgets._footer import FooterKey
 
-    return [key.description for key in app.query(FooterKey)]
+    return [key.description for key in app.screen.query(FooterKey) if key.display]
+
+
+async def test_each_screen_over_the_main_one_shows_only_its_own_keys(make_app) -> None:
+    """Help, a dialog, the kernel detail and the palette each have a footer of their own: none
+    offers the main screen's keys (which do nothing there), and the palette's says esc closes it."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot, app)
+        assert "Sweep" in footer_words(app)
+        for key, screen, words in (
+            ("f1", HelpScreen, ["Close"]),
+            ("z", InputDialog, ["Cancel"]),
+            ("enter", KernelDetail, ["Close"]),
+            ("ctrl+p", CommandPalette, ["Exit the command palette"]),
+        ):
+            await pilot.press(key)
+            await wait_for(pilot, lambda screen=screen: isinstance(app.screen, screen), what=f"{key}'s screen")
+            await wait_for(pilot, lambda words=words: footer_words(app) == words, what=f"{words} alone in the footer")
+            await pilot.press("s")  # the main screen's sweep: not run from over it
+            assert app.session.sweep is None
+            await pilot.press("escape")
+            await wait_for(pilot, lambda screen=screen: not isinstance(app.screen, screen), what=f"{key}'s closed")
+            await wait_for(pilot, lambda: "Sweep" in footer_words(app), what="the main footer back")
 
 
 async def test_layout_follows_the_terminal_size_both_ways(make_app) -> None:
@@ -362,7 +395,7 @@ async def test_chains_add_rename_duplicate_delete_and_select(make_app) -> None:
         count = len(app.workspace.chains)
         await pilot.press("y")  # duplicate
         assert len(app.workspace.chains) == count + 1
-        assert app.workspace.chain.name == "add_relu_2"  # a copy of a chain named after its ops is too
+        assert app.workspace.chain.name == "add_relu_copy"
         assert app.workspace.chain.text == SEED_CHAIN
         app.screen.set_focus(pane)
         await pilot.press("f2")  # rename
@@ -377,7 +410,9 @@ async def test_chains_add_rename_duplicate_delete_and_select(make_app) -> None:
         assert app.workspace.chain.text == ""
         await pilot.press("a", "space", "+", "space", "b")
         await wait_for(pilot, lambda: app.workspace.chain.text == "a + b", what="typed")
-        assert app.workspace.chain.name == "add_2"  # named after its op: a seed is "add"
+        assert app.workspace.chain.name == "chain"  # typing names nothing
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.workspace.chain.name == "add_2", what="named after its op: a seed is add")
         assert ("add_2", "a + b") in pane.state.chains  # shown in the chains pane
         app.screen.set_focus(pane)
         await pilot.press("delete")
@@ -390,6 +425,29 @@ async def test_chains_add_rename_duplicate_delete_and_select(make_app) -> None:
         pane.highlighted = 0
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.query_one(ChainEditor).text == app.workspace.chains[0].text, what="opened")
+
+
+async def test_a_chain_keeps_its_name_through_an_edit(make_app) -> None:
+    """The seed ``add_relu`` edited into another chain is still ``add_relu``: in the workspace, the
+    editor's title and the chains pane; and a new chain, once named, keeps its name as it is edited."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot, app)
+        editor = app.query_one(ChainEditor)
+        app.screen.set_focus(editor)
+        editor.text = "(a * b).sin().sum()"  # an edit, as a paste over the whole text is
+        await wait_for(pilot, lambda: app.workspace.chain.text == "(a * b).sin().sum()", what="typed")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.focused is not editor, what="the editor left")
+        assert app.workspace.chain.name == "add_relu" and "add_relu" in editor.border_title
+        assert ("add_relu", "(a * b).sin().sum()") in app.query_one(ChainsPane).state.chains
+        app.screen.set_focus(app.query_one(ChainsPane))
+        await pilot.press("a", *"a.exp()", "escape")
+        await wait_for(pilot, lambda: app.workspace.chain.name == "exp", what="the new chain named")
+        app.screen.set_focus(editor)
+        await pilot.press("end", *".cos()", "escape")
+        await wait_for(pilot, lambda: app.workspace.chain.text == "a.exp().cos()", what="edited")
+        assert app.workspace.chain.name == "exp"
 
 
 async def test_workspace_autosaves_and_restores(tmp_path, make_app) -> None:
@@ -541,6 +599,42 @@ async def test_letter_keys_type_in_the_editor_and_hide_from_the_footer(make_app)
         await pilot.press("escape")
         assert app.check_action("sweep", ()) is True
         assert "press s to sweep" in str(app.query_one("#crossover").render())
+
+
+async def test_the_first_keys_do_what_the_screen_says(make_app) -> None:
+    """The app starts in the editor (typing a chain is the main use) and says so under it: a
+    letter types; after escape, the footer's keys work, ``enter Detail`` among them on a table."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        editor = app.query_one(ChainEditor)
+        assert app.focused is editor and "esc: letter keys" in str(editor.border_subtitle)
+        assert "Sweep" not in footer_words(app) and "Results" in footer_words(app)
+        await pilot.press("s")
+        assert editor.text == SEED_CHAIN + "s" and app.session.sweep is None
+        await pilot.press("backspace", "escape")
+        await wait_for(pilot, lambda: "esc: letter keys" not in str(editor.border_subtitle), what="the hint gone")
+        await wait_for(pilot, lambda: "Detail" in footer_words(app), what="enter Detail on the kernel table")
+        assert footer_words(app)[0] == "Detail" and "Sweep" in footer_words(app)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.session.sweep is not None, what="the sweep the footer offers")
+
+
+async def test_tab_visits_every_pane_in_reading_order(make_app) -> None:
+    """Chains, editor, op chain, kernels (each table), sweep, and round again; an empty sweep pane
+    is a stop too (``s`` works there), and a pane with tables is not a stop besides them."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot, app)
+        app.screen.set_focus(app.query_one(ChainsPane))
+        visited = []
+        for _ in range(7):
+            focused = app.focused
+            assert focused is not None
+            pane = next(n.id for n in focused.ancestors_with_self if n.id in PANE_IDS)
+            visited.append(pane if pane != "kernels" else focused.id)
+            await pilot.press("tab")
+        assert visited == ["chains", "editor", "ops", "table-eager", "table-compiled", "sweep", "chains"]
 
 
 async def test_the_palette_key_ends_the_footer_where_keys_overflow_it(make_app) -> None:

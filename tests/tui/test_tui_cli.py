@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_helpers import recording
+from tui_helpers import recording, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -319,3 +319,43 @@ def test_exports_default_to_the_current_directory_unless_it_is_the_source_checko
     assert default_export_dir(checkout / "tui", checkout) == data_exports
     assert source_checkout() == ROOT  # the tests run from a checkout
     assert default_export_dir(ROOT) == data_exports
+
+
+def sweep_title(app) -> str:
+    from tui.widgets.sweep_pane import SweepPane
+
+    return app.query_one(SweepPane).shown_title or ""
+
+
+async def test_sizes_alone_set_the_sweep_and_the_live_size_and_both_are_on_screen(tmp_path: Path) -> None:
+    """``--sizes 1e3,1e4`` without ``--n``: the live view measures 1e3, the first of them."""
+    from tui.__main__ import build_app
+    from tui.widgets.kernel_pane import KernelPane
+    from tui.widgets.status_bar import StatusBar
+
+    argv = ["(a + b).relu()", "--sizes", "1e3,1e4", "--replay", str(recording()), "--workspace", str(tmp_path / "w")]
+    app = build_app(argv)
+    sent = []
+    send = app.bridge.send
+    app.bridge.send = lambda request: (sent.append(request), send(request))[1]
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: bool(sent), what="the first request")
+        assert [request.sizes for request in sent] == [[1000]]
+        await wait_for(pilot, lambda: "N=1e3" in str(app.query_one(StatusBar).render()), what="N on screen")
+        assert "N=1e3" in (app.query_one(KernelPane).shown_title or "")
+        assert "N=1e3,1e4" in sweep_title(app)
+        await pilot.press("ctrl+q")
+
+
+async def test_a_restored_workspace_shows_the_sweep_sizes_it_brings(make_app, tmp_path: Path) -> None:
+    """Sizes typed in one run come back in the next: on screen, never silently."""
+    from tui import workspace as ws
+
+    path = tmp_path / "workspace.json"
+    saved = ws.Workspace.default()
+    saved.settings.sizes = [100, 10**5]
+    ws.save(saved, path)
+    app = make_app(workspace_path=path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: "N=1e2,1e5" in sweep_title(app), what="the sizes in the sweep's title")
+        await pilot.press("ctrl+q")

@@ -160,8 +160,8 @@ async def test_pin_shows_deltas_persists_compares_and_unpins(make_app) -> None:
         assert "kernels 2 -> 1" in head and "better" in head and "5N -> 3N" in head
         app.save_workspace()
         pins = json.loads(app.store.path.read_text())["pins"]
-        assert app.workspace.chain.name == "add_2"  # the seed, named after its ops as it is edited
-        assert [m["chain"] for m in pins["add_2"]] == ["(a + b).relu()", "(a + b).relu()"]  # its pin went with it
+        assert app.workspace.chain.name == "add_relu"  # a chain keeps its name through an edit, and its pin
+        assert [m["chain"] for m in pins["add_relu"]] == ["(a + b).relu()", "(a + b).relu()"]
         await pilot.press("escape", "w")
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), what="compare with the pin")
         text = " ".join(app.screen.plain_text().split())  # labels wrap in their column

@@ -15,6 +15,7 @@ from tui_helpers import focus_done, shown, wait_for
 from probes.link.protocol import SourceRef
 from tui.screens.dialogs import RunFileDialog
 from tui.widgets.editor import ChainEditor
+from tui.widgets.status_bar import StatusBar
 
 STEP_TIMEOUT = 120.0
 HELPERS = """\
@@ -32,6 +33,10 @@ def bump(x):
 def kernels(app) -> list[str]:
     m = shown(app, "eager")
     return [k.short_name for k in m.kernels] if m is not None else []
+
+
+def status_text(app) -> str:
+    return str(app.query_one(StatusBar).render())
 
 
 def headline(app) -> str:
@@ -65,9 +70,17 @@ async def test_a_saved_file_is_measured_again_without_a_key_press_and_its_error_
         await wait_for(pilot, lambda: focus_done(app) and kernels(app) == ["aten::add"], STEP_TIMEOUT, "first rows")
         editor = app.query_one(ChainEditor)
         assert editor.read_only and editor.text.startswith("def f(x):") and "from helpers" not in editor.text
+        assert editor.line_number_start == 4  # the file's own line numbers, as its errors give them
+        title = str(editor.border_title)
+        assert title.endswith("model.py:f · read-only") and len(title) + 4 <= editor.outer_size.width  # not cut
+        app.screen.set_focus(editor)
+        await pilot.press("x")
+        assert app.messages[-1][0] == "read-only: edit model.py in your own editor; each save is measured here"
+        assert editor.text.startswith("def f(x):")
         assert folder / "helpers.py" in app.source_watch.files
 
-        model.write_text("from helpers import bump\n\n\ndef f(x):\n    return bump(x).relu()\n")
+        relu = "from helpers import bump\n\n\ndef f(x):\n    return bump(x).relu()\n"
+        model.write_text(relu)
         await wait_for(
             pilot,
             lambda: focus_done(app) and kernels(app) == ["aten::add", "aten::clamp_min"],
@@ -85,8 +98,14 @@ async def test_a_saved_file_is_measured_again_without_a_key_press_and_its_error_
             "the error line",
         )
         await wait_for(pilot, lambda: "STALE" in headline(app), what="the last rows marked stale")
+        assert "model.py:6: ValueError: boom" in status_text(app)
+        assert editor.line_number_start + editor.text.splitlines().index("    raise ValueError('boom')") == 6
         assert shown(app, "eager") is good
         assert not any("Traceback" in text for text, _ in app.messages)
+
+        model.write_text(relu)  # the error undone: a version measured before, its rows cached
+        await wait_for(pilot, lambda: focus_done(app) and shown(app, "eager") is good, STEP_TIMEOUT, "undone")
+        assert "boom" not in status_text(app)  # the error went with its cause
 
         (folder / "helpers.py").write_text(HELPERS.replace("x + 1", "x * 3"))  # a sibling saved
         model.write_text("from helpers import bump\n\n\ndef f(x):\n    return bump(x)\n")

@@ -46,7 +46,7 @@ class ChainActions(AppHost):
     def action_new_chain(self) -> None:
         self.open_chain(self.workspace.add(""))
         self.screen.set_focus(self.query_one(ChainEditor))
-        self.message("new chain: type an expression (it is named after its ops until you rename it: f2)")
+        self.message("new chain: type an expression (named after its ops when you leave the editor; f2 renames)")
 
     def action_duplicate_chain(self) -> None:
         self.open_chain(self.workspace.duplicate())

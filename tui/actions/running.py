@@ -55,6 +55,15 @@ class RunActions(AppHost):
     def action_help_key(self) -> None:
         self.action_help()
 
+    def action_command_palette(self) -> None:
+        """Textual's palette, with a footer of its own (``tui.screens.own_footer``)."""
+        from textual.command import CommandPalette
+
+        from tui.screens.own_footer import Palette
+
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
+            self.push_screen(Palette(id="--command-palette"))
+
     def still_timing(self, results: list[Measurement], then: str) -> bool:
         """Whether any of ``results`` still has its wall time being timed (said, with what to do
         ``then``): what keeps or writes figures for good waits the moment it takes."""

@@ -78,11 +78,12 @@ class SourceActions(AppHost):
         view = source_view(ref)
         editor = self.query_one(ChainEditor)
         editor.read_only = True
+        editor.line_number_start = view.first_line  # the file's own line numbers, as its errors give
         self.source_text = view.text
         if editor.text != view.text:
             editor.set_text(view.text)
         if view.problem:
-            self.message(f"{inert_line(ref.label)}: {inert_line(view.problem)}", "yellow")
+            self.message(f"{inert_line(ref.label)}: {inert_line(view.problem)}", "yellow", of_text=True)
 
     def measure_source_version(self) -> None:
         """Measure the file's current version, as an edit of a chain is measured."""
@@ -98,13 +99,21 @@ class SourceActions(AppHost):
         watch = self.source_watch
         if watch is None or self.session.source is None or not watch.poll():
             return
+        self.forget_text_message()  # the last version's error, gone with it
         self.show_source()
         self.measure_source_version()
 
     def source_label(self) -> str | None:
-        """What the editor's border names in source mode: the file, the name, read-only."""
+        """What the editor's border names in source mode: the file, the name, read-only (short: the
+        editor is a third of the screen's width; typing in it says where to edit)."""
         ref = self.session.source
-        return None if ref is None else f"{Path(ref.path).name}:{ref.name} · read-only, edit the file"
+        return None if ref is None else f"{Path(ref.path).name}:{ref.name} · read-only"
+
+    def on_chain_editor_typed_read_only(self) -> None:
+        ref = self.session.source
+        if ref is not None:
+            where = Path(ref.path).name
+            self.message(f"read-only: edit {inert_line(where)} in your own editor; each save is measured here")
 
     def leave_source(self) -> None:
         """Back to the workspace's chains (another chain opened)."""
@@ -114,7 +123,9 @@ class SourceActions(AppHost):
         if self._source_poll is not None:
             self._source_poll.stop()
             self._source_poll = None
-        self.query_one(ChainEditor).read_only = False
+        editor = self.query_one(ChainEditor)
+        editor.read_only = False
+        editor.line_number_start = 1
 
     def action_open_workspace_source(self) -> None:
         """Run the file the workspace remembers, once confirmed."""

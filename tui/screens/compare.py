@@ -34,6 +34,7 @@ from probes.link.summary import (
     ratio,
 )
 from tui.bridge import WorkerEvent
+from tui.screens.own_footer import OwnFooter
 from tui.widgets.cells import display_name, fit_kernel, plain
 from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.spread import cost_text, time_text
@@ -182,7 +183,7 @@ def compare_table(left: Side, right: Side) -> Table:
     return table
 
 
-class CompareScreen(ScreenKeysInOrder, ModalScreen[None]):
+class CompareScreen(OwnFooter, ScreenKeysInOrder, ModalScreen[None]):
     BINDINGS = [Binding("escape,q,o", "dismiss", "Close")]
     table_ready = False
     """Mounted: the table can be drawn (a side's rows may come before)."""

@@ -15,6 +15,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from probes.link.protocol import SourceRef
 from probes.link.safe_text import inert_line
+from tui.screens.own_footer import OwnFooter
 from tui.widgets.keys_in_order import KeysInOrder, ScreenKeysInOrder
 
 
@@ -25,7 +26,7 @@ class DialogInput(KeysInOrder, Input):
         return event.is_printable
 
 
-class InputDialog(ScreenKeysInOrder, ModalScreen[str | None]):
+class InputDialog(OwnFooter, ScreenKeysInOrder, ModalScreen[str | None]):
     """Ask for one value; ``check`` returns an error message (kept open) or None (accepted)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
@@ -67,7 +68,7 @@ class InputDialog(ScreenKeysInOrder, ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ConfirmDialog(ScreenKeysInOrder, ModalScreen[bool]):
+class ConfirmDialog(OwnFooter, ScreenKeysInOrder, ModalScreen[bool]):
     BINDINGS = [
         Binding("escape,n", "answer(False)", "No"),
         Binding("y", "answer(True)", "Yes"),
@@ -107,7 +108,7 @@ class RunFileDialog(ConfirmDialog):
         self.ref = ref
 
 
-class ChoiceDialog(ScreenKeysInOrder, ModalScreen[str | None]):
+class ChoiceDialog(OwnFooter, ScreenKeysInOrder, ModalScreen[str | None]):
     """A question with a few answers, each a button with its own key; escape answers None."""
 
     BINDINGS = [Binding("escape", "answer(None)", "Cancel")]

@@ -10,6 +10,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.screens.own_footer import OwnFooter
 from tui.widgets.keys_in_order import ScreenKeysInOrder
 
 ABOUT = (
@@ -31,7 +32,7 @@ def binding_rows(rows: list[tuple[str, str, str]]) -> Table:
     return table
 
 
-class HelpScreen(ScreenKeysInOrder, ModalScreen[None]):
+class HelpScreen(OwnFooter, ScreenKeysInOrder, ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
 
     def __init__(self, rows: list[tuple[str, str, str]]) -> None:

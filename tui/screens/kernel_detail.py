@@ -17,6 +17,7 @@ from probes.link.kernel_names import strip_graph_prefix
 from probes.link.protocol import KernelRow, LaunchInfo, Measurement
 from probes.link.safe_text import inert, inert_line
 from probes.link.summary import format_bytes, format_gbps, format_size, format_time_us, input_dtypes, mode_label
+from tui.screens.own_footer import OwnFooter
 from tui.widgets.cells import display_name, plain
 from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.roofline_points import roofline_facts
@@ -134,7 +135,7 @@ def generated_source(m: Measurement, row: KernelRow) -> tuple[str, str] | None:
     return sources[name], lexer
 
 
-class KernelDetail(ScreenKeysInOrder, ModalScreen[None]):
+class KernelDetail(OwnFooter, ScreenKeysInOrder, ModalScreen[None]):
     BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
 
     def __init__(self, measurement: Measurement, row: KernelRow) -> None:

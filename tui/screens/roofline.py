@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Static
 
 from probes.link.protocol import Measurement
 from probes.link.summary import format_size, input_dtypes
+from tui.screens.own_footer import OwnFooter
 from tui.widgets.cells import CELL_PADDING, display_name, fit_kernel, plain
 from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.passes import SHORT
@@ -93,7 +94,7 @@ def table_for_width(entries: list[Entry], r: Roofs, width: int) -> tuple[list[Te
     return heads, [entry_cells(e, r, name_width, with_intensity) for e in entries]
 
 
-class RooflineScreen(ScreenKeysInOrder, ModalScreen[None]):
+class RooflineScreen(OwnFooter, ScreenKeysInOrder, ModalScreen[None]):
     DEFAULT_CSS = """
     RooflineScreen { align: center middle; background: $background 60%; }
     RooflineScreen #roofline {

@@ -27,6 +27,9 @@ from tui.widgets.cells import plain
 from tui.widgets.keys_in_order import KeysInOrder
 from tui.widgets.pane import Bordered
 
+LETTERS_HINT = "esc: letter keys"
+"""Said under the editor while it has the focus: single letters type into the chain there."""
+
 
 class ChainEditor(KeysInOrder, Bordered, TextArea):
     """Where the chain is typed. Posts ``Edited`` to the app on every change of the text."""
@@ -34,6 +37,9 @@ class ChainEditor(KeysInOrder, Bordered, TextArea):
     BINDINGS = bindings("editor")
 
     status: reactive[EditorStatus | None] = reactive(None)
+
+    class TypedReadOnly(Message):
+        """A key typed into the editor while it shows text that is edited elsewhere (a file's)."""
 
     class Edited(Message):
         """The chain's text changed; ``loaded`` when the app replaced it (another chain opened)."""
@@ -96,8 +102,20 @@ class ChainEditor(KeysInOrder, Bordered, TextArea):
         event.text = inert(event.text.replace("\r\n", "\n").replace("\r", "\n"))
 
     def watch_status(self, status: EditorStatus | None) -> None:
+        self.show_status(status, focused=self.has_focus)
+
+    def show_status(self, status: EditorStatus | None, *, focused: bool) -> None:
+        """The chain's name, the text's state, and while the editor has the focus (as it has at
+        start) that letters type here: the single-letter keys are one escape away."""
         if status is not None:
-            self.set_border(f"chain · {plain(status.name).plain}", status.status)
+            hint = f" · {LETTERS_HINT}" if focused else ""
+            self.set_border(f"chain · {plain(status.name).plain}", status.status + hint)
+
+    def on_focus(self) -> None:
+        self.show_status(self.status, focused=True)
+
+    def on_blur(self) -> None:
+        self.show_status(self.status, focused=False)  # called before has_focus is cleared
 
     @on(TextArea.Changed)
     def _changed(self, event: TextArea.Changed) -> None:
@@ -113,7 +131,10 @@ class ChainEditor(KeysInOrder, Bordered, TextArea):
             self.post_message(edited)
 
     def types(self, event: events.Key) -> bool:
-        return event.is_printable or event.key == "enter"
+        typed = event.is_printable or event.key == "enter"
+        if typed and self.read_only:
+            self.post_message(self.TypedReadOnly())
+        return typed
 
 
 class ChainErrorLine(Static):

@@ -339,7 +339,8 @@ def headline_text(state: FocusView, width: int, baseline: Text | None = None) ->
 
 
 class KernelPane(KeysInOrder, Pane, can_focus=True):
-    """Headline + one ModeBlock per selected mode (focusable itself while it has no rows)."""
+    """Headline + one ModeBlock per selected mode (a tab stop itself only while it has no table:
+    with tables, Tab goes from one to the next, and ``enter`` on a row opens its detail)."""
 
     TITLE = "kernels"
     baseline: Text | None = None
@@ -420,6 +421,9 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
                 block.set_width(None if stacked or count == 1 else block_width)
                 dim = not view.fresh and state.stale is not None
                 block.show(view, mode_note(view), dim=dim, width=block_width, with_ops=with_ops)
+        focused = self.screen.focused
+        if focused is not None and self in focused.ancestors_with_self and focused not in self.shown_tables():
+            self.focus_table()  # rows came while the pane had the focus, or its table went: to one shown
         height = self.desired_height()
         if height != self.posted_height:
             self.posted_height = height
@@ -438,10 +442,13 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
         body = sum(h + 1 for h in heights) - 1 if stacked and heights else max(heights, default=1)
         return head + body + 2
 
+    def shown_tables(self) -> list[KernelTable]:
+        return [t for t in self.query(KernelTable) if t.display and t.parent is not None and t.parent.display]
+
+    def allow_focus(self) -> bool:
+        return not self.shown_tables()
+
     def focus_table(self) -> None:
         """Focus the first table on screen now (not after the queued keys: see ``ChainEditor``)."""
-        for table in self.query(KernelTable):
-            if table.display and table.parent is not None and table.parent.display:
-                self.screen.set_focus(table)
-                return
-        self.screen.set_focus(self)
+        tables = self.shown_tables()
+        self.screen.set_focus(tables[0] if tables else self)

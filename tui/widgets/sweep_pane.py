@@ -50,6 +50,8 @@ MODE_STYLES = {
     "reduce-overhead": "#69f0ae",
     "dynamic": "#ffd54f",
 }
+TITLE_SIZES = 6
+"""At most this many sizes are listed in the pane's title; a longer list is shown as its ends."""
 CHART_TITLES = {"time": "wall time per call", "device": "device time per call", "gbps": "achieved GB/s"}
 NARROW_WIDTH = 110
 """Narrower than this, the table has one row per size (each mode's wall time, then the speedup)."""
@@ -166,6 +168,14 @@ def time_cell(m: Measurement, which: Literal["wall", "device"], base: str) -> Te
     return cell
 
 
+def sizes_text(sizes: tuple[int, ...]) -> str:
+    """The sweep's sizes for the pane's title (what ``s`` measures, set by ``--sizes``, ``z`` or the
+    workspace): every size, or the first and last of a long list with how many."""
+    if len(sizes) <= TITLE_SIZES:
+        return ",".join(format_size(n) for n in sizes)
+    return f"{format_size(sizes[0])}…{format_size(sizes[-1])} ({len(sizes)} sizes)"
+
+
 def finished(state: SweepPaneState) -> bool:
     """The sweep has every size (measured, or refused on its own): a verdict may be drawn."""
     rs = state.view.results
@@ -203,13 +213,11 @@ def status_line(state: SweepPaneState) -> Text:
     elif dynamic is not None and done:
         line.append_text(dynamic)
     elif rs is None:
-        line.append(f"no sweep yet: {state.hint} ", style="dim italic")
-        line.append(", ".join(format_size(s) for s in view.sizes), style="dim")
+        line.append(f"no sweep yet: {state.hint}", style="dim italic")
     if rs is not None:
-        expected = len(rs.sizes) * len(rs.modes)
-        got = len(rs.results) + sum(1 for f in rs.run.failures if f.size is not None)
         if view.running:
-            line.append(f"  measuring {got}/{expected}…", style="italic cyan")
+            steps, total = rs.run.count()
+            line.append(f"  measuring: {steps}/{total} done…", style="italic cyan")
         elif not done:
             line.append(("  " if line.cell_len else "") + incomplete_text(state), style="yellow")
         elif coverage := coverage_text(rs):  # complete, with sizes that failed on their own
@@ -274,7 +282,10 @@ def chart_series(results: list[Measurement], chart: str) -> list[Series]:
     return series
 
 
-class SweepPane(Pane):
+class SweepPane(Pane, can_focus=True):
+    """The sweep's table and chart; a tab stop itself while it has no sweep (``s`` starts one), so
+    that Tab visits every pane."""
+
     TITLE = "sweep"
     DEFAULT_CLASSES = "-empty"
     """No sweep until a state says otherwise: the first frame has no table or chart to lay out."""
@@ -289,6 +300,9 @@ class SweepPane(Pane):
     def empty(self) -> bool:
         return self.state is None or self.state.view.results is None
 
+    def allow_focus(self) -> bool:
+        return self.empty
+
     def draw(self, state: SweepPaneState) -> None:
         view, rs = state.view, state.view.results
         self.set_class(rs is None, "-empty")
@@ -299,9 +313,11 @@ class SweepPane(Pane):
             rows = sweep_rows(rs, narrow, state.peak_gbps, stale, state.baseline, two_processes=view.two_processes)
             table.fill(*rows)
         table.display = rs is not None
+        if rs is not None and self.has_focus:
+            self.screen.set_focus(table)  # a sweep started from the empty pane: its rows have the focus
         self.query_one("#crossover", PaneText).show_text(status_line(state))
         self.set_border(
-            f"sweep · {CHART_TITLES.get(state.chart, state.chart)}",
+            f"sweep · N={sizes_text(view.sizes)} · {CHART_TITLES.get(state.chart, state.chart)}",
             f"STALE: {view.stale}" if view.stale and rs else "",
         )
         results = rs.measurements() if rs else []
