@@ -13,8 +13,10 @@ from probes.link.protocol import Measurement
 from probes.link.summary import Ratio, ratio
 from tui import workspace as ws
 from tui.baseline_view import baseline_line, delta_cell, pin_deltas, pin_record, read_pin
+from tui.widgets.cells import display_name, plural
 from tui.widgets.headline import comparison_text, dynamic_line
-from tui.widgets.passes import backward_fusion, mentions, ordered_rows, pass_cells, pass_totals, split_ops
+from tui.widgets.op_chain_pane import compile_facts, op_groups
+from tui.widgets.passes import backward_fusion, mentions, ordered_rows, pass_cells, pass_totals
 from tui.widgets.roofline_points import entries, roofs
 from tui.widgets.spread import cost_text, noise_line, plus_minus, ratio_text, time_text
 
@@ -89,15 +91,46 @@ def test_pass_totals_split_counts_bytes_and_times() -> None:
 
 def test_backward_ops_and_the_compiled_kernel_that_fused_them() -> None:
     e, c = measurement("cpu_grad", "eager"), measurement("cpu_grad", "compiled")
-    ops, start = split_ops(e.ops, e)
-    names = [op.op.removeprefix("aten::") for op in ops]
-    assert names[:start] == ["add", "relu", "sum"] and "threshold_backward" in names[start:]
-    assert not any(n.startswith("_record_function") for n in names)
+    forward, backward = op_groups(e, c)
+    assert [op.op for op in forward.ops] == ["aten::add", "aten::relu", "aten::sum"]
+    assert "aten::threshold_backward" in [op.op for op in backward.ops]
+    assert not any(op.op.startswith("aten::_record_function") for op in forward.ops + backward.ops)
     assert mentions("graph_0_cpp_fused_expand_threshold_backward_0", "aten::threshold_backward")
     assert not mentions("cpp_fused_add_relu_0", "aten::threshold_backward")
-    text = backward_fusion(c, e).plain
-    assert "cpp_fused_expand_threshold_backward_0 fused threshold_backward" in text
+    text = backward_fusion(c, backward.ops).plain
+    assert "bwd cpp_fused_expand_threshold_backward_0 fused threshold_backward" in text
     assert "forward" in comparison_text(e, [c], 160).plain and "backward" in comparison_text(e, [c], 160).plain
+
+
+@pytest.mark.parametrize("name", ["cpu_grad", "cpu_matmul_grad"])
+def test_with_grad_each_pass_ops_map_to_kernels_of_that_pass_only(name: str) -> None:
+    """A training step's ops in two groups, forward then backward, each op tied to the eager and
+    compiled kernel rows of its own pass: a forward kernel named after what backward needs
+    (``cpp_fused_add_relu_sum_threshold_backward_0``) is no backward op's, and of the three
+    ``aten::mm`` of a matmul's step the first is the forward's."""
+    e, c = measurement(name, "eager"), measurement(name, "compiled")
+    groups = op_groups(e, c)
+    assert [g.pass_ for g in groups] == ["forward", "backward"]
+    for group in groups:
+        assert group.ops
+        for ran in (e, c):
+            mine = {display_name(r) for r in ran.kernels if r.pass_ == group.pass_}
+            names = group.eager if ran is e else [[n] for n in group.compiled if n]
+            assert names and all(set(n) <= mine for n in names), (group.pass_, ran.mode, names, mine)
+        assert group.compiled_kernels == len({r.name for r in c.kernels if r.pass_ == group.pass_})
+    mm = [g.pass_ for g in groups for op in g.ops if op.op == "aten::mm"]
+    assert mm in ([], ["forward", "backward", "backward"])
+    facts = [f.plain for f in compile_facts(c, groups)]
+    fwd, bwd = groups
+    assert f"forward {plural(len(fwd.ops), 'op')} → {plural(fwd.compiled_kernels, 'kernel')}" in facts
+    assert f"backward {plural(len(bwd.ops), 'op')} → {plural(bwd.compiled_kernels, 'kernel')}" in facts
+
+
+def test_without_grad_the_op_chain_is_one_unlabelled_group() -> None:
+    e, c = measurement("modes", "eager"), measurement("modes", "compiled")
+    (group,) = op_groups(e, c)
+    assert group.pass_ is None and group.compiled == ["triton_poi_fused_add_relu_0"] * 2
+    assert [f.plain for f in compile_facts(c, [group])][0] == "2 ops → 1 kernel"
 
 
 # -- roofline -------------------------------------------------------------------------------------

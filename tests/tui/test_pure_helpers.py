@@ -25,7 +25,7 @@ from tui.widgets.chart import HLine, LogChart, Series, gbps_label, size_label, t
 from tui.widgets.facts import fact_lines
 from tui.widgets.headline import comparison_text
 from tui.widgets.kernel_pane import kernel_table, measurement_facts, needed_width
-from tui.widgets.op_chain_pane import compile_facts, compile_text, fusion_marks, kernels_per_op, op_name
+from tui.widgets.op_chain_pane import compile_facts, compile_text, fusion_marks, kernels_per_op, op_groups, op_name
 from tui.widgets.sweep_pane import status_line
 from tui.widgets.tables import RowsTable
 
@@ -294,12 +294,12 @@ def test_the_op_chain_panes_compile_line_breaks_between_facts_never_inside_one(n
     """``0 recompiles`` read ``0`` / ``recompiles`` in the op chain pane at 120x40; a ran-eager
     warning above the line does not throw the breaks off."""
     compiled = next(m for m in recorded(name).results if m.mode == "compiled")
-    ops, names = list(compiled.ops), ["cpp_fused_0"] * len(compiled.ops)
-    facts = [fact.plain for fact in compile_facts(compiled, ops, names)]
+    groups = op_groups(None, compiled)
+    facts = [fact.plain for fact in compile_facts(compiled, groups)]
     assert any(f.endswith("recompiles") or f.endswith("recompile") for f in facts)
     start = f"{compiled.mode}: "
     for width in range(24, 130):
-        lines = compile_text(compiled, ops, names, width).plain.split("\n")
+        lines = compile_text(compiled, groups, width).plain.split("\n")
         at = next(i for i, line in enumerate(lines) if line.startswith(start))
         flowing = [
             lines[at].removeprefix(start),
