@@ -169,6 +169,30 @@ BUSY_REASON = "machine busy"
 (``probes.engine.noise``): every rep can then be slow alike, so a tight spread proves nothing."""
 DRIFT_REASON = "the profiled reps ran slower than the timed ones"
 """The noise reason of a measurement whose two sets of reps ran at different speeds."""
+KERNELS_OVER_WALL = 1.05
+"""Kernel times that add up to more than this many times the call's wall time contradict it (a
+few percent either way is the two sets of reps' own spread)."""
+
+
+def kernels_over_wall_reason(device_us: float, wall_us: float) -> str | None:
+    """A call's kernels cannot take longer than the call: kernel times (from the profiled reps)
+    that add up to more than the wall time (from the timed reps) say the two sets of reps ran at
+    different speeds, and neither figure is to be read on its own (on a loaded CPU machine, eager
+    rows of ``(a + b).relu()`` can read well above their wall time). The words the engine gives
+    the measurement (``profile`` prints them under its table) and the app's kernel detail shows."""
+    if wall_us <= 0 or device_us <= KERNELS_OVER_WALL * wall_us:
+        return None
+    return f"the kernel times add up to {device_us / wall_us:.1f}x the call's wall time: {DRIFT_REASON}"
+
+
+def device_over_wall(m: Measurement) -> str | None:
+    """Why ``m``'s device time stands above its wall time, in one line; None where it does not
+    (or its wall time is still being measured, ``Measurement.wall_pending``)."""
+    if m.wall_time_us is None:
+        return None
+    return kernels_over_wall_reason(m.device_time_us, m.wall_time_us)
+
+
 HOST_BOUND_SHARE = 0.5
 """A call whose kernels take less than this share of its wall time is host-bound: its wall time
 is mostly the host's (Python, dispatch, launches), whose speed differs from one process to the

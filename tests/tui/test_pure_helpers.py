@@ -329,14 +329,14 @@ def test_the_sweep_says_why_a_device_time_stands_far_above_its_wall_time() -> No
     """In the words the measurement carries, which ``kernel-tui profile`` prints under its table."""
     results = recorded().results
     reason = f"the kernel times add up to 3.1x the call's wall time: {DRIFT_REASON}"
-    over = dataclasses.replace(results[0], noisy=True, noise_reasons=[reason])
+    over = dataclasses.replace(results[0], device_time_us=results[0].wall_time_us * 3.1, device_time_us_iqr=None)
     sizes = tuple(sorted({m.size for m in results}))
     request = ProfileRequest("s1", over.chain, list(sizes), ["eager", "compiled"])
     rs = SweepResults(Run(request, "sweep", over.chain, Target("cuda:0", "fp32", None), 0.0, done=True))
     for m in [over, *results[1:]]:
         rs.results[(m.size, m.mode)] = m
     line = status_line(SweepPaneState(SweepView(rs, sizes, "compiled"))).plain
-    assert f"~ {over.mode} N={format_size(over.size)}: {reason}" in line
+    assert f">wall {over.mode} N={format_size(over.size)}: {reason}" in line
 
 
 def test_compare_sets_no_difference_between_results_measured_differently() -> None:
