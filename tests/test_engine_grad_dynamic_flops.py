@@ -262,5 +262,18 @@ def test_a_kernel_above_the_compute_peak_is_explained_not_just_shown() -> None:
     assert row.pct_of_compute_peak == pytest.approx(120)
     (why,) = [line for line in measurement.diagnostics if "of the measured compute peak" in line]
     assert why.startswith(f"{row.short_name} reached 120%")
+    assert "CPU" in why and "GPU" not in why and "power limit" not in why  # the device it ran on
     flops.apply_compute_peak(measurement, row.tflops * 2)  # applied again with a better peak: no stale line
     assert not any("of the measured compute peak" in line for line in measurement.diagnostics)
+
+
+def test_a_gpu_kernel_above_the_compute_peak_is_explained_by_the_gpu_power_limit() -> None:
+    from probes.engine import flops
+    from probes.link.protocol import ProfileReport
+
+    report = ProfileReport.from_json((Path(__file__).parent / "data" / "h200_matmul_gelu.json").read_text())
+    measurement = next(m for m in report.results if any(r.tflops for r in m.kernels if "mm" in "".join(r.ops)))
+    row = max(measurement.kernels, key=lambda r: r.tflops or 0)
+    flops.apply_compute_peak(measurement, row.tflops / 1.2)
+    (why,) = [line for line in measurement.diagnostics if "of the measured compute peak" in line]
+    assert measurement.device.startswith("cuda") and "GPU held near its power limit" in why

@@ -14,11 +14,12 @@ rather than this module. The commands (keys, footer, help, palette) come from on
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
+from textual.filter import LineFilter
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, TextArea
@@ -43,6 +44,7 @@ from tui.bridge import CompileWorkerStateChanged, WorkerBridge, WorkerEvent
 from tui.debug_log import log_error
 from tui.runs import normalize
 from tui.session import Cancel, Effect, LiveSession, Notice, Send, Timing, WakeAt
+from tui.sixteen_colours import with_sixteen_colours
 from tui.trust import TrustedChains
 from tui.widgets.editor import ChainEditor, ChainErrorLine
 from tui.widgets.kernel_pane import KernelPane
@@ -162,6 +164,10 @@ class KernelTuiApp(
         self._pending_draw: Timer | None = None
         """Draws the panes a moment after a run was sent or made progress, unless something else
         draws first (see ``draw_soon``)."""
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, and on a 16-colour terminal colours it shows readably (``tui.sixteen_colours``)."""
+        return with_sixteen_colours(self.console, super().get_line_filters())
 
     # -- composition -----------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual import on
@@ -17,6 +18,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.driver import Driver
+from textual.filter import LineFilter
 from textual.widgets import Footer, Static
 
 from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
@@ -26,6 +28,7 @@ from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
 from tui.driver import driver_class
 from tui.runs import Run, SweepResults, Target, normalize
+from tui.sixteen_colours import with_sixteen_colours
 from tui.views import FocusView, ModeActivity, ModeView, SweepPaneState, SweepView, step_activity
 from tui.widgets.cells import plain
 from tui.widgets.kernel_pane import KernelPane
@@ -100,6 +103,9 @@ class DemoApp(App[int]):
 
     def get_driver_class(self) -> type[Driver]:
         return driver_class(self)
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        return with_sixteen_colours(self.console, super().get_line_filters())
 
     def compose(self) -> ComposeResult:
         yield Static(id="demo-step")

@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from textual.app import App
 
 from probes.link.state_files import write_private_file
+from tui.sixteen_colours import XTERM_THEME, has_sixteen_colours
+from tui.textual_compat import whole_screen
 
 if TYPE_CHECKING:
     from tui.demo import DemoApp
@@ -45,7 +52,16 @@ def main(argv: list[str] | None = None) -> int:
         help="with '-- demo ...': walk to this step (1-based), each one measured, then take the picture",
     )
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for results")
+    parser.add_argument(
+        "--colours",
+        choices=("true", "16"),
+        default="true",
+        help="the terminal's colours: true colour (default) or 16 (as TERM=xterm; xterm's palette in the picture)",
+    )
     args = parser.parse_args(argv)
+    if args.colours == "16":  # read by the app's console when it is made
+        os.environ["TERM"] = "xterm"
+        os.environ.pop("COLORTERM", None)
     width, height = (int(x) for x in args.size.lower().split("x"))
 
     from tui.__main__ import build_app, build_demo
@@ -88,12 +104,26 @@ def main(argv: list[str] | None = None) -> int:
                 ok = ok and await until(measured)  # a key may re-measure (b: grad)
             for _ in range(3):
                 await pilot.pause()
-            write_private_file(args.out, app.export_screenshot())
+            write_private_file(args.out, picture(app))
             await app.action_quit()
             print(args.out if ok else f"{args.out} (timed out waiting for results)")
             return 0 if ok else 1
 
     return asyncio.run(run())
+
+
+def picture(app: App[Any]) -> str:
+    """The screen as SVG: Textual's own screenshot; on a 16-colour terminal, the colours the
+    terminal shows, in xterm's palette (``tui.sixteen_colours``)."""
+    screen = whole_screen(app) if has_sixteen_colours(app.console) else None
+    if screen is None:
+        return app.export_screenshot()
+    width, height = app.size
+    console = Console(
+        width=width, height=height, file=io.StringIO(), force_terminal=True, color_system="standard", record=True
+    )
+    console.print(screen)
+    return console.export_svg(title=app.title, theme=XTERM_THEME)
 
 
 def _demo(app: DemoApp, args: argparse.Namespace, width: int, height: int) -> int:
@@ -115,7 +145,7 @@ def _demo(app: DemoApp, args: argparse.Namespace, width: int, height: int) -> in
                     await pilot.pause(0.2)
             for _ in range(3):
                 await pilot.pause()
-            write_private_file(args.out, app.export_screenshot())
+            write_private_file(args.out, picture(app))
             print(app.caption())
             print(args.out if ok else f"{args.out} (timed out waiting for results)")
             await pilot.press("q")

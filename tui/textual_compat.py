@@ -14,6 +14,7 @@ import sys
 from collections.abc import MutableMapping
 from typing import Any
 
+from rich.console import ConsoleRenderable
 from textual.app import App
 from textual.driver import Driver
 from textual.keys import Keys
@@ -90,3 +91,16 @@ def quick_exit_driver(app: App[Any]) -> type[Driver] | None:
             exit_event.set()
 
     return QuickExitDriver
+
+
+def whole_screen(app: App[Any]) -> ConsoleRenderable | None:
+    """The whole screen as the terminal gets it, the screens under a modal one included and the
+    app's line filters applied: what ``App.export_screenshot`` prints, for a picture in the
+    terminal's own colours (``tui.screenshot --colours 16``) and the contrast test. Uses the
+    screen's private ``_compositor`` and the app's ``_background_screens`` (checked on Textual
+    8.2.8); None where they are gone (the caller takes Textual's own screenshot)."""
+    compositor = getattr(app.screen, "_compositor", None)
+    if compositor is None or not hasattr(app, "_background_screens"):
+        return None
+    update: ConsoleRenderable = compositor.render_update(full=True, screen_stack=app._background_screens)
+    return update

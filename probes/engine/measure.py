@@ -47,7 +47,7 @@ from probes.engine.kernel_launch import (
     triton_launches,
 )
 from probes.engine.launches import Launch
-from probes.engine.noise import CpuLoad, LoadWindow, kernels_over_wall_reason, quartiles, spread_reason
+from probes.engine.noise import CpuLoad, LoadWindow, quartiles, spread_reason
 from probes.engine.peak_memory import PeakMemory, measure_peak_memory
 from probes.engine.profile_events import read_kernel_records
 from probes.engine.timing import (
@@ -64,6 +64,7 @@ from probes.engine.trace import OpTrace, TracedOp, recording_ops
 from probes.engine.user_source import grad_parameters
 from probes.link.kernel_names import classify_device_event, short_name, strip_graph_prefix
 from probes.link.protocol import KernelRow, Measurement
+from probes.link.summary import kernels_over_wall_reason
 
 __all__ = ["Cancelled", "DevicePoisoned", "MeasureError", "apply_peak", "measure"]
 """The errors are importable from here too: the worker stops on DevicePoisoned from measure()."""

@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from probes.link.summary import BUSY_REASON, DRIFT_REASON, counted
+from probes.link.summary import BUSY_REASON, counted
 
 NOISY_IQR_FRACTION = 0.10
 BUSY_OTHER_CORES = 0.5
@@ -22,9 +22,6 @@ they leave less than ``SPARE_CORES`` idle. Even half a core stolen on a two-core
 host-bound timings by tens of percent; on a sixteen-core machine the same load takes nothing from
 the measuring thread."""
 SPARE_CORES = 1.0
-KERNELS_OVER_WALL = 1.05
-"""Kernel times that add up to more than this many times the call's wall time contradict it (a
-few percent either way is the two sets of reps' own spread)."""
 
 
 def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
@@ -39,16 +36,6 @@ def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
 
 def iqr_is_wide(p25: float, median: float, p75: float) -> bool:
     return median > 0 and (p75 - p25) > NOISY_IQR_FRACTION * median
-
-
-def kernels_over_wall_reason(device_us: float, wall_us: float) -> str | None:
-    """A call's kernels cannot take longer than the call: kernel times (from the profiled reps)
-    that add up to more than the wall time (from the timed reps) say the two sets of reps ran at
-    different speeds, and neither figure is to be read on its own (on a loaded CPU machine, eager
-    rows of ``(a + b).relu()`` can read well above their wall time)."""
-    if wall_us <= 0 or device_us <= KERNELS_OVER_WALL * wall_us:
-        return None
-    return f"the kernel times add up to {device_us / wall_us:.1f}x the call's wall time: {DRIFT_REASON}"
 
 
 def spread_reason(what: str, p25: float, median: float, p75: float, reps: int) -> str | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -83,15 +83,46 @@ def format_time_us(us: float | None) -> str:
     return f"{us:.2f} µs"
 
 
+SI_PREFIXES = (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0))
+
+
+def three_figures(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def format_si(value: float, unit: str, figure: Callable[[float], str] = three_figures, sep: str = " ") -> str:
+    """``value`` in ``unit`` with the SI prefix its figure needs once rounded: 999,999 FLOP is
+    ``1 MFLOP``, never ``1e+03 kFLOP``; ``figure`` writes the scaled value, ``sep`` follows it."""
+    for index, (prefix, scale) in enumerate(SI_PREFIXES):
+        if abs(value) < scale and scale > 1:
+            continue
+        text = figure(value / scale)
+        if abs(float(text)) >= 1000 and index > 0:  # rounded up into the next prefix
+            prefix, scale = SI_PREFIXES[index - 1]
+            text = figure(value / scale)
+        return f"{text}{sep}{prefix}{unit}"
+    raise AssertionError("unreachable: the last prefix takes every value")
+
+
+def format_flops(flops: float) -> str:
+    return format_si(flops, "FLOP")
+
+
+def format_flop_rate(tflops: float) -> str:
+    """A rate given in TFLOP/s, with the prefix its size needs (``12.3 GFLOP/s``)."""
+    return format_si(tflops * 1e12, "FLOP/s")
+
+
+def _bytes_figure(value: float) -> str:
+    return f"{value:.{2 if abs(value) < 10 else 1 if abs(value) < 100 else 0}f}"
+
+
 def format_bytes(nbytes: float | None) -> str:
     if nbytes is None:
         return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(nbytes) >= scale:
-            value = nbytes / scale
-            digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
-            return f"{value:.{digits}f} {unit}"
-    return f"{int(nbytes)} B"
+    if abs(nbytes) < 1e3:
+        return f"{int(nbytes)} B"
+    return format_si(nbytes, "B", _bytes_figure)
 
 
 def format_gbps(gbps: float | None) -> str:
@@ -163,6 +194,30 @@ BUSY_REASON = "machine busy"
 (``probes.engine.noise``): every rep can then be slow alike, so a tight spread proves nothing."""
 DRIFT_REASON = "the profiled reps ran slower than the timed ones"
 """The noise reason of a measurement whose two sets of reps ran at different speeds."""
+KERNELS_OVER_WALL = 1.05
+"""Kernel times that add up to more than this many times the call's wall time contradict it (a
+few percent either way is the two sets of reps' own spread)."""
+
+
+def kernels_over_wall_reason(device_us: float, wall_us: float) -> str | None:
+    """A call's kernels cannot take longer than the call: kernel times (from the profiled reps)
+    that add up to more than the wall time (from the timed reps) say the two sets of reps ran at
+    different speeds, and neither figure is to be read on its own (on a loaded CPU machine, eager
+    rows of ``(a + b).relu()`` can read well above their wall time). The words the engine gives
+    the measurement (``profile`` prints them under its table) and the app's kernel detail shows."""
+    if wall_us <= 0 or device_us <= KERNELS_OVER_WALL * wall_us:
+        return None
+    return f"the kernel times add up to {device_us / wall_us:.1f}x the call's wall time: {DRIFT_REASON}"
+
+
+def device_over_wall(m: Measurement) -> str | None:
+    """Why ``m``'s device time stands above its wall time, in one line; None where it does not
+    (or its wall time is still being measured, ``Measurement.wall_pending``)."""
+    if m.wall_time_us is None:
+        return None
+    return kernels_over_wall_reason(m.device_time_us, m.wall_time_us)
+
+
 HOST_BOUND_SHARE = 0.5
 """A call whose kernels take less than this share of its wall time is host-bound: its wall time
 is mostly the host's (Python, dispatch, launches), whose speed differs from one process to the

@@ -12,8 +12,11 @@ from tui_helpers import SEED_CHAIN, TEST_TIMING, replay_command
 @pytest.fixture(autouse=True)
 def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Never touch the user's real workspace or caches; and no test may leave an internal error
-    in the debug log (the app survives one, so a test would not notice otherwise)."""
+    in the debug log (the app survives one, so a test would not notice otherwise). The app draws
+    in true colour, as on most terminals, whatever terminal the tests run in."""
     state = tmp_path / "state"
+    monkeypatch.setenv("COLORTERM", "truecolor")  # whatever TERM says here (the 16-colour tests set their own)
+    monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("KERNEL_TUI_STATE_DIR", str(state))
     monkeypatch.setenv("KERNEL_TUI_CACHE_DIR", str(tmp_path / "cache"))
     yield state

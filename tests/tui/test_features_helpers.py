@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
+from rich.cells import cell_len
 from tui_helpers import recorded
 
 from probes.link.protocol import Measurement
-from probes.link.summary import Ratio, ratio
+from probes.link.summary import Ratio, format_bytes, format_flop_rate, format_flops, ratio
 from tui import workspace as ws
 from tui.baseline_view import baseline_line, delta_cell, pin_deltas, pin_record, read_pin
+from tui.widgets.cells import display_name, plural
 from tui.widgets.headline import comparison_text, dynamic_line
-from tui.widgets.passes import backward_fusion, mentions, ordered_rows, pass_cells, pass_totals, split_ops
-from tui.widgets.roofline_points import entries, roofs
+from tui.widgets.op_chain_pane import compile_facts, op_groups
+from tui.widgets.passes import backward_fusion, mentions, ordered_rows, pass_cells, pass_totals
+from tui.widgets.roofline import chart_text
+from tui.widgets.roofline_points import BOUNDS, Entry, Roof, Roofs, bound, entries, roofs
 from tui.widgets.spread import cost_text, noise_line, plus_minus, ratio_text, time_text
 
 
@@ -89,15 +94,46 @@ def test_pass_totals_split_counts_bytes_and_times() -> None:
 
 def test_backward_ops_and_the_compiled_kernel_that_fused_them() -> None:
     e, c = measurement("cpu_grad", "eager"), measurement("cpu_grad", "compiled")
-    ops, start = split_ops(e.ops, e)
-    names = [op.op.removeprefix("aten::") for op in ops]
-    assert names[:start] == ["add", "relu", "sum"] and "threshold_backward" in names[start:]
-    assert not any(n.startswith("_record_function") for n in names)
+    forward, backward = op_groups(e, c)
+    assert [op.op for op in forward.ops] == ["aten::add", "aten::relu", "aten::sum"]
+    assert "aten::threshold_backward" in [op.op for op in backward.ops]
+    assert not any(op.op.startswith("aten::_record_function") for op in forward.ops + backward.ops)
     assert mentions("graph_0_cpp_fused_expand_threshold_backward_0", "aten::threshold_backward")
     assert not mentions("cpp_fused_add_relu_0", "aten::threshold_backward")
-    text = backward_fusion(c, e).plain
-    assert "cpp_fused_expand_threshold_backward_0 fused threshold_backward" in text
+    text = backward_fusion(c, backward.ops).plain
+    assert "bwd cpp_fused_expand_threshold_backward_0 fused threshold_backward" in text
     assert "forward" in comparison_text(e, [c], 160).plain and "backward" in comparison_text(e, [c], 160).plain
+
+
+@pytest.mark.parametrize("name", ["cpu_grad", "cpu_matmul_grad"])
+def test_with_grad_each_pass_ops_map_to_kernels_of_that_pass_only(name: str) -> None:
+    """A training step's ops in two groups, forward then backward, each op tied to the eager and
+    compiled kernel rows of its own pass: a forward kernel named after what backward needs
+    (``cpp_fused_add_relu_sum_threshold_backward_0``) is no backward op's, and of the three
+    ``aten::mm`` of a matmul's step the first is the forward's."""
+    e, c = measurement(name, "eager"), measurement(name, "compiled")
+    groups = op_groups(e, c)
+    assert [g.pass_ for g in groups] == ["forward", "backward"]
+    for group in groups:
+        assert group.ops
+        for ran in (e, c):
+            mine = {display_name(r) for r in ran.kernels if r.pass_ == group.pass_}
+            names = group.eager if ran is e else [[n] for n in group.compiled if n]
+            assert names and all(set(n) <= mine for n in names), (group.pass_, ran.mode, names, mine)
+        assert group.compiled_kernels == len({r.name for r in c.kernels if r.pass_ == group.pass_})
+    mm = [g.pass_ for g in groups for op in g.ops if op.op == "aten::mm"]
+    assert mm in ([], ["forward", "backward", "backward"])
+    facts = [f.plain for f in compile_facts(c, groups)]
+    fwd, bwd = groups
+    assert f"forward {plural(len(fwd.ops), 'op')} → {plural(fwd.compiled_kernels, 'kernel')}" in facts
+    assert f"backward {plural(len(bwd.ops), 'op')} → {plural(bwd.compiled_kernels, 'kernel')}" in facts
+
+
+def test_without_grad_the_op_chain_is_one_unlabelled_group() -> None:
+    e, c = measurement("modes", "eager"), measurement("modes", "compiled")
+    (group,) = op_groups(e, c)
+    assert group.pass_ is None and group.compiled == ["triton_poi_fused_add_relu_0"] * 2
+    assert [f.plain for f in compile_facts(c, [group])][0] == "2 ops → 1 kernel"
 
 
 # -- roofline -------------------------------------------------------------------------------------
@@ -119,6 +155,88 @@ def test_only_kernels_with_known_flops_and_bytes_are_placed() -> None:
         for m in recorded("matmul_gelu").results
     ]  # a report from before FLOPs were counted
     assert not any(e.placed for e in entries(unknown))  # nothing placed, nothing guessed
+
+
+@pytest.mark.parametrize(
+    ("flops", "text"),
+    [
+        (0, "0 FLOP"),
+        (999, "999 FLOP"),
+        (999.6, "1 kFLOP"),
+        (999_999, "1 MFLOP"),  # rounded into the next prefix, never "1e+03 kFLOP"
+        (1_000_000, "1 MFLOP"),
+        (131_072_000, "131 MFLOP"),
+        (1_073_741_824, "1.07 GFLOP"),
+        (137e9, "137 GFLOP"),
+        (999.7e9, "1 TFLOP"),
+        (3.4e12, "3.4 TFLOP"),
+    ],
+)
+def test_flops_carry_the_si_prefix_their_rounded_value_needs(flops: float, text: str) -> None:
+    assert format_flops(flops) == text
+
+
+def test_rates_and_bytes_carry_the_si_prefix_their_value_needs() -> None:
+    rates = {0.014: "14 GFLOP/s", 0.156: "156 GFLOP/s", 0.9999: "1 TFLOP/s", 789.0: "789 TFLOP/s", 2e-6: "2 MFLOP/s"}
+    assert {t: format_flop_rate(t) for t in rates} == rates
+    sizes = {4: "4 B", 400_000: "400 kB", 999_999: "1.00 MB", 12_345_678: "12.3 MB", 4e9: "4.00 GB"}
+    assert {n: format_bytes(n) for n in sizes} == sizes
+
+
+def placed_at(intensity: float | None, tflops: float | None, **row: object) -> Entry:
+    """A kernel of a real recording with the figures a case needs."""
+    m = measurement("cpu_matmul_grad", "eager")
+    kernel = dataclasses.replace(m.kernels[0], launches_per_call=1, **row)
+    why_not = None if intensity and tflops and kernel.flops else "FLOPs unknown"
+    return Entry(m, kernel, intensity, tflops, why_not)
+
+
+ROOFS = Roofs(1000.0, (Roof("fp32 peak", 100.0),))
+"""1 TB/s and 100 TFLOP/s: the ridge at 100 FLOP/byte."""
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (placed_at(10, 8.0, time_per_call_us=50.0), "memory"),  # left of the ridge, 80% of its roof
+        (placed_at(1000, 90.0, time_per_call_us=50.0), "compute"),  # right of the ridge
+        (placed_at(10, 0.5, time_per_call_us=50.0), "latency"),  # 5% of its roof: both rates low
+        (placed_at(1000, 5.0, time_per_call_us=50.0), "latency"),
+        (placed_at(None, None, flops=None, gbps=600.0, time_per_call_us=50.0), "memory"),  # 60% of peak bytes
+        (placed_at(None, None, flops=None, gbps=100.0, time_per_call_us=50.0), ""),  # could be compute
+        (placed_at(None, None, flops=None, gbps=None, time_per_call_us=2.0), "latency"),  # the launch floor
+        (placed_at(None, None, flops=None, gbps=900.0, time_per_call_us=2.0), "memory"),  # short but at peak
+    ],
+)
+def test_each_kernel_is_memory_compute_or_latency_bound_by_the_documented_rule(entry: Entry, expected: str) -> None:
+    assert bound(entry, ROOFS) == expected
+    assert expected in (*BOUNDS, "")
+
+
+def test_without_a_compute_peak_no_kernel_is_called_compute_bound() -> None:
+    no_peak = Roofs(1000.0)
+    assert bound(placed_at(1000, 500.0, gbps=100.0, time_per_call_us=50.0), no_peak) == ""
+    assert bound(placed_at(10, 0.5, time_per_call_us=50.0), no_peak) == "latency"  # 5% of the bandwidth roof
+
+
+PLOT_GLYPHS = re.compile(r"[\u2800-\u28ff ●◆○◇]*")
+"""What the plot area may hold: braille dots of the roofs, the kernels' markers and blanks."""
+
+
+@pytest.mark.parametrize("name", ["cpu_matmul_grad", "cpu_matmul"])
+def test_the_roofline_draws_nothing_over_its_plot_and_nothing_past_its_edge(name: str) -> None:
+    report = recorded(name)
+    found = entries(report.results)
+    r = roofs(report.results, report.peak_gbps, report.compute_peaks_tflops)
+    for width, height in [(30, 8), (46, 10), (74, 10), (100, 14), (152, 31), (200, 40)]:
+        for selected in (None, 0, 1):
+            lines = chart_text(found, r, selected, width, height).plain.split("\n")
+            assert len(lines) == height and all(cell_len(line) <= width for line in lines), (width, lines)
+            margin = lines[-2].index("└")
+            for line in lines[1:-2]:
+                axis, plot = line[: margin + 1], line[margin + 1 :]
+                assert axis[-1] in "┤│" and PLOT_GLYPHS.fullmatch(plot), (width, line)
+            assert set(lines[-2][margin:]) <= set("└┬─"), lines[-2]
 
 
 # -- pinned baseline ------------------------------------------------------------------------------

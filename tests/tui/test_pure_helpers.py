@@ -25,7 +25,7 @@ from tui.widgets.chart import HLine, LogChart, Series, gbps_label, size_label, t
 from tui.widgets.facts import fact_lines
 from tui.widgets.headline import comparison_text
 from tui.widgets.kernel_pane import kernel_table, measurement_facts, needed_width
-from tui.widgets.op_chain_pane import compile_facts, compile_text, fusion_marks, kernels_per_op, op_name
+from tui.widgets.op_chain_pane import compile_facts, compile_text, fusion_marks, kernels_per_op, op_groups, op_name
 from tui.widgets.sweep_pane import status_line
 from tui.widgets.tables import RowsTable
 
@@ -294,12 +294,12 @@ def test_the_op_chain_panes_compile_line_breaks_between_facts_never_inside_one(n
     """``0 recompiles`` read ``0`` / ``recompiles`` in the op chain pane at 120x40; a ran-eager
     warning above the line does not throw the breaks off."""
     compiled = next(m for m in recorded(name).results if m.mode == "compiled")
-    ops, names = list(compiled.ops), ["cpp_fused_0"] * len(compiled.ops)
-    facts = [fact.plain for fact in compile_facts(compiled, ops, names)]
+    groups = op_groups(None, compiled)
+    facts = [fact.plain for fact in compile_facts(compiled, groups)]
     assert any(f.endswith("recompiles") or f.endswith("recompile") for f in facts)
     start = f"{compiled.mode}: "
     for width in range(24, 130):
-        lines = compile_text(compiled, ops, names, width).plain.split("\n")
+        lines = compile_text(compiled, groups, width).plain.split("\n")
         at = next(i for i, line in enumerate(lines) if line.startswith(start))
         flowing = [
             lines[at].removeprefix(start),
@@ -329,14 +329,14 @@ def test_the_sweep_says_why_a_device_time_stands_far_above_its_wall_time() -> No
     """In the words the measurement carries, which ``kernel-tui profile`` prints under its table."""
     results = recorded().results
     reason = f"the kernel times add up to 3.1x the call's wall time: {DRIFT_REASON}"
-    over = dataclasses.replace(results[0], noisy=True, noise_reasons=[reason])
+    over = dataclasses.replace(results[0], device_time_us=results[0].wall_time_us * 3.1, device_time_us_iqr=None)
     sizes = tuple(sorted({m.size for m in results}))
     request = ProfileRequest("s1", over.chain, list(sizes), ["eager", "compiled"])
     rs = SweepResults(Run(request, "sweep", over.chain, Target("cuda:0", "fp32", None), 0.0, done=True))
     for m in [over, *results[1:]]:
         rs.results[(m.size, m.mode)] = m
     line = status_line(SweepPaneState(SweepView(rs, sizes, "compiled"))).plain
-    assert f"~ {over.mode} N={format_size(over.size)}: {reason}" in line
+    assert f">wall {over.mode} N={format_size(over.size)}: {reason}" in line
 
 
 def test_compare_sets_no_difference_between_results_measured_differently() -> None:

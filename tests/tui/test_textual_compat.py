@@ -32,6 +32,7 @@ def test_every_private_name_is_there_in_this_textual() -> None:
     """A Textual upgrade that moved one fails here (the app would still run, by the plain path)."""
     assert textual_compat.ansi_sequence_keys() is not None
     assert textual_compat.can_set_border_text_quietly(Static())
+    assert hasattr(App, "_background_screens")  # textual_compat.whole_screen's (with Screen._compositor)
     if sys.platform != "win32":
         assert textual_compat.quick_exit_driver(App()) is not None
 

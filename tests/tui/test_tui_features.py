@@ -44,6 +44,48 @@ async def started(pilot, app) -> None:
     await pilot.pause()
 
 
+async def test_with_grad_the_op_chain_shows_each_pass_under_its_label_with_its_own_kernels(make_app) -> None:
+    """A matmul's training step: the forward mm and gelu above ``forward``, mapped to the forward
+    kernels; the backward's gelu_backward and two mm below ``backward``, mapped to the backward's."""
+    app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000)
+    app.workspace.settings.grad = True
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="forward + backward rows")
+        await pilot.press("escape")
+        _, rows = table_text(app.query_one("#ops-table"))
+        ops = [r[0] for r in rows]
+        assert ops.index("forward") == 0 and ops.index("backward") > ops.index("gelu")
+        forward, backward = rows[1 : ops.index("backward")], rows[ops.index("backward") + 1 :]
+        assert [r[0] for r in forward] == ["mm", "gelu", "sum"]
+        assert [r[0] for r in backward] == ["ones_like", "gelu_backward", "mm", "mm"]
+        assert all("backward" not in r[-1] for r in forward)  # no backward kernel against a forward op
+        assert "gelu_backward" in backward[1][-1].replace("…", "") or "backward_0" in backward[1][-1]
+        info = str(app.query_one("#compile-info").render())
+        assert "forward 3 ops → 2 kernels" in info and "backward 4 ops → 3 kernels" in info
+
+
+async def test_a_device_time_above_the_wall_time_is_marked_and_the_detail_says_why(make_app) -> None:
+    """(a + b).relu() with grad on the CPU: eager's kernel times add up to 1.8x its wall time (the
+    profiler's own cost); compiled's do not."""
+    eager, compiled = recorded("cpu_grad").results
+    assert eager.device_time_us > 1.05 * eager.wall_time_us and compiled.device_time_us < compiled.wall_time_us
+    app = make_app(worker_command=replay_command("cpu_grad"), focus_size=100_000)
+    app.workspace.settings.grad = True
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="forward + backward rows")
+        await pilot.press("escape")
+        eager_title = str(app.query_one("#mode-title-eager").render())
+        assert "device 183.8 µs ±10%~ >wall" in eager_title and "wall 103.2 µs" in eager_title
+        assert ">wall" not in str(app.query_one("#mode-title-compiled").render())
+        app.query_one(KernelPane).focus_table()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, KernelDetail), what="the kernel detail")
+        facts = " ".join(rendered(app.screen.query_one(".detail-facts").content).split())
+        why = "the kernel times add up to 1.8x the call's wall time: the profiled reps ran slower than the timed ones"
+        assert f"device >wall {why}" in facts
+        assert facts.count(why) == 1  # not said again among the noise reasons
+
+
 async def test_grad_toggle_measures_both_passes_and_persists(make_app, tmp_path) -> None:
     app = make_app(worker_command=replay_command("cpu_grad"), focus_size=100_000)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -61,7 +103,7 @@ async def test_grad_toggle_measures_both_passes_and_persists(make_app, tmp_path)
         assert f"~ noisy (eager, compiled): {busy}" in head  # recorded on the shared 2-core machine
         assert "fwd 3 kernels" in str(app.query_one("#mode-title-eager").render())
         _, ops = table_text(app.query_one("#ops-table"))
-        assert ["backward"] == [r[0] for r in ops if r[0] == "backward"]
+        assert [r[0] for r in ops if r[0] in ("forward", "backward")] == ["forward", "backward"]
         assert "fused threshold_backward" in str(app.query_one("#compile-info").render())
         assert "fwd+bwd" in app.query_one(StatusBar).info.settings
         app.query_one(KernelPane).focus_table()

@@ -16,12 +16,20 @@ from textual.widgets import Static
 from probes.link.kernel_names import strip_graph_prefix
 from probes.link.protocol import KernelRow, LaunchInfo, Measurement
 from probes.link.safe_text import inert, inert_line
-from probes.link.summary import format_bytes, format_gbps, format_size, format_time_us, input_dtypes, mode_label
+from probes.link.summary import (
+    device_over_wall,
+    format_bytes,
+    format_gbps,
+    format_size,
+    format_time_us,
+    input_dtypes,
+    mode_label,
+)
 from tui.screens.own_footer import OwnFooter
 from tui.widgets.cells import display_name, plain
 from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.roofline_points import roofline_facts
-from tui.widgets.spread import WALL_PENDING, range_text
+from tui.widgets.spread import OVER_WALL_MARK, WALL_PENDING, range_text
 
 
 def call_facts(m: Measurement) -> list[tuple[str, Text]]:
@@ -41,9 +49,13 @@ def call_facts(m: Measurement) -> list[tuple[str, Text]]:
     peak = peak_memory_text(m)
     if peak is not None:
         facts.append(("peak memory", peak))
+    over_wall = device_over_wall(m)
+    if over_wall is not None:
+        facts.append((f"device {OVER_WALL_MARK}", plain(over_wall, "bold yellow")))
     if m.noisy:
+        reasons = [r for r in m.noise_reasons if r != over_wall]  # said on its own line above
         facts.append(
-            ("noisy", plain("; ".join(m.noise_reasons) or "the spread between reps is wide", "yellow", one_line=False))
+            ("noisy", plain("; ".join(reasons) or "the spread between reps is wide", "yellow", one_line=False))
         )
     facts += [("notes" if i == 0 else "", plain(line, "dim", one_line=False)) for i, line in enumerate(m.diagnostics)]
     return facts

@@ -16,13 +16,13 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from probes.link.protocol import Measurement
-from probes.link.summary import format_size, input_dtypes
+from probes.link.summary import format_flops, format_si, format_size, input_dtypes
 from tui.screens.own_footer import OwnFooter
 from tui.widgets.cells import CELL_PADDING, display_name, fit_kernel, plain
 from tui.widgets.keys_in_order import ScreenKeysInOrder
 from tui.widgets.passes import SHORT
 from tui.widgets.roofline import RooflineChart, marker
-from tui.widgets.roofline_points import Entry, Roofs, bound, entries, format_flops, pct_of_roof
+from tui.widgets.roofline_points import Entry, Roofs, bound, entries, pct_of_roof
 from tui.widgets.sweep_pane import MODE_STYLES
 from tui.widgets.tables import RowsTable, column_widths
 
@@ -50,7 +50,7 @@ def columns(with_intensity: bool) -> list[Text | str]:
         "pass",
         "kernel",
         *figures,
-        Text("TFLOP/s", justify="right"),
+        Text("FLOP/s", justify="right"),
         Text("of roof", justify="right"),
         "bound",
     ]
@@ -63,20 +63,21 @@ def entry_cells(e: Entry, r: Roofs, name_width: int, with_intensity: bool = True
         Text(SHORT.get(e.row.pass_ or "", ""), style="cyan" if e.row.pass_ == "backward" else ""),
         Text(fit_kernel(display_name(e.row), name_width)),
     ]
+    found = bound(e, r)
     if e.row.flops is None:
-        return [*cells, Text("unknown", style="dim italic")]  # under "FLOPs"
+        figures = [Text("unknown", style="dim italic"), *[Text("")] * (3 if with_intensity else 2)]
+        return [*cells, *figures, Text(found or "-", style="" if found else "dim")]
     share = pct_of_roof(e, r)
     intensity = Text(format_intensity(e.intensity) if e.intensity is not None else "-", justify="right")
+    rate = format_si(e.tflops * 1e12, "").rstrip() if e.tflops is not None else "-"
+    why_not = UNPLACED.get(e.why_not or "", e.why_not or "")
     return [
         *cells,
         Text(format_flops(e.row.flops), justify="right"),
         *([intensity] if with_intensity else []),
-        Text(f"{e.tflops:.3g}" if e.tflops is not None else "-", justify="right"),
+        Text(rate, justify="right"),
         Text(f"{share:.0f}%" if share is not None else "-", justify="right"),
-        Text(
-            bound(e, r).removesuffix("-bound") if e.placed else UNPLACED.get(e.why_not or "", e.why_not or ""),
-            style="" if e.placed else "dim italic",
-        ),
+        Text(found or why_not, style="" if found else "dim italic"),
     ]
 
 

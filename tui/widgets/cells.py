@@ -79,6 +79,11 @@ def display_name(row: KernelRow) -> str:
     return inert_line(short_name(row.name) or row.name[:60] or "(unnamed kernel)")
 
 
+def plural(count: float, word: str) -> str:
+    """``1 kernel``, ``3 kernels``, ``0.5 kernels``."""
+    return f"{count:g} {word}{'' if count == 1 else 's'}"
+
+
 def pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}%"
 

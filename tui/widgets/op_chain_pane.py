@@ -12,6 +12,8 @@ list it (the rows the kernel pane shows), so the two panes never disagree.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual.app import ComposeResult
 
@@ -19,10 +21,10 @@ from probes.link.protocol import Measurement, OpNode
 from probes.link.summary import format_bytes, format_size
 from tui.runs import normalize
 from tui.views import FocusView
-from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, share_width
+from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, plural, share_width
 from tui.widgets.facts import fact_lines
 from tui.widgets.pane import Pane, PaneText
-from tui.widgets.passes import backward_fusion, mentions, op_passes, split_ops
+from tui.widgets.passes import PASS_STYLES, PASSES, backward_fusion, is_real_op, mentions, op_passes
 from tui.widgets.tables import ResultsTable
 
 SHORT_DTYPES = {
@@ -55,34 +57,68 @@ def op_name(op: str) -> str:
     return op.removeprefix("aten::").lstrip("_")
 
 
-def kernels_per_op(ops: list[OpNode], m: Measurement | None, passes: list[str | None] | None = None) -> list[list[str]]:
+def kernels_per_op(ops: list[OpNode], m: Measurement | None, pass_: str | None = None) -> list[list[str]]:
     """For each op, the names of the kernel rows of ``m`` that ran it, as the kernel pane names them.
 
     An op that names its own kernels (and they are rows of ``m``) keeps them: two adds in one chain
     each keep their own kernel. Otherwise the op gets the rows that list it among their ops or
-    whose fused name lists it, matched in order (so a fused kernel covers every op it lists), of
-    the op's pass when ``passes`` says it (a forward kernel may compute what backward needs).
+    whose fused name lists it, matched in order (so a fused kernel covers every op it lists). With
+    ``pass_`` only that pass's rows count: a forward and a backward kernel can share a name, and a
+    forward kernel may compute what backward needs (``cpp_fused_add_relu_threshold_backward_0``).
     """
     if m is None:
         return [[] for _ in ops]
-    rows = [(display_name(r), {op_name(o) for o in r.ops}, r.name, r.short_name, r.pass_) for r in m.kernels]
-    by_raw = {raw: name for name, _, raw, _, _ in rows} | {short: name for name, _, _, short, _ in rows if short}
+    rows = [r for r in m.kernels if pass_ in (None, r.pass_)]
+    named = [(display_name(r), {op_name(o) for o in r.ops}, r.name) for r in rows]
+    by_raw = {r.name: name for r, (name, _, _) in zip(rows, named, strict=True)}
+    by_raw |= {r.short_name: name for r, (name, _, _) in zip(rows, named, strict=True) if r.short_name}
     found = []
-    for i, op in enumerate(ops):
+    for op in ops:
         own = [
             by_raw[k]
             for k in ([*op.eager_kernels, op.compiled_kernel] if m.mode == "eager" else [op.compiled_kernel])
             if k and k in by_raw
         ]
         if not own:
-            wanted = passes[i] if passes else None
-            own = [
-                name
-                for name, listed, raw, _, p in rows
-                if wanted in (None, p) and (op_name(op.op) in listed or mentions(raw, op.op))
-            ]
+            own = [name for name, listed, raw in named if op_name(op.op) in listed or mentions(raw, op.op)]
         found.append(list(dict.fromkeys(own)))
     return found
+
+
+@dataclass(frozen=True)
+class OpGroup:
+    """The ops of one pass (``None`` without grad) in the order they ran, and for each the eager
+    kernels and the compiled kernel of that same pass that ran it."""
+
+    pass_: str | None
+    ops: list[OpNode]
+    eager: list[list[str]]
+    compiled: list[str | None]
+    compiled_kernels: int
+    """Distinct compiled kernels of the pass (with grad every row of the pass, also those no op
+    names, such as the ``ones_like`` that seeds the backward)."""
+
+
+def op_groups(eager: Measurement | None, compiled: Measurement | None) -> list[OpGroup]:
+    """The op chain as the pane shows it: one group without grad; with grad a forward and a
+    backward group, each op mapped to kernels of its own pass only. A compiled run's op trace is
+    its forward call's: the backward ops are known from the eager run (with eager off the backward
+    group has its kernels but no ops)."""
+    source = eager or compiled
+    ops = [op for op in (source.ops if source else []) if is_real_op(op)]
+    grad = any(m is not None and m.grad for m in (eager, compiled))
+    ran = compiled if compiled is not None and compiled.ran_compiled else None
+    passes = op_passes(ops, eager) if eager is not None else ["forward" if grad else None] * len(ops)
+    groups = []
+    for pass_ in PASSES if grad else (None,):
+        mine = [op for op, p in zip(ops, passes, strict=True) if p == pass_ or (pass_ == "forward" and p is None)]
+        names = [n[0] if n else None for n in kernels_per_op(mine, ran, pass_)]
+        if grad and ran is not None:
+            count = len({r.name for r in ran.kernels if r.pass_ == pass_})
+        else:
+            count = len({n for n in names if n})
+        groups.append(OpGroup(pass_, mine, kernels_per_op(mine, eager, pass_), names, count))
+    return groups
 
 
 def fusion_marks(compiled: list[str | None]) -> list[str]:
@@ -98,28 +134,29 @@ def fusion_marks(compiled: list[str | None]) -> list[str]:
     return marks
 
 
-def compile_facts(compiled: Measurement, ops: list[OpNode], names: list[str | None]) -> list[Text]:
-    """``3 ops → 1 kernel``, ``1 graph``, ``0 graph breaks``, ``0 recompiles``, ``compile 1.48 s``."""
+def compile_facts(compiled: Measurement, groups: list[OpGroup]) -> list[Text]:
+    """``3 ops → 1 kernel`` (with grad ``forward 3 ops → 1 kernel``, ``backward 4 ops → 2 kernels``),
+    ``1 graph``, ``0 graph breaks``, ``0 recompiles``, ``compile 1.48 s``."""
     c = compiled.compile
     if c is None:
         return []
     facts = []
-    fused = {n for n in names if n}
-    if fused:
-        facts.append(Text(f"{len(ops)} ops → {len(fused)} kernel{'s' if len(fused) != 1 else ''}", style="bold green"))
-    facts.append(Text(f"{c.graphs} graph{'s' if c.graphs != 1 else ''}"))
-    facts.append(
-        Text(
-            f"{c.graph_breaks} graph break{'s' if c.graph_breaks != 1 else ''}",
-            style="bold yellow" if c.graph_breaks else "",
-        )
-    )
-    facts.append(Text(f"{c.recompiles} recompile{'s' if c.recompiles != 1 else ''}"))
+    for group in groups:
+        if group.compiled_kernels:
+            fact = Text()
+            if group.pass_:
+                fact.append(f"{group.pass_} ", style=f"bold {PASS_STYLES[group.pass_]}".strip())
+            ops = plural(len(group.ops), "op") if group.ops else "ops"
+            fact.append(f"{ops} → {plural(group.compiled_kernels, 'kernel')}", style="bold green")
+            facts.append(fact)
+    facts.append(Text(plural(c.graphs, "graph")))
+    facts.append(Text(plural(c.graph_breaks, "graph break"), style="bold yellow" if c.graph_breaks else ""))
+    facts.append(Text(plural(c.recompiles, "recompile")))
     facts.append(Text(f"compile {c.compile_time_s:.2f} s"))
     return facts
 
 
-def compile_text(compiled: Measurement | None, ops: list[OpNode], names: list[str | None], width: int) -> Text:
+def compile_text(compiled: Measurement | None, groups: list[OpGroup], width: int) -> Text:
     """What the compile did, its facts broken between facts at ``width`` (``0 recompiles`` read
     ``0`` / ``recompiles`` at 120x40), then its graph breaks' reasons."""
     text = Text()
@@ -131,7 +168,7 @@ def compile_text(compiled: Measurement | None, ops: list[OpNode], names: list[st
         text.append("\n")
     c = compiled.compile
     if c is not None:
-        text = fact_lines(text.append(f"{compiled.mode}: ", style="bold"), [compile_facts(compiled, ops, names)], width)
+        text = fact_lines(text.append(f"{compiled.mode}: ", style="bold"), [compile_facts(compiled, groups)], width)
         for reason in c.break_reasons[:4]:
             text.append("\n  break: ", style="yellow")
             text.append_text(plain(reason, "yellow"))
@@ -155,30 +192,25 @@ class OpChainPane(Pane):
             compiled = None  # the last text's, shown while this one compiles: its kernels are not these ops'
         stale = state.stale is not None
         width = self.content_size.width
-        source = eager or compiled
-        ops, backward_at = split_ops(list(source.ops) if source else [], eager)
-        passes = op_passes(ops, eager)
-        eager_names = kernels_per_op(ops, eager)
-        compiled_names: list[str | None] = [None] * len(ops)
-        if compiled is not None and compiled.ran_compiled:
-            compiled_names = [names[0] if names else None for names in kernels_per_op(ops, compiled, passes)]
-        marks = fusion_marks(compiled_names)
         base = "dim" if stale else ""
+        groups = op_groups(eager, compiled)
+        ops = [op for g in groups for op in g.ops]
+        eager_names = [names for g in groups for names in g.eager]
+        compiled_names = [name for g in groups for name in g.compiled]
         with_shape = width >= SHAPE_MIN_WIDTH and self._names_fit(ops, eager_names, compiled_names, width)
-        rows = []
-        for i, op in enumerate(ops):
-            fused_away = (
-                i + 1 < len(ops) and compiled_names[i] is not None and compiled_names[i + 1] == compiled_names[i]
-            )
-            out = Text(format_bytes(op.bytes_out), style=base, justify="right")
-            if i < len(ops) - 1:
-                out.append(" tmp", style="green" if fused_away else "dim")
-            shape = "×".join(format_dim(d) for d in op.shape) or "scalar"
-            cells: list[object] = [plain(op.op.removeprefix("aten::"), base or "bold")]
-            if with_shape:
-                cells.append(Text(f"[{shape}] {short_dtype(op.dtype)}", style=base))
-            cells += [out, eager_names[i], compiled_names[i]]
-            rows.append(cells)
+        rows = [self._row(g, i, with_shape, base) for g in groups for i in range(len(g.ops))]
+        marks = [mark for g in groups for mark in fusion_marks(g.compiled)]
+        fitted = self._fit(rows, width, eager is not None, compiled, marks, base)
+        at = 0
+        for group in groups if ops else ():  # each pass under its label, its note when it has no ops
+            if group.pass_ is not None:
+                label = Text(group.pass_, style=base or f"bold {PASS_STYLES[group.pass_]}".strip())
+                fitted.insert(at, [label])
+                at += 1
+            if group.pass_ is not None and not group.ops:
+                fitted.insert(at, [Text("its ops are traced with eager on", style="dim italic")])
+                at += 1
+            at += len(group.ops)
         columns = [
             Text("op"),
             *([Text("shape")] if with_shape else []),
@@ -186,16 +218,27 @@ class OpChainPane(Pane):
             Text("eager kernel"),
             Text("compiled kernel"),
         ]
-        fitted = self._fit(rows, width, eager is not None, compiled, marks, base)
-        if backward_at is not None:
-            fitted.insert(backward_at, [Text("backward", style=base or "bold cyan")])
         self.query_one("#ops-table", ResultsTable).fill(columns, fitted)
-        info = compile_text(compiled, ops, compiled_names, width)
+        info = compile_text(compiled, groups, width)
         if compiled is not None and compiled.grad:
-            info.append("\n")
-            info.append_text(backward_fusion(compiled, eager))
+            info.append_text(backward_fusion(compiled, groups[-1].ops))
         self.query_one("#compile-info", PaneText).show_text(info)
         self.set_border(None, "STALE" if stale and ops else "")
+
+    @staticmethod
+    def _row(group: OpGroup, i: int, with_shape: bool, base: str) -> list[object]:
+        """One op's cells; its output is a ``tmp`` unless it ends its group, green when it never
+        reaches memory because the next op of the group fused with it."""
+        op, ops, compiled = group.ops[i], group.ops, group.compiled
+        fused_away = i + 1 < len(ops) and compiled[i] is not None and compiled[i + 1] == compiled[i]
+        out = Text(format_bytes(op.bytes_out), style=base, justify="right")
+        if i < len(ops) - 1:
+            out.append(" tmp", style="green" if fused_away else "dim")
+        shape = "×".join(format_dim(d) for d in op.shape) or "scalar"
+        cells: list[object] = [plain(op.op.removeprefix("aten::"), base or "bold")]
+        if with_shape:
+            cells.append(Text(f"[{shape}] {short_dtype(op.dtype)}", style=base))
+        return [*cells, out, group.eager[i], compiled[i]]
 
     @staticmethod
     def _names_fit(ops: list[OpNode], eager: list[list[str]], compiled: list[str | None], width: int) -> bool:

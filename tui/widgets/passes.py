@@ -10,12 +10,14 @@ measurement without grad (every replayed recording made before grad existed) giv
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from dataclasses import dataclass
 
 from rich.text import Text
 
 from probes.link.protocol import KernelRow, Measurement, OpNode
 from probes.link.summary import Ratio, format_time_us, format_transfers, ratio
+from tui.widgets.cells import plural
 from tui.widgets.spread import ratio_text
 
 PASSES = ("forward", "backward")
@@ -64,10 +66,6 @@ def pass_cell(row: KernelRow) -> Text:
     return Text(SHORT.get(row.pass_ or "", "-"), style=PASS_STYLES.get(row.pass_ or "", "dim"))
 
 
-def _kernels(count: float) -> str:
-    return f"{count:g} kernel{'' if count == 1 else 's'}"
-
-
 def pass_facts(m: Measurement) -> list[Text]:
     """``fwd 3 kernels · 3N · 23.7 ms``, then ``bwd 4 kernels · 4N · 15.3 ms``: one fact per pass,
     so that a title too narrow for both breaks between them, not inside ``15.3 ms`` (none without
@@ -75,7 +73,7 @@ def pass_facts(m: Measurement) -> list[Text]:
     facts = []
     for p in pass_totals(m):
         fact = Text().append(SHORT[p.name], style=f"bold {PASS_STYLES[p.name]}".strip())
-        fact.append(f" {_kernels(p.kernels)} · {transfers_text(m, p.bytes)} · {format_time_us(p.time_us)}")
+        fact.append(f" {plural(p.kernels, 'kernel')} · {transfers_text(m, p.bytes)} · {format_time_us(p.time_us)}")
         facts.append(fact)
     return facts
 
@@ -104,7 +102,7 @@ def pass_comparisons(eager: Measurement, compiled: Measurement) -> list[Text]:
     for e, c in zip(pass_totals(eager), pass_totals(compiled), strict=False):
         text = Text().append(f"{e.name} ", style=f"bold {PASS_STYLES[e.name]}".strip())
         text.append(
-            f"{e.kernels:g} -> {_kernels(c.kernels)}, {transfers_text(eager, e.bytes)} -> "
+            f"{e.kernels:g} -> {plural(c.kernels, 'kernel')}, {transfers_text(eager, e.bytes)} -> "
             f"{transfers_text(compiled, c.bytes)}, {format_time_us(e.time_us)} -> {format_time_us(c.time_us)}"
         )
         if e.time_us > 0 and c.time_us > 0:
@@ -133,21 +131,30 @@ def is_real_op(op: OpNode) -> bool:
 
 
 def op_passes(ops: list[OpNode], eager: Measurement | None) -> list[str | None]:
-    """Each op's pass, from the eager kernel rows that ran it (None without grad or a row)."""
+    """Each op's pass, from the eager kernel rows that ran it (None without grad or a row).
+
+    A training step runs its forward ops, then its backward ops; a kernel name can be in both
+    (``aten::mm``): the first ops to launch it take the forward row's launches, and from the first
+    op that only the backward can have run, every op is backward."""
     if eager is None or not eager.grad:
         return [None] * len(ops)
-    by_name = {r.name: r.pass_ for r in eager.kernels} | {r.short_name: r.pass_ for r in eager.kernels}
-    return [next((by_name[k] for k in op.eager_kernels if by_name.get(k)), None) for op in ops]
-
-
-def split_ops(ops: list[OpNode], eager: Measurement | None) -> tuple[list[OpNode], int | None]:
-    """The chain's real ops, forward first, then backward; and where backward starts (None: no
-    backward op is known)."""
-    ops = [op for op in ops if is_real_op(op)]
-    passes = op_passes(ops, eager)
-    forward = [op for op, p in zip(ops, passes, strict=False) if p != "backward"]
-    backward = [op for op, p in zip(ops, passes, strict=False) if p == "backward"]
-    return forward + backward, (len(forward) if backward else None)
+    forward_left: Counter[str] = Counter()
+    known: set[str] = set()
+    for row in eager.kernels:
+        for name in {row.name, row.short_name} - {""}:
+            known.add(name)
+            if row.pass_ == "forward":
+                forward_left[name] += round(row.launches_per_call)
+    passes: list[str | None] = []
+    in_backward = False
+    for op in ops:
+        kernels = [k for k in op.eager_kernels if k in known]
+        if kernels and not in_backward and all(forward_left[k] > 0 for k in kernels):
+            forward_left.subtract(kernels)
+        elif kernels:
+            in_backward = True
+        passes.append("backward" if in_backward else "forward" if kernels else None)
+    return passes
 
 
 def mentions(kernel: str, op: str) -> bool:
@@ -157,23 +164,19 @@ def mentions(kernel: str, op: str) -> bool:
     return bool(name) and f"_{name}_" in f"_{kernel}_"
 
 
-def backward_fusion(compiled: Measurement, eager: Measurement | None) -> Text:
-    """``backward: 4 ops -> 2 kernels · cpp_fused_expand_threshold_backward_0 fused expand +
-    threshold_backward`` for a compiled grad measurement (empty otherwise)."""
-    rows = [r for r in compiled.kernels if r.pass_ == "backward"]
+def backward_fusion(compiled: Measurement, backward_ops: list[OpNode]) -> Text:
+    """A line per compiled backward kernel that fused several ops, ``bwd
+    cpp_fused_expand_threshold_backward_0 fused expand + threshold_backward`` (empty otherwise)."""
+    text = Text()
     if not compiled.grad or not compiled.ran_compiled:
-        return Text()
-    ops, start = split_ops(eager.ops, eager) if eager is not None else ([], None)
-    backward_ops = [op.op.removeprefix("aten::") for op in ops[start:]] if start is not None else []
-    text = Text("backward", style="bold cyan")
-    if backward_ops:
-        text.append(f": {len(backward_ops)} ops eager -> {_kernels(sum(r.launches_per_call for r in rows))} compiled")
-    else:
-        text.append(f": {_kernels(sum(r.launches_per_call for r in rows))} compiled")
-    for row in rows:
-        fused = [op for op in backward_ops if mentions(row.name, op)] or [o.removeprefix("aten::") for o in row.ops]
+        return text
+    names = [op.op.removeprefix("aten::") for op in backward_ops]
+    for row in compiled.kernels:
+        if row.pass_ != "backward":
+            continue
+        fused = [op for op in names if mentions(row.name, op)] or [o.removeprefix("aten::") for o in row.ops]
         if len(fused) > 1 or "fused" in row.name:
             text.append("\n  ")
-            text.append(row.short_name or row.name, style="cyan")
+            text.append(f"{SHORT['backward']} {row.short_name or row.name}", style=PASS_STYLES["backward"])
             text.append(" fused " + " + ".join(dict.fromkeys(fused)) if fused else "")
     return text

@@ -18,9 +18,11 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from probes.link.summary import format_flop_rate, format_si
 from tui.widgets.roofline_points import ROOF_STYLE, Entry, Roofs
 from tui.widgets.sweep_pane import MODE_STYLES
 
+X_AXIS_NAME = "  FLOP/byte"
 _BRAILLE = 0x2800
 _DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 """The bit of the dot at (column 0..1, row 0..3) of a braille cell."""
@@ -43,10 +45,7 @@ def mode_marker(mode: str, *, backward: bool = False) -> str:
 
 def tflops_label(tflops: float) -> str:
     """Decade labels of the y axis: ``100T``, ``1T``, ``10G``, ``1M``."""
-    for unit, scale in (("P", 1e3), ("T", 1.0), ("G", 1e-3), ("M", 1e-6), ("k", 1e-9)):
-        if tflops >= scale * 0.999:
-            return f"{tflops / scale:.0f}{unit}"
-    return f"{tflops * 1e12:.0g}"
+    return format_si(tflops * 1e12, "", lambda v: f"{v:.0f}", sep="")
 
 
 def intensity_label(x: float) -> str:
@@ -156,72 +155,78 @@ class RooflineChart(Widget):
         self.roofs = roofs
         self.refresh()
 
-    def legend(self, width: int) -> Text:
-        text = Text()
-        modes = list(dict.fromkeys(e.mode for e in self.entries if e.placed))
-        for mode in modes:
-            text.append(mode_marker(mode), style=MODE_STYLES.get(mode, "white"))
-            text.append(f" {mode}  ")
-        if any(e.row.pass_ == "backward" for e in self.entries if e.placed):
-            text.append("○◇ backward  ", style="dim")
-        r = self.roofs
-        if r.bandwidth_gbps:
-            text.append("── ", style=ROOF_STYLE)
-            text.append(f"{r.bandwidth_gbps:,.0f} GB/s  ")
-        for i, roof in enumerate(r.compute):
-            text.append("── " if i == 0 else "╌╌ ", style=ROOF_STYLE)
-            text.append(f"{roof.label} {roof.tflops:.3g} TFLOP/s  ")
-        if not r.compute:
-            text.append("(no compute peak measured)", style="dim")
-        text.truncate(width, overflow="ellipsis")
-        return text
-
     def render(self) -> Text:
-        width, height = self.size.width, self.size.height
-        placed = [e for e in self.entries if e.placed]
-        r = self.roofs
-        if not placed and not r.bandwidth_gbps and not r.compute:
-            return Text("no kernel has known FLOPs and bytes, and no roof is known", style="dim", justify="center")
-        x0, x1, y0, y1 = window(self.entries, r)
-        labels = {k: tflops_label(10.0**k) for k in range(y0, y1 + 1)}
-        margin = max(map(len, labels.values())) + 1
-        cols, rows = width - margin - 1, height - 3  # legend, axis, tick labels
-        if cols < 10 or rows < 3:
-            return Text("too small for the roofline", style="dim")
-        plot = Plot(cols, rows, (x0, x1, y0, y1))
-        for roof in r.compute[1:]:
-            plot.curve(flat(roof.tflops), ROOF_STYLE, dashed=True)
-        first = r.compute[0].tflops if r.compute else None
-        bandwidth = r.bandwidth_gbps
+        return chart_text(self.entries, self.roofs, self.selected, self.size.width, self.size.height)
 
-        def attainable(x: float) -> float:
-            return min(v for v in (x * bandwidth / 1000 if bandwidth else None, first) if v)
 
-        plot.curve(attainable, ROOF_STYLE)
-        for i, e in enumerate(self.entries):
-            if e.intensity is not None and e.tflops is not None and e.placed and i != self.selected:
-                plot.mark(e.intensity, e.tflops, marker(e), f"bold {MODE_STYLES.get(e.mode, 'white')}")
-        if self.selected is not None and 0 <= self.selected < len(self.entries):
-            e = self.entries[self.selected]
-            if e.intensity is not None and e.tflops is not None and e.placed:
-                plot.mark(e.intensity, e.tflops, marker(e), "bold reverse")
-        text = Text(no_wrap=True, overflow="crop")
-        text.append_text(self.legend(width))
-        tick_rows: dict[int, str] = {}
-        for k in range(y0, y1 + 1):
-            tick_rows.setdefault(plot.to_dots(1.0, 10.0**k)[1] // 4, labels[k])
-        for row in range(rows):
-            text.append("\n")
-            text.append(tick_rows.get(row, "").rjust(margin - 1) + " ", style="dim")
-            text.append("┤" if row in tick_rows else "│", style="dim")
-            text.append_text(plot.line(row))
-        ticks = {plot.to_dots(10.0**k, 1.0)[0] // 2: intensity_label(10.0**k) for k in range(x0, x1 + 1)}
-        text.append("\n" + " " * margin + "└" + "".join("┬" if c in ticks else "─" for c in range(cols)), style="dim")
-        under = [" "] * (cols + 1)
-        for col, label in sorted(ticks.items()):
-            start = max(0, min(col + 1 - len(label) // 2, cols + 1 - len(label)))
-            if all(ch == " " for ch in under[max(0, start - 1) : start + len(label) + 1]):
-                under[start : start + len(label)] = list(label)
-        text.append("\n" + " " * margin + "".join(under).rstrip(), style="dim")
-        text.append("  FLOP/byte", style=Style(dim=True, italic=True))
-        return text
+def legend(entries: list[Entry], r: Roofs, width: int) -> Text:
+    text = Text()
+    modes = list(dict.fromkeys(e.mode for e in entries if e.placed))
+    for mode in modes:
+        text.append(mode_marker(mode), style=MODE_STYLES.get(mode, "white"))
+        text.append(f" {mode}  ")
+    if any(e.row.pass_ == "backward" for e in entries if e.placed):
+        text.append("○◇ backward  ", style="dim")
+    if r.bandwidth_gbps:
+        text.append("── ", style=ROOF_STYLE)
+        text.append(f"{r.bandwidth_gbps:,.0f} GB/s  ")
+    for i, roof in enumerate(r.compute):
+        text.append("── " if i == 0 else "╌╌ ", style=ROOF_STYLE)
+        text.append(f"{roof.label} {format_flop_rate(roof.tflops)}  ")
+    if not r.compute:
+        text.append("(no compute peak measured)", style="dim")
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def chart_text(entries: list[Entry], r: Roofs, selected: int | None, width: int, height: int) -> Text:
+    """The chart in ``width`` x ``height`` cells: the legend, the plot and its axes; no line is
+    longer than ``width`` and nothing but the roofs and the kernels is drawn inside the plot."""
+    placed = [e for e in entries if e.placed]
+    if not placed and not r.bandwidth_gbps and not r.compute:
+        return Text("no kernel has known FLOPs and bytes, and no roof is known", style="dim", justify="center")
+    x0, x1, y0, y1 = window(entries, r)
+    labels = {k: tflops_label(10.0**k) for k in range(y0, y1 + 1)}
+    margin = max(map(len, labels.values())) + 1
+    cols, rows = width - margin - 1, height - 3  # legend, axis, tick labels
+    if cols < 10 or rows < 3:
+        return Text("too small for the roofline", style="dim")
+    plot = Plot(cols, rows, (x0, x1, y0, y1))
+    for roof in r.compute[1:]:
+        plot.curve(flat(roof.tflops), ROOF_STYLE, dashed=True)
+    first = r.compute[0].tflops if r.compute else None
+    bandwidth = r.bandwidth_gbps
+
+    def attainable(x: float) -> float:
+        return min(v for v in (x * bandwidth / 1000 if bandwidth else None, first) if v)
+
+    plot.curve(attainable, ROOF_STYLE)
+    for i, e in enumerate(entries):
+        if e.intensity is not None and e.tflops is not None and e.placed and i != selected:
+            plot.mark(e.intensity, e.tflops, marker(e), f"bold {MODE_STYLES.get(e.mode, 'white')}")
+    if selected is not None and 0 <= selected < len(entries):
+        e = entries[selected]
+        if e.intensity is not None and e.tflops is not None and e.placed:
+            plot.mark(e.intensity, e.tflops, marker(e), "bold reverse")
+    text = Text(no_wrap=True, overflow="crop")
+    text.append_text(legend(entries, r, width))
+    tick_rows: dict[int, str] = {}
+    for k in range(y0, y1 + 1):
+        tick_rows.setdefault(plot.to_dots(1.0, 10.0**k)[1] // 4, labels[k])
+    for row in range(rows):
+        text.append("\n")
+        text.append(tick_rows.get(row, "").rjust(margin - 1) + " ", style="dim")
+        text.append("┤" if row in tick_rows else "│", style="dim")
+        text.append_text(plot.line(row))
+    ticks = {plot.to_dots(10.0**k, 1.0)[0] // 2: intensity_label(10.0**k) for k in range(x0, x1 + 1)}
+    text.append("\n" + " " * margin + "└" + "".join("┬" if c in ticks else "─" for c in range(cols)), style="dim")
+    under = [" "] * (cols + 1)
+    for col, label in sorted(ticks.items()):
+        start = max(0, min(col + 1 - len(label) // 2, cols + 1 - len(label)))
+        if all(ch == " " for ch in under[max(0, start - 1) : start + len(label) + 1]):
+            under[start : start + len(label)] = list(label)
+    labels_line = " " * margin + "".join(under).rstrip()
+    text.append("\n" + labels_line, style="dim")
+    if len(labels_line) + len(X_AXIS_NAME) <= width:  # never past the edge (the hint names both axes)
+        text.append(X_AXIS_NAME, style=Style(dim=True, italic=True))
+    return text

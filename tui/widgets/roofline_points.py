@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from probes.link.protocol import KernelRow, Measurement
-from probes.link.summary import SHORT_DTYPE_NAMES
+from probes.link.summary import SHORT_DTYPE_NAMES, format_flop_rate, format_flops
 
 ROOF_STYLE = "red"
 
@@ -106,23 +106,34 @@ def kernel_dtype(m: Measurement) -> str:
     return SHORT_DTYPE_NAMES.get(dtype, dtype) if dtype else m.dtype
 
 
-def format_flops(flops: float) -> str:
-    for unit, scale in (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
-        if flops >= scale:
-            return f"{flops / scale:.3g} {unit}"
-    return f"{flops:.0f} FLOP"
-
-
-def format_tflops(tflops: float) -> str:
-    return f"{tflops:.3g} TFLOP/s" if tflops >= 0.01 else f"{tflops * 1000:.3g} GFLOP/s"
+LATENCY_SHARE = 0.10
+"""A kernel under this share of the roof at its intensity is held by neither roof: latency-bound."""
+MEMORY_SHARE = 0.50
+"""Where the ridge does not decide, a kernel that moves bytes at this share of the peak is memory-bound."""
+LAUNCH_FLOOR_US = 3.0
+"""A launch this short is mostly its own start and end (the launch floor): latency-bound."""
+BOUNDS = ("memory", "compute", "latency")
 
 
 def bound(e: Entry, r: Roofs) -> str:
-    """``memory-bound`` left of the ridge, ``compute-bound`` right of it ("" when unknown)."""
-    ridge = r.ridge
-    if e.intensity is None or ridge is None:
-        return ""
-    return "memory-bound" if e.intensity < ridge else "compute-bound"
+    """What holds a kernel back: ``memory``, ``compute`` or ``latency`` ("" when its figures do
+    not say). The rule, in docs/measuring.md: a placed kernel under ``LATENCY_SHARE`` of the roof
+    at its intensity is latency-bound (its bandwidth and its compute rate are both low), else
+    memory-bound left of the ridge and compute-bound right of it; where the ridge does not decide,
+    a kernel is memory-bound at ``MEMORY_SHARE`` of the peak bandwidth; any kernel whose launches last
+    under ``LAUNCH_FLOOR_US`` is latency-bound."""
+    row = e.row
+    if e.placed and e.intensity is not None and e.tflops is not None:
+        roof = r.attainable(e.intensity)
+        if roof and e.tflops < LATENCY_SHARE * roof:
+            return "latency"
+        if r.ridge is not None:
+            return "memory" if e.intensity < r.ridge else "compute"
+    if row.gbps is not None and r.bandwidth_gbps and row.gbps >= MEMORY_SHARE * r.bandwidth_gbps:
+        return "memory"
+    if row.launches_per_call > 0 and 0 < row.time_per_call_us / row.launches_per_call < LAUNCH_FLOOR_US:
+        return "latency"
+    return ""
 
 
 def pct_of_roof(e: Entry, r: Roofs) -> float | None:
@@ -146,9 +157,9 @@ def roofline_facts(m: Measurement, row: KernelRow) -> list[tuple[str, Text]]:
     )
     if row.tflops is not None:
         peak = (
-            f" ({row.pct_of_compute_peak:.0f}% of the measured {format_tflops(m.compute_peak_tflops)} peak)"
+            f" ({row.pct_of_compute_peak:.0f}% of the measured {format_flop_rate(m.compute_peak_tflops)} peak)"
             if (row.pct_of_compute_peak is not None and m.compute_peak_tflops)
             else ""
         )
-        facts.append(("achieved", Text(format_tflops(row.tflops) + peak)))
+        facts.append(("achieved", Text(format_flop_rate(row.tflops) + peak)))
     return facts

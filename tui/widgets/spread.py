@@ -15,7 +15,7 @@ from typing import Literal
 from rich.text import Text
 
 from probes.link.protocol import KernelRow, Measurement
-from probes.link.summary import Ratio, format_ratio, format_time_us, ratio, spread
+from probes.link.summary import Ratio, device_over_wall, format_ratio, format_time_us, ratio, spread
 from tui.widgets.cells import plain
 
 NOISY_SPREAD = 0.10
@@ -23,6 +23,9 @@ NOISY_SPREAD = 0.10
 engine's ``noisy`` flag counts it)."""
 NOISY_MARK = "~"
 NOISY_STYLE = "yellow"
+OVER_WALL_MARK = ">wall"
+"""After a device time that stands above the call's wall time (``summary.device_over_wall``: the
+kernel detail says why in one line)."""
 UNCLEAR = "no clear difference"
 WALL_PENDING = "timing…"
 """The wall time of rows shown before their wall-time reps ended (``Measurement.wall_pending``)."""
@@ -48,8 +51,8 @@ def plus_minus(value: float, iqr: list[float] | None) -> str:
 
 
 def time_text(m: Measurement, which: Time, *, wide: bool = True) -> Text:
-    """``174 µs ±3%`` (``wide``) or ``174 µs``; a figure whose spread is wide is marked ``~``;
-    ``timing…`` for a wall time still being measured."""
+    """``174 µs ±3%`` (``wide``) or ``174 µs``; a figure whose spread is wide is marked ``~``, a
+    device time above the wall time ``>wall``; ``timing…`` for a wall time still being measured."""
     if which == "wall" and m.wall_pending:
         return Text(WALL_PENDING, style="dim")
     p25, median, p75 = spread(m, which)
@@ -61,6 +64,8 @@ def time_text(m: Measurement, which: Time, *, wide: bool = True) -> Text:
         text.append(f" {plus_minus(median, iqr)}", style=NOISY_STYLE if noisy else "dim")
     if noisy:
         text.append(NOISY_MARK, style=f"bold {NOISY_STYLE}")
+    if which == "device" and device_over_wall(m) is not None:
+        text.append(f" {OVER_WALL_MARK}", style=f"bold {NOISY_STYLE}")
     return text
 
 

@@ -20,10 +20,10 @@ from textual.containers import Horizontal
 from probes.link.baseline import Delta
 from probes.link.protocol import COMPILED_MODES, MODES, Measurement
 from probes.link.summary import (
-    DRIFT_REASON,
     Ratio,
     comparisons,
     crossover,
+    device_over_wall,
     format_bytes,
     format_gbps,
     format_size,
@@ -40,7 +40,7 @@ from tui.widgets.chart import HLine, LogChart, Series, gbps_label, time_label
 from tui.widgets.headline import dynamic_line, static_and_dynamic
 from tui.widgets.pane import Pane, PaneText
 from tui.widgets.passes import PASS_COLUMNS, pass_cells
-from tui.widgets.spread import ratio_text, time_text
+from tui.widgets.spread import OVER_WALL_MARK, ratio_text, time_text
 from tui.widgets.tables import ResultsTable
 
 MODE_STYLES = {
@@ -241,16 +241,15 @@ def status_line(state: SweepPaneState) -> Text:
 
 
 def device_over_wall_line(results: list[Measurement]) -> Text | None:
-    """``~ eager N=1e6: the kernel times add up to 2.3x the call's wall time: ...``: why a row's
-    device time stands far above its wall time, in the measurement's own words (the reason the
-    engine gave it, which ``kernel-tui profile`` prints under its table too); the first such row,
-    with how many more."""
-    found = [(m, reason) for m in results for reason in m.noise_reasons if DRIFT_REASON in reason]
+    """``>wall eager N=1e6: the kernel times add up to 2.3x the call's wall time: ...``: why a
+    row's device time stands above its wall time, in the words ``kernel-tui profile`` prints under
+    its table (``summary.device_over_wall``); the first such row, with how many more."""
+    found = [(m, reason) for m in results if (reason := device_over_wall(m)) is not None]
     if not found:
         return None
     m, reason = found[0]
     more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
-    return plain(f"~ {m.mode} N={format_size(m.size)}: {reason}{more}", "yellow", one_line=False)
+    return plain(f"{OVER_WALL_MARK} {m.mode} N={format_size(m.size)}: {reason}{more}", "yellow", one_line=False)
 
 
 def dynamic_summary(results: list[Measurement]) -> Text | None:
