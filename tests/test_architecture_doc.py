@@ -31,7 +31,9 @@ def cited_paths(text: str) -> set[str]:
 
 
 def cited_modules(text: str) -> set[str]:
-    return set(DOTTED.findall(text))
+    """Dotted names under probes/tui; ``probes.py`` is a file name (a planted one in the security
+    notes), not a module."""
+    return {name for name in DOTTED.findall(text) if not name.endswith(".py")}
 
 
 def _module_file(parts: list[str], root: Path) -> Path | None:

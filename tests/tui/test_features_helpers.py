@@ -43,6 +43,13 @@ def test_a_ratio_whose_interval_straddles_one_is_no_clear_difference_never_a_spe
     assert ratio_text(Ratio(1.68, 1.2, 2.1)).plain == "1.68x (1.20-2.10x)"  # wide: the interval is said
 
 
+def test_a_host_bound_wall_ratio_is_its_interval_labelled_never_a_bare_verdict() -> None:
+    found = Ratio(0.30, 0.27, 0.34, host_bound=True)
+    assert ratio_text(found, "wall").plain == "wall host-bound 0.27-0.34x"
+    assert ratio_text(found, short=True).plain == "0.27-0.34x hb"
+    assert "red" not in str(ratio_text(found).style) and "0.30x" not in ratio_text(found).plain
+
+
 def test_times_carry_their_spread_and_wide_spreads_are_marked() -> None:
     m = dataclasses.replace(measurement("modes", "eager"), device_time_us_iqr=None, wall_time_us_iqr=None)
     assert time_text(m, "device").plain == time_text(m, "device", wide=False).plain  # a result without spread

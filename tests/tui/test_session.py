@@ -374,7 +374,7 @@ def test_a_wait_for_a_device_another_process_holds_reads_as_waiting_with_who_hol
     words = "waiting for cpu: kernel-tui (pid 4242) measures there since 12:01:07"
     session.on_event(Progress(first.id, words, "waiting", "eager", 1_000_000, 1, 2), 0.5)
     assert session.focus_view(0.5).mode("eager").activity == "waiting"
-    assert session.activity().text == f"{words} (1/2)"
+    assert session.activity().text == f"{words} · 0/2 done"
 
 
 def test_an_unavailable_device_falls_back_with_a_notice() -> None:

@@ -17,7 +17,8 @@ ABOUT = (
     "Type an op chain in the editor; it is checked as you type, measured eager at once and under "
     "torch.compile right after (the next key stops a compile). Compiled rows show before their wall "
     'time ("timing…"). Results that no longer match the text or the settings are marked '
-    "STALE, with why. Escape leaves the editor so that the single-letter keys work; e (or i) goes back. "
+    "STALE, with why. A ratio marked host-bound (hb in the sweep) is the host's speed in this "
+    "process, not the chain's: its kernels take under half of the call. Escape leaves the editor so that the single-letter keys work; e (or i) goes back. "
     "Every action is also in the command palette (ctrl+p)."
 )
 
