@@ -18,7 +18,8 @@ ABOUT = (
     "torch.compile right after (the next key stops a compile). Compiled rows show before their wall "
     'time ("timing…"). Results that no longer match the text or the settings are marked '
     "STALE, with why. A ratio marked host-bound (hb in the sweep) is the host's speed in this "
-    "process, not the chain's: its kernels take under half of the call. Escape leaves the editor so that the single-letter keys work; e (or i) goes back. "
+    "process, not the chain's: its kernels take under half of the call. "
+    "Escape leaves the editor so that the single-letter keys work; e (or i) goes back. "
     "Every action is also in the command palette (ctrl+p)."
 )
 
