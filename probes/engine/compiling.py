@@ -26,7 +26,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -41,10 +41,12 @@ from probes.engine.dynamo_deferral import end_dynamo_deferral
 from probes.engine.errors import MeasureError, check_result
 from probes.engine.inputs import differentiable
 from probes.engine.launches import BACKWARD_LABEL
-from probes.engine.user_source import compile_identity, grad_parameters
 from probes.engine.watchdog import CALL_BUDGET
 from probes.link import fast_paths
 from probes.link.protocol import ChainErrorInfo, CompileInfo
+
+if TYPE_CHECKING:
+    from probes.engine.plan import SizePlan
 
 CHAIN_NAMESPACE: dict[str, Any] = {"torch": torch, "F": F}
 
@@ -188,13 +190,14 @@ class GradStep:
         return dataclasses.replace(self, labelled=True)
 
 
-def grad_leaves(chain: ParsedChain, inputs: list[torch.Tensor], n: int) -> list[torch.Tensor]:
+def grad_leaves(size: SizePlan) -> list[torch.Tensor]:
     """Make the float inputs, the layers' parameters and a user's module's parameters require
     grad; refuse a chain with nothing to differentiate."""
-    leaves = [t.requires_grad_(True) for t in differentiable(chain, inputs)] + grad_parameters(chain)
+    chain, inputs = size.chain, size.inputs
+    leaves = [t.requires_grad_(True) for t in differentiable(chain, inputs)] + list(size.parameters)
     if not leaves:
         raise MeasureError(ChainErrorInfo("input", "with grad, at least one input must be a float tensor"))
-    result = chain.build_function(CHAIN_NAMESPACE)(*inputs, N=n)
+    result = chain.build_function(CHAIN_NAMESPACE)(*inputs, N=size.n)
     check_result(result)
     if not any(out.requires_grad for out in outputs_of(result)):
         raise MeasureError(
@@ -288,7 +291,7 @@ class PreparedCall:
     """See ``CompiledChain.autotune_trials``."""
 
 
-_compiled_cache: OrderedDict[tuple, CompiledChain] = OrderedDict()
+_compiled_cache: OrderedDict[tuple[object, ...], CompiledChain] = OrderedDict()
 """Compiled chains by (text, mode, N, device, input shapes and dtypes): re-measuring a chain the
 user just had on screen (an edit undone, a mode toggled back) skips the compile. A hit is exactly
 what a fresh compile at that size would run: shapes are static, and its code object is its own.
@@ -388,49 +391,54 @@ def _new_entries(frame: Callable[..., Any], before: int | None) -> int:
     return max(0, now - before) if now is not None and before is not None else 0
 
 
-def _cache_key(
-    chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device, grad: bool
-) -> tuple:
+def _cache_key(size: SizePlan, mode: str) -> tuple[object, ...]:
+    device, grad, inputs = str(size.device), size.grad, size.inputs
     if mode == "dynamic":
-        return (compile_identity(chain), mode, grad, str(device), tuple((t.dim(), t.dtype) for t in inputs))
-    return (compile_identity(chain), mode, grad, n, str(device), tuple((tuple(t.shape), t.dtype) for t in inputs))
+        return (size.identity, mode, grad, device, tuple((t.dim(), t.dtype) for t in inputs))
+    return (size.identity, mode, grad, size.n, device, tuple((tuple(t.shape), t.dtype) for t in inputs))
 
 
-def prepare(
-    chain: ParsedChain,
-    mode: str,
-    inputs: list[torch.Tensor],
-    n: int,
-    device: torch.device,
-    diagnostics: Diagnostics,
-    grad: bool = False,
-) -> PreparedCall:
-    """Build the callable for ``mode`` (as a fresh torch.compile at this size would run) and warm it up.
+def prepare(size: SizePlan, mode: str, diagnostics: Diagnostics) -> PreparedCall:
+    """The pipeline's build stage: the callable for ``mode`` at this size (as a fresh
+    torch.compile at this size would run), warmed up.
 
-    With ``grad`` the call is a training step: forward, then backward from ``GradStep``'s seeds. What
+    With grad the call is a training step: forward, then backward from ``GradStep``'s seeds. What
     torch reports while compiling goes to ``diagnostics``; a compile reused from the cache brings
     back what its compile reported.
     """
-    leaves = grad_leaves(chain, inputs, n) if grad else None
+    leaves = grad_leaves(size) if size.grad else None
     if mode == "eager":
-        fn = chain.build_function(CHAIN_NAMESPACE)
+        return _eager_call(size, leaves)
+    return _compiled_call(size, mode, diagnostics, leaves)
 
-        def forward() -> Any:
-            return fn(*inputs, N=n)
 
-        with measuring(device), CALL_BUDGET.calls(2):  # its first call is the budget's first look
-            if leaves is None:
-                prepared = PreparedCall(call=forward)
-                check_result(prepared.call())
-            else:
-                step = GradStep(forward, leaves)
-                prepared = PreparedCall(call=step, profiled_call=step.labelled_twin(), grad=True)
-                prepared.call()
+def _eager_call(size: SizePlan, leaves: list[torch.Tensor] | None) -> PreparedCall:
+    """The chain as it is, called twice (its first call checked)."""
+    inputs, n, device = size.inputs, size.n, size.device
+    fn = size.chain.build_function(CHAIN_NAMESPACE)
+
+    def forward() -> Any:
+        return fn(*inputs, N=n)
+
+    with measuring(device), CALL_BUDGET.calls(2):  # its first call is the budget's first look
+        if leaves is None:
+            prepared = PreparedCall(call=forward)
+            check_result(prepared.call())
+        else:
+            step = GradStep(forward, leaves)
+            prepared = PreparedCall(call=step, profiled_call=step.labelled_twin(), grad=True)
             prepared.call()
-            _sync(device)
-        return prepared
+        prepared.call()
+        _sync(device)
+    return prepared
 
-    key = _cache_key(chain, mode, inputs, n, device, grad)
+
+def _compiled_call(
+    size: SizePlan, mode: str, diagnostics: Diagnostics, leaves: list[torch.Tensor] | None
+) -> PreparedCall:
+    """A fresh compile at this size, or the one made for it before (``_compiled_cache``)."""
+    chain, inputs, n, device = size.chain, size.inputs, size.n, size.device
+    key = _cache_key(size, mode)
     compiled = _compiled_cache.get(key)
     cached = compiled is not None
     if compiled is None:

@@ -32,7 +32,7 @@ from torch.overrides import TorchFunctionMode
 from probes.chain.expr import ChainError, ParsedChain
 from probes.engine import torch_compat
 from probes.engine.errors import MeasureError, classify_failure
-from probes.engine.inputs import InputSpec, input_specs, layer_bytes, meta_inputs
+from probes.engine.inputs import InputSpec, layer_bytes, meta_inputs
 from probes.engine.trace import OpTrace, RecordingMode
 from probes.engine.watchdog import WATCH, ChainStuck, stuck_message, text_of
 from probes.link import fast_paths
@@ -335,15 +335,15 @@ def _inputs_words(specs: list[InputSpec]) -> str:
     )
 
 
-def check_memory(chain: ParsedChain, n: int, dtype: str, device: torch.device) -> OpTrace:
-    """The chain's meta trace at size ``n``; MeasureError if its inputs (the layers' parameters
-    and buffers among them) and intermediates would not fit in ``device``'s free memory,
-    ChainError if it cannot be traced (see trace_on_meta) or a layer cannot be constructed.
+def check_memory(chain: ParsedChain, specs: list[InputSpec], n: int, device: torch.device) -> OpTrace:
+    """The chain's meta trace at size ``n`` with the inputs ``specs`` (``input_specs``);
+    MeasureError if its inputs (the layers' parameters and buffers among them) and intermediates
+    would not fit in ``device``'s free memory, ChainError if it cannot be traced (see
+    trace_on_meta).
 
     The intermediates are counted as if all alive at once, an upper bound that keeps the guard on
     the safe side.
     """
-    specs = input_specs(chain, n, dtype)
     inputs = sum(spec.nbytes for spec in specs)
     fits, free = _fits(inputs, device)
     if not fits:
