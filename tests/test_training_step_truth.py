@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from probes.engine.compiling import GRAD_SEED
 from probes.engine.sweep import run_profile
+from probes.engine.training_step import GRAD_SEED
 from probes.link.kernel_names import strip_graph_prefix
 from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, RequestFailed
 

@@ -17,13 +17,13 @@ import torch
 
 from probes.engine import flops
 from probes.engine.bytes_moved import KernelKey, op_nodes
-from probes.engine.compiling import GRAD_SEED
 from probes.engine.diagnostics import Diagnostics
 from probes.engine.kernel_launch import KnownLaunches, device_limits, fill_launches, launch_diagnostics, triton_launches
 from probes.engine.launches import Launch
 from probes.engine.measure import Measured, OpCalls
 from probes.engine.noise import CpuLoad, quartiles, spread_reason
 from probes.engine.profile_events import read_kernel_records
+from probes.engine.training_step import GRAD_SEED
 from probes.link.kernel_names import classify_device_event, short_name, strip_graph_prefix
 from probes.link.protocol import KernelRow, Measurement
 from probes.link.summary import kernels_over_wall_reason

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from probes.engine.bytes_moved import KernelKey, compiled_bytes, eager_bytes
-from probes.engine.compiling import CHAIN_NAMESPACE, CUDA_GRAPH_MODES, PreparedCall, backward_of, outputs_of, seeds_for
+from probes.engine.compiling import CHAIN_NAMESPACE, CUDA_GRAPH_MODES, PreparedCall
 from probes.engine.device_lock import measuring
 from probes.engine.host_heap import pin_malloc_thresholds
 from probes.engine.noise import CpuLoad, LoadWindow
@@ -34,6 +34,7 @@ from probes.engine.timing import (
     set_up_ahead,
 )
 from probes.engine.trace import OpTrace, TracedOp, recording_ops
+from probes.engine.training_step import backward_of, outputs_of, seeds_for
 
 if TYPE_CHECKING:
     from probes.engine.plan import SizePlan

@@ -179,7 +179,7 @@ class _Sweep:
         self.before_compile = before_compile
         self.steps = len(plan.request.sizes) * len(plan.modes)
         self.step = 0
-        self.peaks = RequestPeaks(plan.device, self._say_peak)
+        self.peaks = RequestPeaks(plan.device)
         self.flush = L2Flusher(plan.device)
 
     def _say_peak(self, words: str, mode: str | None, n: int) -> None:
@@ -197,7 +197,8 @@ class _Sweep:
             if size is None:
                 self.step += len(self.plan.modes)
                 continue
-            self.peaks.ready(n)
+            for words in self.peaks.ready():
+                self._say_peak(words, None, n)
             stop = any(self._mode(size, mode) for mode in self.plan.modes)
             del size  # the inputs: freed before the next size's are made
             release_memory(self.plan.device)
@@ -257,7 +258,8 @@ class _Sweep:
                 release_memory(device, full=True)
                 return False
             return exc.info.kind != "compile"
-        self.peaks.complete(measurement)
+        for words in self.peaks.complete(measurement):
+            self._say_peak(words, mode, n)
         missed = missed_work_reason(measurement)
         if missed is not None:
             measurement.diagnostics.append(missed)
