@@ -64,7 +64,7 @@ class RecordingMode(TorchDispatchMode):
     """Records each op into ``trace``; ``run_op`` runs it (subclasses may run it differently)."""
 
     def __init__(self, trace: OpTrace, label_ops: bool = False) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]  # torch leaves it unannotated
+        super().__init__()  # type: ignore[no-untyped-call, unused-ignore]  # torch leaves it unannotated
         self.trace = trace
         self.label_ops = label_ops
 
