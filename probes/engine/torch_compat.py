@@ -513,8 +513,9 @@ def wrap_inductor_benchmarks(wrap: Callable[[Callable[..., Any]], Callable[..., 
 
 # -- Inductor's generated source --------------------------------------------------------------------
 # Inductor's wrapper modules and C++ kernels are text whose form is no API: each reading of it is
-# here. On a torch not checked nothing is read from it: a kernel's source, fused ops and bytes are
-# then unknown, and C++ kernels are built as Inductor writes them.
+# here, read on every torch: where the text takes another form nothing matches, which is the plain
+# fallback (a kernel's source, fused ops and bytes unknown; C++ kernels built as Inductor writes
+# them).
 
 _KERNEL_DEF = re.compile(
     r"^(?P<name>\w+) = async_compile\.(?P<kind>triton|cpp_pybinding|cpp)\((?P<head>.*?)'''(?P<src>.*?)'''",
@@ -539,9 +540,7 @@ class GeneratedSource:
 
 def generated_sources(text: str) -> list[GeneratedSource]:
     """The kernels a wrapper module's text defines (``name = async_compile.triton(..., src)``).
-    Checked on 2.11 to 2.15; none on another torch."""
-    if not checked():
-        return []
+    Checked on 2.11 to 2.15."""
     found = []
     for match in _KERNEL_DEF.finditer(text):
         source = match.group("src").strip("\n")
@@ -554,12 +553,9 @@ def generated_sources(text: str) -> list[GeneratedSource]:
     return found
 
 
-def cpp_ranges_opened_by_name(source: str, record: str) -> int | None:
+def cpp_ranges_opened_by_name(source: str, record: str) -> int:
     """How many profiler ranges a C++ kernel's source opens by name alone, as Inductor's kernels
-    open theirs (``<record>name("graph_0_cpp_fused_add_0", nullptr);``). Checked on 2.11 to 2.15;
-    None on another torch."""
-    if not checked():
-        return None
+    open theirs (``<record>name("graph_0_cpp_fused_add_0", nullptr);``). Checked on 2.11 to 2.15."""
     return len(re.findall(re.escape(record) + r'\w+\("[^"]*", nullptr\);', source))
 
 
