@@ -1,11 +1,12 @@
-"""Every use of a private torch name, in one place.
+"""Every use of a private torch name, and every reading of the text Inductor generates, in one place.
 
 The engine leans on a few of torch's internals: names with a leading underscore, modules under
-``torch._dynamo`` and ``torch._inductor``, attributes of Inductor's objects, and methods it patches
-on them. Each such use is one small function here, whose docstring names the torch versions it was
-checked on. Where the name is missing, or torch is older or newer than ``CHECKED`` (read once from
-``torch.__version__``), the function takes a plain fallback instead: a new torch then measures, at
-worst more slowly or with a detail unknown, rather than breaking on an internal that moved.
+``torch._dynamo`` and ``torch._inductor``, attributes of Inductor's objects, methods it patches on
+them, and the form of Inductor's generated source. Each such use is one small function here,
+checked on torch 2.11 to 2.15 (``CHECKED``). Where a name is missing, or torch is older or newer
+than ``CHECKED`` (read once from ``torch.__version__``), the function takes a plain fallback
+instead: a new torch then measures, at worst more slowly or with a detail unknown, rather than
+breaking on an internal that moved.
 
 Public torch APIs (``torch.compile``, ``torch.profiler``, ``torch.compiler``, ``torch.cuda``) are
 used where they are needed, not here. This module imports nothing of torch at import: each function
