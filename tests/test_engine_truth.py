@@ -154,8 +154,8 @@ def test_torch_warnings_go_into_the_result_not_the_terminal() -> None:
 
 
 def test_bytes_per_call_is_never_a_partial_sum() -> None:
+    from probes.engine.attribute import build_rows, bytes_per_call
     from probes.engine.launches import Launch
-    from probes.engine.measure import build_rows, bytes_per_call
 
     launches = [Launch("k1", 2.0, 0, None, None), Launch("k2", 3.0, 0, None, None)]
     kernels, _ = build_rows(launches, 1, {("k1", None): 100}, {})
@@ -176,7 +176,7 @@ def test_other_processes_make_a_figure_noisy_only_when_they_leave_no_core_idle()
 def test_kernel_times_that_add_up_to_more_than_the_call_are_said_to_be_noise() -> None:
     """A call's kernels cannot take longer than the call: on the CPU machine eager rows at 1e6
     read 1.2-1.5x their wall time, and were shown beside it as fact."""
-    from probes.engine.measure import _noise
+    from probes.engine.attribute import _noise
 
     wall = [100.0] * 20
     assert any("1.5x the call's wall time" in reason for reason in _noise(wall, [148.0, 152.0], 150.0, 10, None))
@@ -265,18 +265,22 @@ def test_a_cpu_measurement_keeps_the_memory_its_calls_free() -> None:
     script = textwrap.dedent(
         """
         import torch
-        from probes.chain.expr import parse_chain
-        from probes.engine.inputs import input_specs, make_inputs
-        from probes.engine.measure import measure
+        from probes.engine.compiling import prepare
+        from probes.engine.diagnostics import Diagnostics
+        from probes.engine.measure import measure, ready_to_measure
+        from probes.engine.plan import plan_request, plan_size
+        from probes.engine.timing import L2Flusher
+        from probes.link.protocol import ProfileRequest
 
         def resident() -> int:
             with open("/proc/self/statm") as f:
                 return int(f.read().split()[1]) * 4096
 
-        chain = parse_chain("a + b")
         if PIN:
-            cpu = torch.device("cpu")
-            measure(chain, "eager", 64, cpu, "fp32", make_inputs(input_specs(chain, 64, "fp32"), cpu, 64), reps=3)
+            request = ProfileRequest("pin", "a + b", sizes=[64], modes=["eager"], device="cpu", reps=3)
+            size = plan_size(plan_request(request), 64)
+            with ready_to_measure("eager", size.device) as set_up:
+                measure(size, "eager", prepare(size, "eager", Diagnostics()), L2Flusher(size.device), set_up)
         x = torch.ones(6 * 2**20)
         held = resident()
         del x

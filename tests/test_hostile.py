@@ -78,7 +78,7 @@ def test_the_corpus_covers_every_category() -> None:
 @pytest.mark.parametrize("case", engine_cases())
 def test_the_engine_ends_each_case_in_one_plain_line(case: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     """...and refuses every error case before it allocates its inputs (the guard runs first)."""
-    from probes.engine import sweep
+    from probes.engine import plan, sweep
 
     allocated: list[int] = []
 
@@ -86,8 +86,8 @@ def test_the_engine_ends_each_case_in_one_plain_line(case: dict[str, Any], monke
         allocated.append(n)
         return real_make_inputs(specs, device, n)
 
-    real_make_inputs = sweep.make_inputs
-    monkeypatch.setattr(sweep, "make_inputs", make_inputs)
+    real_make_inputs = plan.make_inputs
+    monkeypatch.setattr(plan, "make_inputs", make_inputs)
     begin = time.monotonic()
     try:
         request = request_for(case, "hostile")

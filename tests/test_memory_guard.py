@@ -12,6 +12,7 @@ import torch
 from probes.chain.expr import ChainError, parse_chain
 from probes.engine import memory_guard
 from probes.engine.errors import MeasureError
+from probes.engine.inputs import input_specs
 from probes.engine.memory_guard import MAX_PIECES, MAX_TRACED_OPS, check_memory, trace_on_meta
 from probes.engine.watchdog import WATCH, ChainStuck, PlainPythonWatch
 
@@ -19,7 +20,8 @@ CPU = torch.device("cpu")
 
 
 def guard(text: str, n: int = 1000):
-    return check_memory(parse_chain(text), n, "fp32", CPU)
+    chain = parse_chain(text)
+    return check_memory(chain, input_specs(chain, n, "fp32"), n, CPU)
 
 
 def refusal(text: str, n: int = 1000) -> str:
@@ -95,11 +97,12 @@ def test_memory_held_by_garbage_is_collected_before_a_size_is_refused(monkeypatc
     collections: list[tuple] = []
     monkeypatch.setattr(memory_guard.gc, "collect", lambda *generation: collections.append(generation) or 0)
     monkeypatch.setattr(memory_guard, "free_memory", lambda device: (10**12 if collections else 10**3, 10**12))
-    check_memory(parse_chain("(a + b).relu()"), 10**6, "fp32", torch.device("cpu"))
+    add_relu = parse_chain("(a + b).relu()")
+    check_memory(add_relu, input_specs(add_relu, 10**6, "fp32"), 10**6, torch.device("cpu"))
     assert collections == [()]  # one full collection, and then the size fits
     monkeypatch.setattr(memory_guard, "free_memory", lambda device: (10**3, 10**12))
     with pytest.raises(MeasureError, match="free"):
-        check_memory(parse_chain("(a + b).relu()"), 10**6, "fp32", torch.device("cpu"))
+        check_memory(add_relu, input_specs(add_relu, 10**6, "fp32"), 10**6, torch.device("cpu"))
 
 
 def test_a_layers_tensors_count_against_free_memory_as_inputs_do(monkeypatch: pytest.MonkeyPatch) -> None:

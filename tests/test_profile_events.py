@@ -11,23 +11,22 @@ torch = pytest.importorskip("torch")
 
 from torch.autograd.profiler import profile, record_function  # noqa: E402
 
-from probes.chain.expr import parse_chain  # noqa: E402
 from probes.engine.compiling import prepare  # noqa: E402
 from probes.engine.diagnostics import Diagnostics  # noqa: E402
-from probes.engine.inputs import input_specs, make_inputs  # noqa: E402
 from probes.engine.launches import REP_LABEL, read_profile  # noqa: E402
+from probes.engine.plan import plan_request, plan_size  # noqa: E402
 from probes.engine.profile_events import ProfileEvent, from_function_events, read_events  # noqa: E402
 from probes.engine.timing import L2Flusher  # noqa: E402
 from probes.engine.trace import recording_ops  # noqa: E402
+from probes.link.protocol import ProfileRequest  # noqa: E402
 
 CHAIN = "(a @ b).relu().sum(dim=0) * 2"
 
 
 def one_profile(device: torch.device, mode: str, grad: bool) -> profile:
-    chain = parse_chain(CHAIN)
     n = 64
-    inputs = make_inputs(input_specs(chain, n, "fp32"), device, n)
-    prepared = prepare(chain, mode, inputs, n, device, Diagnostics(), grad)
+    request = ProfileRequest("events", CHAIN, sizes=[n], modes=[mode], device=str(device), grad=grad)
+    prepared = prepare(plan_size(plan_request(request), n), mode, Diagnostics())
     call = prepared.profiled_call or prepared.call
     flush = L2Flusher(device)
     with profile(use_device="cuda" if device.type == "cuda" else None, use_kineto=True) as prof:

@@ -16,7 +16,7 @@ import threading
 import pytest
 import torch
 
-from probes.engine import measure, timing
+from probes.engine import sweep, timing
 from probes.engine.device_lock import device_lock
 from probes.engine.errors import MeasureError
 from probes.engine.sweep import run_profile
@@ -75,7 +75,7 @@ def test_a_set_up_the_measurement_never_used_is_ended(set_ups: list, monkeypatch
         raise MeasureError(ChainErrorInfo("compile", "Inductor failed"))
 
     with monkeypatch.context() as patched:
-        patched.setattr(measure, "prepare", failing_compile)
+        patched.setattr(sweep, "prepare", failing_compile)
         results, failures = profile("a + b", ["compiled"])
     assert not results and failures[0].error.message == "Inductor failed"
     [(set_up, _)] = set_ups

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from probes.engine.compiling import GRAD_SEED
 from probes.engine.sweep import run_profile
+from probes.engine.training_step import GRAD_SEED
 from probes.link.kernel_names import strip_graph_prefix
 from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, RequestFailed
 
@@ -250,7 +250,7 @@ def test_a_compiled_matmul_run_fewer_times_than_eager_claims_no_eager_figures() 
     """Inductor turns the first of two ``addmm`` into an ``mm`` (its bias fused into the next
     kernel): the one compiled ``addmm`` kernel ran one of eager's two calls, so neither their sum
     nor a guess is its figure: its FLOPs and bytes stay unknown."""
-    from probes.engine import measure
+    from probes.engine import attribute
     from probes.engine.flops import assign
     from probes.link.protocol import KernelRow
 
@@ -260,12 +260,12 @@ def test_a_compiled_matmul_run_fewer_times_than_eager_claims_no_eager_figures() 
     mm, addmm = gemm("aten::mm"), gemm("aten::addmm")
     two_calls = {None: {"aten::addmm": [21_100_000, 21_000_000]}}
     assign([mm, addmm], two_calls, frozenset())
-    measure._extern_bytes([mm, addmm], two_calls)
+    attribute._extern_bytes([mm, addmm], two_calls)
     assert (addmm.flops, addmm.bytes) == (None, None)
     assert (mm.flops, mm.bytes) == (None, None)
 
     twice = gemm("aten::addmm")
     twice.launches_per_call = 2.0
     assign([twice], two_calls, frozenset())
-    measure._extern_bytes([twice], two_calls)
+    attribute._extern_bytes([twice], two_calls)
     assert (twice.flops, twice.bytes) == (42_100_000, 42_100_000), "a kernel that ran both calls has both"

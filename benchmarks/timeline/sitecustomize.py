@@ -91,6 +91,7 @@ def patch_textual_app(module):
 
 
 def patch_sweep(module):
+    wrap(module, "prepare", None, lambda *a, **k: mark("prepared"))  # the build stage, called from the sweep
     run_profile = module.run_profile
 
     def traced(request, emit, *args, **kwargs):
@@ -119,7 +120,6 @@ def patch_compiling(module):
 
 def patch_measure(module):
     """The steps of a measurement between its compile and its rows (``-v`` of show.py lists them)."""
-    wrap(module, "prepare", None, lambda *a, **k: mark("prepared"))
     wrap(module, "choose_reps", None, lambda *a, **k: mark("reps chosen"))
     wrap(module, "compiled_bytes", None, lambda *a, **k: mark("bytes read"))
     wrap(module, "profile_run", lambda *a, **k: mark("profile run>"), lambda *a, **k: mark("profile run<"))

@@ -11,10 +11,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from probes.engine import compiled as inductor
-from probes.engine.compiling import GradStep, PreparedCall, backward_of
+from probes.engine.compiling import PreparedCall
 from probes.engine.flops import split_by_time
 from probes.engine.launches import SETUP_OPS, Launch
 from probes.engine.trace import OpTrace
+from probes.engine.training_step import GradStep, backward_of
 from probes.link.kernel_names import classify_device_event, short_name
 from probes.link.protocol import OpNode
 

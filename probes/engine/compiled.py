@@ -9,7 +9,6 @@ the kernels' real tensor arguments (by wrapping those globals for one call).
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,13 +20,6 @@ import torch
 from probes.engine import torch_compat
 from probes.engine.trace import spanned_bytes
 from probes.link.kernel_names import fused_ops
-
-_KERNEL_DEF = re.compile(
-    r"^(?P<name>\w+) = async_compile\.(?P<kind>triton|cpp_pybinding|cpp)\((?P<head>.*?)'''(?P<src>.*?)'''",
-    re.DOTALL | re.MULTILINE,
-)
-_ORIGINAL_ATEN = re.compile(r"Original ATen: \[([^\]]*)\]")
-_POINTER_PARAM = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
 
 
 @dataclass
@@ -88,22 +80,15 @@ def generated_kernels(modules: list[ModuleType]) -> dict[str, GeneratedKernel]:
     """Each kernel's generated source and the ATen ops it fused, by kernel name."""
     kernels: dict[str, GeneratedKernel] = {}
     for module in modules:
-        text = _module_text(module)
-        for match in _KERNEL_DEF.finditer(text):
-            name, source = match.group("name"), match.group("src").strip("\n")
-            preamble = text[max(0, match.start() - 2000) : match.start()]
-            aten = _ORIGINAL_ATEN.findall(preamble)
-            if aten:
-                ops = [op.strip().replace("aten.", "aten::") for op in aten[-1].split(",")]
-            else:  # C++ kernels carry no "Original ATen" comment: fall back on the name's hint
-                ops = [f"aten::{op}" for op in ops_in_name(name)]
-            start = source.find("def " if match.group("kind") == "triton" else 'extern "C"')
-            signature = source[start : source.find(")", start) + 1] if start >= 0 else ""
+        for found in torch_compat.generated_sources(_module_text(module)):
+            name = found.name
+            # C++ kernels carry no "Original ATen" comment: fall back on the name's hint
+            ops = found.aten_ops if found.aten_ops is not None else [f"aten::{op}" for op in ops_in_name(name)]
             kernels[name] = GeneratedKernel(
                 name=name,
-                source=source,
+                source=found.source,
                 aten_ops=[op for op in ops if op],
-                arg_names=_POINTER_PARAM.findall(signature),
+                arg_names=found.pointer_params,
             )
     return kernels
 
@@ -117,7 +102,7 @@ class _ArgRecorder:
         self._sink = sink
         self._name = name
 
-    def _record(self, args: tuple) -> None:
+    def _record(self, args: tuple[Any, ...]) -> None:
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         total = 0
         for i, tensor in enumerate(tensors):

@@ -26,7 +26,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -40,11 +40,13 @@ from probes.engine.diagnostics import Diagnostics
 from probes.engine.dynamo_deferral import end_dynamo_deferral
 from probes.engine.errors import MeasureError, check_result
 from probes.engine.inputs import differentiable
-from probes.engine.launches import BACKWARD_LABEL
-from probes.engine.user_source import compile_identity, grad_parameters
+from probes.engine.training_step import GradStep, outputs_of
 from probes.engine.watchdog import CALL_BUDGET
 from probes.link import fast_paths
 from probes.link.protocol import ChainErrorInfo, CompileInfo
+
+if TYPE_CHECKING:
+    from probes.engine.plan import SizePlan
 
 CHAIN_NAMESPACE: dict[str, Any] = {"torch": torch, "F": F}
 
@@ -135,66 +137,14 @@ def _take_wrapped(mode: str) -> _Wrapped:
     return _wrapped(mode)
 
 
-GRAD_SEED = "materialised ones of the output's shape and dtype"
-"""How a training step's backward is seeded (the ``grad_seed`` of a measurement with grad)."""
-
-
-def outputs_of(result: Any) -> list[torch.Tensor]:
-    """The chain's result as a list of tensors (a tuple's parts)."""
-    return [result] if isinstance(result, torch.Tensor) else list(result)
-
-
-def seeds_for(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    """The upstream gradient of each output as a loss would hand it over: a tensor of ones at the
-    output's shape and dtype, materialised (not ``.sum()``'s expanded scalar, which a matmul's
-    backward copies to a contiguous tensor that no real loss makes it copy)."""
-    return [torch.ones_like(out, memory_format=torch.contiguous_format) for out in outputs]
-
-
-def backward_of(result: Any, seeds: list[torch.Tensor]) -> None:
-    """The backward of the chain's result from the given seeds."""
-    torch.autograd.backward(outputs_of(result), seeds)
-
-
-@dataclass
-class GradStep:
-    """One training step: forward, then backward from the output's materialised gradient
-    (gradients reset first, so that no accumulation kernel joins the second and later calls).
-    The seeds are made once, on the first call (a warm-up), and kept: their set-up kernel is the
-    tool's and runs outside every measured call."""
-
-    forward: Callable[[], Any]
-    leaves: list[torch.Tensor]
-    labelled: bool = False
-    """Mark the backward with a profiler label (the profiled reps), or not (the timed reps)."""
-    seeds: list[torch.Tensor] = field(default_factory=list)
-    """Shared with the step's labelled twin (``labelled_twin``)."""
-
-    def __call__(self) -> None:
-        for leaf in self.leaves:
-            leaf.grad = None
-        result = self.forward()
-        if not self.seeds:
-            with torch.no_grad():
-                self.seeds.extend(seeds_for(outputs_of(result)))
-        if self.labelled:
-            with torch.profiler.record_function(BACKWARD_LABEL):
-                backward_of(result, self.seeds)
-        else:
-            backward_of(result, self.seeds)
-
-    def labelled_twin(self) -> GradStep:
-        """The same step with its backward labelled for the profiler, sharing the seeds."""
-        return dataclasses.replace(self, labelled=True)
-
-
-def grad_leaves(chain: ParsedChain, inputs: list[torch.Tensor], n: int) -> list[torch.Tensor]:
+def grad_leaves(size: SizePlan) -> list[torch.Tensor]:
     """Make the float inputs, the layers' parameters and a user's module's parameters require
     grad; refuse a chain with nothing to differentiate."""
-    leaves = [t.requires_grad_(True) for t in differentiable(chain, inputs)] + grad_parameters(chain)
+    chain, inputs = size.chain, size.inputs
+    leaves = [t.requires_grad_(True) for t in differentiable(chain, inputs)] + list(size.parameters)
     if not leaves:
         raise MeasureError(ChainErrorInfo("input", "with grad, at least one input must be a float tensor"))
-    result = chain.build_function(CHAIN_NAMESPACE)(*inputs, N=n)
+    result = chain.build_function(CHAIN_NAMESPACE)(*inputs, N=size.n)
     check_result(result)
     if not any(out.requires_grad for out in outputs_of(result)):
         raise MeasureError(
@@ -288,7 +238,7 @@ class PreparedCall:
     """See ``CompiledChain.autotune_trials``."""
 
 
-_compiled_cache: OrderedDict[tuple, CompiledChain] = OrderedDict()
+_compiled_cache: OrderedDict[tuple[object, ...], CompiledChain] = OrderedDict()
 """Compiled chains by (text, mode, N, device, input shapes and dtypes): re-measuring a chain the
 user just had on screen (an edit undone, a mode toggled back) skips the compile. A hit is exactly
 what a fresh compile at that size would run: shapes are static, and its code object is its own.
@@ -388,49 +338,54 @@ def _new_entries(frame: Callable[..., Any], before: int | None) -> int:
     return max(0, now - before) if now is not None and before is not None else 0
 
 
-def _cache_key(
-    chain: ParsedChain, mode: str, inputs: list[torch.Tensor], n: int, device: torch.device, grad: bool
-) -> tuple:
+def _cache_key(size: SizePlan, mode: str) -> tuple[object, ...]:
+    device, grad, inputs = str(size.device), size.grad, size.inputs
     if mode == "dynamic":
-        return (compile_identity(chain), mode, grad, str(device), tuple((t.dim(), t.dtype) for t in inputs))
-    return (compile_identity(chain), mode, grad, n, str(device), tuple((tuple(t.shape), t.dtype) for t in inputs))
+        return (size.identity, mode, grad, device, tuple((t.dim(), t.dtype) for t in inputs))
+    return (size.identity, mode, grad, size.n, device, tuple((tuple(t.shape), t.dtype) for t in inputs))
 
 
-def prepare(
-    chain: ParsedChain,
-    mode: str,
-    inputs: list[torch.Tensor],
-    n: int,
-    device: torch.device,
-    diagnostics: Diagnostics,
-    grad: bool = False,
-) -> PreparedCall:
-    """Build the callable for ``mode`` (as a fresh torch.compile at this size would run) and warm it up.
+def prepare(size: SizePlan, mode: str, diagnostics: Diagnostics) -> PreparedCall:
+    """The pipeline's build stage: the callable for ``mode`` at this size (as a fresh
+    torch.compile at this size would run), warmed up.
 
-    With ``grad`` the call is a training step: forward, then backward from ``GradStep``'s seeds. What
+    With grad the call is a training step: forward, then backward from ``GradStep``'s seeds. What
     torch reports while compiling goes to ``diagnostics``; a compile reused from the cache brings
     back what its compile reported.
     """
-    leaves = grad_leaves(chain, inputs, n) if grad else None
+    leaves = grad_leaves(size) if size.grad else None
     if mode == "eager":
-        fn = chain.build_function(CHAIN_NAMESPACE)
+        return _eager_call(size, leaves)
+    return _compiled_call(size, mode, diagnostics, leaves)
 
-        def forward() -> Any:
-            return fn(*inputs, N=n)
 
-        with measuring(device), CALL_BUDGET.calls(2):  # its first call is the budget's first look
-            if leaves is None:
-                prepared = PreparedCall(call=forward)
-                check_result(prepared.call())
-            else:
-                step = GradStep(forward, leaves)
-                prepared = PreparedCall(call=step, profiled_call=step.labelled_twin(), grad=True)
-                prepared.call()
+def _eager_call(size: SizePlan, leaves: list[torch.Tensor] | None) -> PreparedCall:
+    """The chain as it is, called twice (its first call checked)."""
+    inputs, n, device = size.inputs, size.n, size.device
+    fn = size.chain.build_function(CHAIN_NAMESPACE)
+
+    def forward() -> Any:
+        return fn(*inputs, N=n)
+
+    with measuring(device), CALL_BUDGET.calls(2):  # its first call is the budget's first look
+        if leaves is None:
+            prepared = PreparedCall(call=forward)
+            check_result(prepared.call())
+        else:
+            step = GradStep(forward, leaves)
+            prepared = PreparedCall(call=step, profiled_call=step.labelled_twin(), grad=True)
             prepared.call()
-            _sync(device)
-        return prepared
+        prepared.call()
+        _sync(device)
+    return prepared
 
-    key = _cache_key(chain, mode, inputs, n, device, grad)
+
+def _compiled_call(
+    size: SizePlan, mode: str, diagnostics: Diagnostics, leaves: list[torch.Tensor] | None
+) -> PreparedCall:
+    """A fresh compile at this size, or the one made for it before (``_compiled_cache``)."""
+    chain, inputs, n, device = size.chain, size.inputs, size.n, size.device
+    key = _cache_key(size, mode)
     compiled = _compiled_cache.get(key)
     cached = compiled is not None
     if compiled is None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 from pathlib import Path
 
 from probes.engine import torch_compat
@@ -41,8 +40,6 @@ struct KernelRecord {{
 }}
 """
 LIGHT_RECORD = "kernel_tui::KernelRecord "
-NAMED_RANGE = re.compile(re.escape(HEAVY_RECORD) + r'\w+\("[^"]*", nullptr\);')
-"""A range opened by name alone, as Inductor's C++ kernels open theirs."""
 
 
 def light_record_source(source: str) -> str:
@@ -50,7 +47,11 @@ def light_record_source(source: str) -> str:
     has no such range (built without the kernel profile), where a range is opened otherwise than
     by name alone (the light one has no other form), or where this torch lacks the shim's calls."""
     ranges = source.count(HEAVY_RECORD)
-    by_name_alone = ranges > 0 and HEAVY_INCLUDE in source and len(NAMED_RANGE.findall(source)) == ranges
+    by_name_alone = (
+        ranges > 0
+        and HEAVY_INCLUDE in source
+        and torch_compat.cpp_ranges_opened_by_name(source, HEAVY_RECORD) == ranges
+    )
     if not by_name_alone or not _shim_has_record_calls():
         return source
     return source.replace(HEAVY_INCLUDE, LIGHT_INCLUDE, 1).replace(HEAVY_RECORD, LIGHT_RECORD)

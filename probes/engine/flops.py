@@ -117,7 +117,7 @@ def _first_tensor(value: Any) -> torch.Tensor | None:
     return None
 
 
-def op_flops(func: Any, args: tuple, kwargs: dict, out: Any) -> int | None:
+def op_flops(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> int | None:
     """FLOPs of one ATen op call, or None for an op without a count (see the module docstring)."""
     packet = func.overloadpacket
     name = packet.__name__
@@ -137,7 +137,7 @@ def op_flops(func: Any, args: tuple, kwargs: dict, out: Any) -> int | None:
         return source.numel() - result.numel() + REDUCTIONS[name] * result.numel()
     if name in SCANS and source.dim() > 0:
         dim = args[1] if len(args) > 1 else kwargs["dim"]
-        return source.numel() - source.numel() // max(1, source.shape[dim])
+        return source.numel() - source.numel() // max(1, int(source.shape[dim]))
     if name in _SDPA_CPU:
         q, k, v = args[:3]
         return int(sdpa_flop_count(q.shape, k.shape, v.shape))

@@ -119,7 +119,7 @@ def _seeded(device: torch.device) -> Iterator[None]:
     values are the same in every run, and the chain's own random ops see the state they would."""
     cuda = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=cuda):
-        torch.random.default_generator.manual_seed(SEED)
+        torch.default_generator.manual_seed(SEED)
         if cuda:
             with torch.cuda.device(cuda[0]):
                 torch.cuda.manual_seed(SEED)

@@ -6,7 +6,7 @@ Two sources, joined per kernel row:
   block, registers per thread and shared memory (static + dynamic), which Kineto keeps only in the
   Chrome trace it writes (``probes.engine.profile_events.read_kernel_records``), joined to the
   row through its first launch's correlation id. The trace is read once per measurement, after
-  the rows have gone out (``measure``'s early rows do not wait for it).
+  the rows have gone out (the early rows do not wait for it: ``probes.engine.attribute``).
 - **Inductor's compiled Triton kernel** (``torch_compat.triton_kernel_facts``): num_warps,
   num_stages, the block sizes, spills and the autotuner's cache state, and the configurations its
   autotuner timed while compiling (``torch_compat.recording_autotune_trials``).

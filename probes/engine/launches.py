@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from torch.profiler import DeviceType
 
 from probes.engine.profile_events import ProfileEvent
 from probes.engine.trace import OP_LABEL_PREFIX
@@ -101,11 +102,11 @@ def _launch(event: ProfileEvent, launcher: ProfileEvent, rep_ids: dict[int, int]
 def _cuda_launches(events: list[ProfileEvent], rep_ids: dict[int, int], windows: _Windows) -> list[Launch]:
     """Device events tied to the CPU call that launched them through the runtime call's
     correlation id; a kernel launched inside the tool's flush range is the tool's own."""
-    cpu = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
+    cpu = [e for e in events if e.device_type == DeviceType.CPU]
     launchers = {e.correlation_id: e for e in cpu if _is_runtime_call(e.name)}
     launches = []
     for event in events:
-        if event.device_type != torch.autograd.DeviceType.CUDA or event.name.startswith("kernel_tui::"):
+        if event.device_type != DeviceType.CUDA or event.name.startswith("kernel_tui::"):
             continue
         if event.is_user_annotation:
             continue
@@ -128,7 +129,7 @@ class ProfiledEvents:
 def read_profile(events: list[ProfileEvent], device: torch.device) -> ProfiledEvents:
     """Every real device launch (CUDA) or leaf work op (CPU) in a profile's events, tool launches
     excluded, and how many reps ran compiled code."""
-    cpu = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
+    cpu = [e for e in events if e.device_type == DeviceType.CPU]
     rep_events = sorted((e for e in cpu if e.name == REP_LABEL), key=lambda e: e.start_us)
     rep_ids = {id(e): i for i, e in enumerate(rep_events)}
     windows = _Windows(cpu, rep_events)

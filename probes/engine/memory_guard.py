@@ -32,7 +32,7 @@ from torch.overrides import TorchFunctionMode
 from probes.chain.expr import ChainError, ParsedChain
 from probes.engine import torch_compat
 from probes.engine.errors import MeasureError, classify_failure
-from probes.engine.inputs import InputSpec, input_specs, layer_bytes, meta_inputs
+from probes.engine.inputs import InputSpec, layer_bytes, meta_inputs
 from probes.engine.trace import OpTrace, RecordingMode
 from probes.engine.watchdog import WATCH, ChainStuck, stuck_message, text_of
 from probes.link import fast_paths
@@ -114,7 +114,7 @@ def _meta_empty(
     return torch.empty(tuple(shape), dtype=dtype or like.dtype, device=_META)
 
 
-def _argument(args: tuple, kwargs: dict, name: str, index: int, default: Any) -> Any:
+def _argument(args: tuple[Any, ...], kwargs: dict[str, Any], name: str, index: int, default: Any) -> Any:
     """An argument of an op, given by position or by name."""
     return kwargs.get(name, args[index] if len(args) > index else default)
 
@@ -136,19 +136,19 @@ _SPLITTERS = frozenset(
 )
 
 
-def _pieces(name: str, args: tuple, kwargs: dict) -> int:
+def _pieces(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     """How many tensors a splitting function will return, at most (0 when it cannot tell)."""
     tensor = args[0] if args else kwargs.get("input", kwargs.get("self"))
     if not isinstance(tensor, torch.Tensor) or tensor.dim() == 0:
         return 0
     if name in ("unbind", "unbind_copy"):
-        return tensor.shape[_argument(args, kwargs, "dim", 1, 0)]
+        return int(tensor.shape[_argument(args, kwargs, "dim", 1, 0)])
     count = (
         args[1] if len(args) > 1 else next((v for k, v in kwargs.items() if k not in ("input", "self", "dim")), None)
     )
     if not isinstance(count, int) or count <= 0:
         return 0  # a list of sizes or indices: Python lists are capped already (probes.chain.limits)
-    length = tensor.shape[_argument(args, kwargs, "dim", 2, 0)]
+    length = int(tensor.shape[_argument(args, kwargs, "dim", 2, 0)])
     if name in ("split", "unsafe_split", "split_copy"):
         return -(-length // count)
     return min(count, length) if name in ("chunk", "unsafe_chunk") else count
@@ -159,7 +159,9 @@ class _PiecesMode(TorchFunctionMode):
     views would take minutes and the process's memory as Python objects (``a.split(1)`` at 1e8),
     and ``tensor_split(a, 10 ** 9)`` sizes a vector of a billion in C++ first."""
 
-    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
         if name in _SPLITTERS:
@@ -173,7 +175,7 @@ class _PiecesMode(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-def _upper_bound(func: Any, args: tuple, kwargs: dict) -> Any:
+def _upper_bound(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """The output of an op whose size depends on the data, at its largest; None for other ops."""
     aten = torch.ops.aten
     packet = func.overloadpacket
@@ -220,7 +222,7 @@ class _MetaTraceMode(RecordingMode):
         self.tick = tick
         self.failed_op: str | None = None
 
-    def run_op(self, func: Any, args: tuple, kwargs: dict) -> Any:
+    def run_op(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self.tick()
         if len(self.trace.ops) >= MAX_TRACED_OPS:
             raise ChainError(
@@ -335,15 +337,15 @@ def _inputs_words(specs: list[InputSpec]) -> str:
     )
 
 
-def check_memory(chain: ParsedChain, n: int, dtype: str, device: torch.device) -> OpTrace:
-    """The chain's meta trace at size ``n``; MeasureError if its inputs (the layers' parameters
-    and buffers among them) and intermediates would not fit in ``device``'s free memory,
-    ChainError if it cannot be traced (see trace_on_meta) or a layer cannot be constructed.
+def check_memory(chain: ParsedChain, specs: list[InputSpec], n: int, device: torch.device) -> OpTrace:
+    """The chain's meta trace at size ``n`` with the inputs ``specs`` (``input_specs``);
+    MeasureError if its inputs (the layers' parameters and buffers among them) and intermediates
+    would not fit in ``device``'s free memory, ChainError if it cannot be traced (see
+    trace_on_meta).
 
     The intermediates are counted as if all alive at once, an upper bound that keeps the guard on
     the safe side.
     """
-    specs = input_specs(chain, n, dtype)
     inputs = sum(spec.nbytes for spec in specs)
     fits, free = _fits(inputs, device)
     if not fits:

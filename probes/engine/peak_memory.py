@@ -29,8 +29,8 @@ import torch
 from torch.autograd.profiler import profile
 
 from probes.engine import torch_compat
-from probes.engine.compiling import GradStep, backward_of
 from probes.engine.launches import BACKWARD_LABEL
+from probes.engine.training_step import GradStep, backward_of
 from probes.engine.watchdog import CALL_BUDGET
 
 

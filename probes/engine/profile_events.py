@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-from torch.autograd import DeviceType
 from torch.autograd.profiler import profile
+from torch.profiler import DeviceType
 
 from probes.engine import torch_compat
 from probes.link import fast_paths

@@ -1,32 +1,43 @@
-"""Run a ProfileRequest: every size x mode, each size guarded against the device's free memory.
+"""Run a ProfileRequest: every size x mode, through the engine's pipeline.
 
 This is the library entry point: the worker, ``kernel-tui profile`` and a notebook all call
-``run_profile`` and receive the same protocol events.
+``run_profile`` and receive the same protocol events. The pipeline, each stage a module with one
+entry point, called from here and never calling back into an earlier stage:
+
+- plan (``probes.engine.plan``): the request once (``plan_request``: settings, device, the chain
+  parsed or the user's file imported), then each size once (``plan_size``: the memory guard, the
+  inputs);
+- build (``probes.engine.compiling.prepare``): the callable for each mode at that size, warmed up;
+- measure (``probes.engine.measure.measure``): rep counts, the profiled reps, the wall-time reps,
+  one call's peak memory;
+- attribute (``probes.engine.attribute.attribute``): kernel rows, bytes, FLOPs, launch
+  configurations, spread -> a ``Measurement``;
+- result: against the device's peaks (``probes.engine.peaks``), emitted.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 
 import torch
 
-from probes.chain.expr import ChainError, ParsedChain, parse_chain
-from probes.engine import bandwidth, flops, torch_compat
-from probes.engine.compute_peak import compute_peak, compute_refresh_due
+from probes.chain.expr import ChainError
+from probes.engine import torch_compat
+from probes.engine.attribute import attribute
+from probes.engine.compiling import prepare
 from probes.engine.device_lock import importing_compiler, saying_waits
 from probes.engine.diagnostics import capturing
-from probes.engine.errors import Cancelled, DevicePoisoned, MeasureError
-from probes.engine.inputs import input_specs, make_inputs
-from probes.engine.measure import apply_peak, measure
-from probes.engine.memory_guard import check_memory, free_memory, release_memory
+from probes.engine.errors import Cancelled, DevicePoisoned, MeasureError, classify_failure
+from probes.engine.measure import Measured, measure, ready_to_measure
+from probes.engine.memory_guard import release_memory
+from probes.engine.peaks import RequestPeaks
+from probes.engine.plan import RequestPlan, SizePlan, plan_request, plan_size
 from probes.engine.timing import L2Flusher
-from probes.engine.user_source import SourceChain, check_source_memory, load_source, located, over_budget
+from probes.engine.user_source import SourceChain, located, over_budget
 from probes.engine.watchdog import CALL_BUDGET, CallOverBudget
 from probes.link.protocol import (
     ChainErrorInfo,
-    DeviceInfo,
     Event,
     Measurement,
     MeasurementResult,
@@ -36,7 +47,6 @@ from probes.link.protocol import (
     RequestFailed,
     Stage,
 )
-from probes.link.summary import counted
 
 SIZE_ERROR_KINDS = ("input",)
 """Kinds of chain error that planning one size can raise and another size need not: an input's
@@ -76,51 +86,6 @@ def _budget_compiles() -> None:
         torch_compat.on_compiles(CALL_BUDGET.compile_started, CALL_BUDGET.compile_ended)
 
 
-def default_device() -> str:
-    return "cuda:0" if torch.cuda.is_available() else "cpu"
-
-
-def _device_info(device: torch.device, label: str, measure_peak: bool) -> DeviceInfo:
-    free, total = free_memory(device)
-    peak = bandwidth.peak(device) if measure_peak else None
-    return DeviceInfo(
-        name=str(device),
-        label=label,
-        total_memory=total,
-        free_memory=free,
-        peak_gbps=peak.value if peak else None,
-        peak_gbps_iqr=peak.iqr if peak else None,
-    )
-
-
-def list_devices(measure_peak: bool = False) -> list[DeviceInfo]:
-    devices = []
-    for index in range(torch.cuda.device_count() if torch.cuda.is_available() else 0):
-        devices.append(_device_info(torch.device("cuda", index), torch.cuda.get_device_name(index), measure_peak))
-    devices.append(_device_info(torch.device("cpu"), f"CPU ({counted(os.cpu_count() or 1, 'core')})", measure_peak))
-    return devices
-
-
-def resolve_device(name: str | None) -> torch.device:
-    """``cuda``, ``cuda:1``, ``cpu`` or None (the default) -> a usable torch.device, or MeasureError."""
-    text = (name or default_device()).strip().lower()
-    try:
-        device = torch.device(text)
-    except RuntimeError:
-        raise MeasureError(ChainErrorInfo("input", f"unknown device '{name}': use cpu, cuda or cuda:N")) from None
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            raise MeasureError(ChainErrorInfo("input", "no CUDA device here: use --device cpu"))
-        index = device.index if device.index is not None else 0
-        if index >= torch.cuda.device_count():
-            count = torch.cuda.device_count()
-            raise MeasureError(ChainErrorInfo("input", f"there is no {text}: this machine has {count} CUDA device(s)"))
-        return torch.device("cuda", index)
-    if device.type != "cpu":
-        raise MeasureError(ChainErrorInfo("input", f"unsupported device '{name}': use cpu, cuda or cuda:N"))
-    return device
-
-
 def run_profile(
     request: ProfileRequest,
     emit: Callable[[Event], None],
@@ -157,12 +122,6 @@ def run_profile(
         _run_profile(request, emit_with_diagnostics, cancelled, before_compile)
 
 
-def _source_chain(request: ProfileRequest, device: torch.device) -> ParsedChain:
-    """The request's file and name, imported in this process, as the chain to measure."""
-    assert request.source is not None
-    return load_source(request.source, device, request.dtype, request.grad, request.chain)
-
-
 def _naming_source(emit: Callable[[Event], None], chain: SourceChain) -> Callable[[Event], None]:
     """``emit`` with each measurement naming the file, the function and the hash measured, and
     saying what the memory guard could not check."""
@@ -185,180 +144,157 @@ def _run_profile(
 ) -> None:
     rid = request.id
     CALL_BUDGET.limit_s = request.call_budget_s  # for the user's code besides its measured calls
-    modes = list(dict.fromkeys(request.modes))  # eager,eager measures once
     try:
-        parsed = parse_chain(request.chain) if request.source is None else None
-        invalid = request.invalid()  # the settings model's limits, as every front end checks them
-        if invalid:
-            raise MeasureError(ChainErrorInfo("input", invalid))
-        device = resolve_device(request.device)
-        chain = parsed or _source_chain(request, device)
-    except ChainError as exc:
+        plan = plan_request(request)
+    except (ChainError, MeasureError) as exc:
         emit(RequestFailed(rid, exc.info))
         emit(RequestDone(rid))
         return
-    except MeasureError as exc:
-        emit(RequestFailed(rid, exc.info))
-        emit(RequestDone(rid))
-        return
-
-    if isinstance(chain, SourceChain):
-        emit = _naming_source(emit, chain)
-    steps = len(request.sizes) * len(modes)
-    step = 0
-    peak: float | None = None
-    compute_peaks: dict[str, float] = {}
-    flush = L2Flusher(device)
-
-    def early_rows(m: Measurement) -> None:
-        """The rows before their wall time (with the compute peak where this request has it
-        already), then the step that times it."""
-        dtype = flops.flop_dtype(m)
-        if dtype in compute_peaks:
-            flops.apply_compute_peak(m, compute_peaks[dtype])
-        emit(MeasurementResult(rid, m))
-        emit(Progress(rid, f"timing {m.mode} at N={m.size:,} (wall time)", "measuring", m.mode, m.size, step, steps))
-
+    if plan.source is not None:
+        emit = _naming_source(emit, plan.source)
     try:
-        for n in request.sizes:
-            if cancelled():
-                raise Cancelled
-            try:
-                if isinstance(chain, SourceChain):
-                    trace = check_source_memory(chain, n, request.dtype, device)
-                else:
-                    trace = check_memory(chain, n, request.dtype, device)
-                # Not under the device lock: filling them is a few short kernels, and a compile
-                # worker that waited here would start its compile only after the eager measurement
-                # of the same edit.
-                inputs = make_inputs(input_specs(chain, n, request.dtype), device, n)
-            except ChainError as exc:
-                emit(RequestFailed(rid, exc.info, size=n))
-                if exc.info.kind not in SIZE_ERROR_KINDS:
-                    break
-                step += len(modes)
-                continue
-            except MeasureError as exc:
-                emit(RequestFailed(rid, exc.info, size=n))
-                step += len(modes)
-                continue
-            except torch.OutOfMemoryError:
-                emit(
-                    RequestFailed(
-                        rid, ChainErrorInfo("memory", f"out of memory allocating the inputs at N={n}"), size=n
-                    )
-                )
-                step += len(modes)
-                release_memory(device, full=True)
-                continue
-            if peak is None:
-                emit(Progress(rid, f"measuring {device}'s peak bandwidth (once, cached)", "peak", None, n, step, steps))
-                peak = bandwidth.peak(device).value
-            stop = False
-            for mode in modes:
-                if cancelled():
-                    raise Cancelled
-                step += 1
-                stage: Stage = "compiling" if mode != "eager" else "measuring"
-                verb = "compiling and measuring" if mode != "eager" else "measuring"
-                progress = Progress(rid, f"{verb} {mode} at N={n:,}", stage, mode, n, step, steps)
-                if mode != "eager":
-                    with importing_compiler(device):
-                        before_compile(progress)
-                        _budget_compiles()
-                emit(progress)
-                try:
-                    with CALL_BUDGET.watching(request.call_budget_s, n, mode):
-                        measurement = measure(
-                            chain,
-                            mode,
-                            n,
-                            device,
-                            request.dtype,
-                            inputs,
-                            trace=trace,
-                            reps=request.reps,
-                            peak_gbps=peak,
-                            flush=flush,
-                            grad=request.grad,
-                            on_rows=early_rows if request.rows_before_wall_time(str(device)) else None,
-                        )
-                except CallOverBudget as exc:
-                    # A larger N, or the other modes at this one, would run as long: the request ends,
-                    # with one line for all that is left (the line names the size and the mode, or
-                    # where in the user's file it was stopped).
-                    emit(RequestFailed(rid, over_budget(chain, exc)))
-                    release_memory(device, full=True)
-                    stop = True
-                    break
-                except DevicePoisoned:
-                    raise
-                except MeasureError as exc:
-                    emit(RequestFailed(rid, located(chain, exc), size=n, mode=mode))
-                    if exc.info.kind == "memory":
-                        release_memory(device, full=True)
-                        continue
-                    if exc.info.kind == "compile":
-                        continue
-                    stop = True
-                    break
-                if bandwidth.beaten(peak, [k.gbps for k in measurement.kernels if k.gbps]) and bandwidth.refresh_due(
-                    bandwidth.device_key(device)
-                ):
-                    emit(
-                        Progress(
-                            rid,
-                            f"a kernel beat {device}'s cached peak bandwidth: measuring it again",
-                            "peak",
-                            mode,
-                            n,
-                            step,
-                            steps,
-                        )
-                    )
-                    peak = bandwidth.peak(device, refresh=True).value
-                    apply_peak(measurement, peak, device)
-                dtype = flops.flop_dtype(measurement)
-                if dtype is not None:
-                    if dtype not in compute_peaks:
-                        emit(
-                            Progress(
-                                rid,
-                                f"measuring {device}'s {dtype} compute peak (once, cached)",
-                                "peak",
-                                mode,
-                                n,
-                                step,
-                                steps,
-                            )
-                        )
-                        compute_peaks[dtype] = compute_peak(device, dtype).value
-                    if bandwidth.beaten(
-                        compute_peaks[dtype], [k.tflops for k in measurement.kernels if k.tflops]
-                    ) and compute_refresh_due(device, dtype):
-                        emit(
-                            Progress(
-                                rid,
-                                f"a kernel beat {device}'s cached {dtype} compute peak: measuring it again",
-                                "peak",
-                                mode,
-                                n,
-                                step,
-                                steps,
-                            )
-                        )
-                        compute_peaks[dtype] = compute_peak(device, dtype, refresh=True).value
-                    flops.apply_compute_peak(measurement, compute_peaks[dtype])
-                missed = missed_work_reason(measurement)
-                if missed is not None:
-                    measurement.diagnostics.append(missed)
-                emit(MeasurementResult(rid, measurement))
-            del inputs
-            release_memory(device)
-            if stop:
-                break
+        _Sweep(plan, emit, cancelled, before_compile).run()
     except Cancelled:
-        release_memory(device)
+        release_memory(plan.device)
         emit(RequestDone(rid, cancelled=True))
         return
     emit(RequestDone(rid))
+
+
+class _Sweep:
+    """One request's sizes x modes, in order: each size planned, then each mode built, measured,
+    attributed and emitted. Counts the steps for the progress it says."""
+
+    def __init__(
+        self,
+        plan: RequestPlan,
+        emit: Callable[[Event], None],
+        cancelled: Callable[[], bool],
+        before_compile: Callable[[Progress], None],
+    ) -> None:
+        self.plan = plan
+        self.rid = plan.request.id
+        self.emit = emit
+        self.cancelled = cancelled
+        self.before_compile = before_compile
+        self.steps = len(plan.request.sizes) * len(plan.modes)
+        self.step = 0
+        self.peaks = RequestPeaks(plan.device)
+        self.flush = L2Flusher(plan.device)
+
+    def _say_peak(self, words: str, mode: str | None, n: int) -> None:
+        self.emit(Progress(self.rid, words, "peak", mode, n, self.step, self.steps))
+
+    def run(self) -> None:
+        """Every size in order; the request ends early where a size says the rest would fail."""
+        for n in self.plan.request.sizes:
+            if self.cancelled():
+                raise Cancelled
+            try:
+                size = self._plan(n)
+            except _EveryLaterSizeFails:
+                return
+            if size is None:
+                self.step += len(self.plan.modes)
+                continue
+            for words in self.peaks.ready():
+                self._say_peak(words, None, n)
+            stop = any(self._mode(size, mode) for mode in self.plan.modes)
+            del size  # the inputs: freed before the next size's are made
+            release_memory(self.plan.device)
+            if stop:
+                return
+
+    def _plan(self, n: int) -> SizePlan | None:
+        """Size ``n`` planned; None for a size skipped (said). Raises _EveryLaterSizeFails (said)
+        for an error that does not depend on the size."""
+        plan, rid = self.plan, self.rid
+        try:
+            return plan_size(plan, n)
+        except ChainError as exc:
+            self.emit(RequestFailed(rid, exc.info, size=n))
+            if exc.info.kind not in SIZE_ERROR_KINDS:
+                raise _EveryLaterSizeFails from None
+            return None
+        except MeasureError as exc:
+            self.emit(RequestFailed(rid, exc.info, size=n))
+            return None
+        except torch.OutOfMemoryError:
+            message = f"out of memory allocating the inputs at N={n}"
+            self.emit(RequestFailed(rid, ChainErrorInfo("memory", message), size=n))
+            release_memory(plan.device, full=True)
+            return None
+
+    def _mode(self, size: SizePlan, mode: str) -> bool:
+        """One mode at one size, its result emitted or its failure said; True where the request
+        stops here (a call over its budget, a failure every later call would repeat)."""
+        if self.cancelled():
+            raise Cancelled
+        n, device, rid = size.n, size.device, self.rid
+        self.step += 1
+        stage: Stage = "compiling" if mode != "eager" else "measuring"
+        verb = "compiling and measuring" if mode != "eager" else "measuring"
+        progress = Progress(rid, f"{verb} {mode} at N={n:,}", stage, mode, n, self.step, self.steps)
+        if mode != "eager":
+            with importing_compiler(device):
+                self.before_compile(progress)
+                _budget_compiles()
+        self.emit(progress)
+        try:
+            with CALL_BUDGET.watching(self.plan.request.call_budget_s, n, mode):
+                measurement = self._measure(size, mode)
+        except CallOverBudget as exc:
+            # A larger N, or the other modes at this one, would run as long: the request ends,
+            # with one line for all that is left (the line names the size and the mode, or
+            # where in the user's file it was stopped).
+            self.emit(RequestFailed(rid, over_budget(size.chain, exc)))
+            release_memory(device, full=True)
+            return True
+        except DevicePoisoned:
+            raise
+        except MeasureError as exc:
+            self.emit(RequestFailed(rid, located(size.chain, exc), size=n, mode=mode))
+            if exc.info.kind == "memory":
+                release_memory(device, full=True)
+                return False
+            return exc.info.kind != "compile"
+        for words in self.peaks.complete(measurement):
+            self._say_peak(words, mode, n)
+        missed = missed_work_reason(measurement)
+        if missed is not None:
+            measurement.diagnostics.append(missed)
+        self.emit(MeasurementResult(rid, measurement))
+        return False
+
+    def _measure(self, size: SizePlan, mode: str) -> Measurement:
+        """Build, measure and attribute ``mode`` at this size. What torch reports meanwhile joins
+        the measurement's diagnostics; whatever the chain or torch raises becomes a MeasureError
+        (or DevicePoisoned) in plain words."""
+        peak = self.peaks.bandwidth
+        early = self.plan.request.rows_before_wall_time(str(size.device))
+        with capturing() as diagnostics:
+
+            def rows_ready(got: Measured) -> None:
+                self._early_rows(attribute(size, mode, got, diagnostics, peak))
+
+            try:
+                with ready_to_measure(mode, size.device) as set_up:
+                    prepared = prepare(size, mode, diagnostics)  # holds the device but for a compile
+                    got = measure(size, mode, prepared, self.flush, set_up, rows_ready if early else None)
+            except MeasureError:
+                raise
+            except Exception as exc:  # anything the chain or torch raises becomes a message
+                raise classify_failure(exc, mode) from exc
+        return attribute(size, mode, got, diagnostics, peak)
+
+    def _early_rows(self, m: Measurement) -> None:
+        """The rows before their wall time (with the compute peak where this request has it
+        already), then the step that times it."""
+        self.peaks.early(m)
+        self.emit(MeasurementResult(self.rid, m))
+        words = f"timing {m.mode} at N={m.size:,} (wall time)"
+        self.emit(Progress(self.rid, words, "measuring", m.mode, m.size, self.step, self.steps))
+
+
+class _EveryLaterSizeFails(Exception):
+    """A size's chain error that does not depend on the size: the request ends with it."""

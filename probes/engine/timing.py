@@ -49,6 +49,7 @@ from typing import Any
 
 import torch
 from torch.autograd.profiler import profile, record_function
+from torch.profiler import DeviceType
 
 from probes.engine import torch_compat
 from probes.engine.device_lock import device_lock, measuring
@@ -368,7 +369,7 @@ def profile_run(
     recorded, trace, faulted, ran, prof = _one_profile(
         call, device, reps, flush, labelled_call, faults_per_call, set_up
     )
-    if device.type == "cuda" and not any(e.device_type == torch.autograd.DeviceType.CUDA for e in recorded):
+    if device.type == "cuda" and not any(e.device_type == DeviceType.CUDA for e in recorded):
         recorded, trace, faulted, ran, prof = _one_profile(
             call, device, reps, flush, labelled_call, faults_per_call, None
         )

@@ -1,11 +1,12 @@
-"""Every use of a private torch name, in one place.
+"""Every use of a private torch name, and every reading of the text Inductor generates, in one place.
 
 The engine leans on a few of torch's internals: names with a leading underscore, modules under
-``torch._dynamo`` and ``torch._inductor``, attributes of Inductor's objects, and methods it patches
-on them. Each such use is one small function here, whose docstring names the torch versions it was
-checked on. Where the name is missing, or torch is older or newer than ``CHECKED`` (read once from
-``torch.__version__``), the function takes a plain fallback instead: a new torch then measures, at
-worst more slowly or with a detail unknown, rather than breaking on an internal that moved.
+``torch._dynamo`` and ``torch._inductor``, attributes of Inductor's objects, methods it patches on
+them, and the form of Inductor's generated source. Each such use is one small function here,
+checked on torch 2.11 to 2.15 (``CHECKED``). Where a name is missing, or torch is older or newer
+than ``CHECKED`` (read once from ``torch.__version__``), the function takes a plain fallback
+instead: a new torch then measures, at worst more slowly or with a detail unknown, rather than
+breaking on an internal that moved.
 
 Public torch APIs (``torch.compile``, ``torch.profiler``, ``torch.compiler``, ``torch.cuda``) are
 used where they are needed, not here. This module imports nothing of torch at import: each function
@@ -511,6 +512,54 @@ def wrap_inductor_benchmarks(wrap: Callable[[Callable[..., Any]], Callable[..., 
     return True
 
 
+# -- Inductor's generated source --------------------------------------------------------------------
+# Inductor's wrapper modules and C++ kernels are text whose form is no API: each reading of it is
+# here, read on every torch: where the text takes another form nothing matches, which is the plain
+# fallback (a kernel's source, fused ops and bytes unknown; C++ kernels built as Inductor writes
+# them).
+
+_KERNEL_DEF = re.compile(
+    r"^(?P<name>\w+) = async_compile\.(?P<kind>triton|cpp_pybinding|cpp)\((?P<head>.*?)'''(?P<src>.*?)'''",
+    re.DOTALL | re.MULTILINE,
+)
+_ORIGINAL_ATEN = re.compile(r"Original ATen: \[([^\]]*)\]")
+_POINTER_PARAM = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneratedSource:
+    """One kernel as a wrapper module's text defines it."""
+
+    name: str
+    source: str
+    aten_ops: list[str] | None
+    """``aten::add`` style, from Inductor's "Original ATen" comment above the kernel; None where
+    there is none (C++ kernels)."""
+    pointer_params: list[str]
+    """The kernel's pointer parameters in order (``in_ptr0``, ``in_out_ptr0``, ``out_ptr0``)."""
+
+
+def generated_sources(text: str) -> list[GeneratedSource]:
+    """The kernels a wrapper module's text defines (``name = async_compile.triton(..., src)``).
+    Checked on 2.11 to 2.15."""
+    found = []
+    for match in _KERNEL_DEF.finditer(text):
+        source = match.group("src").strip("\n")
+        preamble = text[max(0, match.start() - 2000) : match.start()]
+        aten = _ORIGINAL_ATEN.findall(preamble)
+        ops = [op.strip().replace("aten.", "aten::") for op in aten[-1].split(",")] if aten else None
+        start = source.find("def " if match.group("kind") == "triton" else 'extern "C"')
+        signature = source[start : source.find(")", start) + 1] if start >= 0 else ""
+        found.append(GeneratedSource(match.group("name"), source, ops, _POINTER_PARAM.findall(signature)))
+    return found
+
+
+def cpp_ranges_opened_by_name(source: str, record: str) -> int:
+    """How many profiler ranges a C++ kernel's source opens by name alone, as Inductor's kernels
+    open theirs (``<record>name("graph_0_cpp_fused_add_0", nullptr);``). Checked on 2.11 to 2.15."""
+    return len(re.findall(re.escape(record) + r'\w+\("[^"]*", nullptr\);', source))
+
+
 # -- Dynamo's mark on torch's own functions ---------------------------------------------------------
 
 DYNAMO_MARK = "__dynamo_disable"
@@ -541,7 +590,8 @@ def _disable_dynamo_code() -> types.CodeType | None:
     code = wrap(lambda: None).__code__
     if DYNAMO_MARK not in code.co_consts or not {"fn", "recursive"} <= set(code.co_freevars):
         return None
-    return code
+    found: types.CodeType = code
+    return found
 
 
 def defer_dynamo_marks(objects: Iterable[object]) -> int:

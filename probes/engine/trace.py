@@ -64,14 +64,16 @@ class RecordingMode(TorchDispatchMode):
     """Records each op into ``trace``; ``run_op`` runs it (subclasses may run it differently)."""
 
     def __init__(self, trace: OpTrace, label_ops: bool = False) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call, unused-ignore]  # torch leaves it unannotated
         self.trace = trace
         self.label_ops = label_ops
 
-    def run_op(self, func: Any, args: tuple, kwargs: dict) -> Any:
+    def run_op(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return func(*args, **kwargs)
 
-    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         kwargs = kwargs or {}
         if getattr(func, "namespace", "aten") == "profiler":
             # record_function's own enter/exit ops (the tool's labels, a backward's marker): not

@@ -60,8 +60,6 @@ from probes.chain.errors import ChainError
 from probes.chain.expr import ParsedChain, parse_inputs
 from probes.engine.errors import MeasureError
 from probes.engine.inputs import TORCH_DTYPES
-from probes.engine.memory_guard import check_memory
-from probes.engine.trace import OpTrace
 from probes.engine.watchdog import CALL_BUDGET, CallOverBudget, text_of
 from probes.link.protocol import ChainErrorInfo, ErrorKind, SourceRef
 from probes.link.safe_files import MIB, UnreadableFile, read_user_bytes
@@ -134,6 +132,15 @@ class SourceChain(ParsedChain):
     def parameters(self) -> tuple[torch.Tensor, ...]:
         """The module's parameters that require grad on the device (none for a function)."""
         return self.on_device.parameters
+
+    def note_unguarded(self, why: str) -> None:
+        """Say on each of its measurements that the memory guard could not check it, and why."""
+        note = inert_line(
+            f"the memory guard could not check {self.text} before it ran ({why}): "
+            "it ran under the call budget and the worker's own checks only"
+        )
+        if note not in self.notes:
+            self.notes.append(note)
 
     def build_function(self, namespace: dict[str, object]) -> Callable[..., object]:
         """``chain(*inputs, N)`` that calls the user's code: on meta inputs the meta copy of a
@@ -466,34 +473,10 @@ def _shadowed_note(path: Path, names: list[str]) -> str:
     )
 
 
-def check_source_memory(chain: SourceChain, n: int, dtype: str, device: torch.device) -> OpTrace | None:
-    """The memory guard for a user's code: its meta trace (MeasureError when it would not fit), or
-    None when the code cannot run on meta (the runtime checks alone then stand guard). An error
-    the code would hit on the device is reported at its line in the user's file."""
-    if chain.on_meta is None:
-        _note(chain, "it cannot be built on meta tensors")
-        return None
-    try:
-        return check_memory(chain, n, dtype, device)
-    except CallOverBudget as exc:
-        raise ChainError(_stopped(chain.folder, chain.text, exc)) from None
-    except ChainError as exc:
-        if exc.info.kind == "rejected":
-            _note(chain, "it reads a tensor's values in Python")
-            return None
-        if exc.info.kind == "memory":  # an op without a meta kernel: "'aten::x' cannot run on meta tensors, ..."
-            _note(chain, exc.info.message.split(",")[0])
-            return None
-        raise ChainError(located(chain, exc)) from None
-
-
-def _note(chain: SourceChain, why: str) -> None:
-    note = inert_line(
-        f"the memory guard could not check {chain.text} before it ran ({why}): "
-        "it ran under the call budget and the worker's own checks only"
-    )
-    if note not in chain.notes:
-        chain.notes.append(note)
+def stopped_in(chain: SourceChain, exc: CallOverBudget) -> ChainErrorInfo:
+    """The line for the user's code stopped past its budget outside a measured call (the memory
+    guard's meta run), where it was stopped."""
+    return _stopped(chain.folder, chain.text, exc)
 
 
 def located(chain: ParsedChain, exc: ChainError | MeasureError) -> ChainErrorInfo:
@@ -516,13 +499,3 @@ def over_budget(chain: ParsedChain, exc: CallOverBudget) -> ChainErrorInfo:
         if any(_is_under(Path(frame.filename), chain.folder) for frame in stack):
             return ChainErrorInfo("stuck", _over_budget(chain.folder, chain.text, stack))
     return ChainErrorInfo("stuck", CALL_BUDGET.message())
-
-
-def grad_parameters(chain: ParsedChain) -> list[torch.Tensor]:
-    """The parameters a training step of ``chain`` differentiates besides its inputs."""
-    return list(chain.parameters) if isinstance(chain, SourceChain) else []
-
-
-def compile_identity(chain: ParsedChain) -> str:
-    """What a chain's compiled code is cached by: its text, or for a user's file its identity."""
-    return chain.identity if isinstance(chain, SourceChain) else chain.text

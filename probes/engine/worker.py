@@ -321,7 +321,7 @@ class Worker:
 
         import torch
 
-        from probes.engine.sweep import default_device, list_devices
+        from probes.engine.devices import default_device, list_devices
 
         return WorkerReady(
             pid=os.getpid(),
@@ -429,8 +429,8 @@ class Worker:
 
         from probes.engine.compiling import compile_window
         from probes.engine.device_lock import compiling, importing_compiler
+        from probes.engine.devices import resolve_device
         from probes.engine.errors import MeasureError
-        from probes.engine.sweep import resolve_device
 
         try:
             device = resolve_device(request.device)
@@ -498,9 +498,10 @@ def _initialise_device(driver_context: threading.Thread | None = None) -> None:
     import torch
 
     from probes.chain.expr import parse_chain
+    from probes.engine.devices import default_device
     from probes.engine.dynamo_deferral import defer_dynamo_import
+    from probes.engine.inputs import input_specs
     from probes.engine.memory_guard import check_memory
-    from probes.engine.sweep import default_device
 
     defer_dynamo_import()
     device = torch.device(default_device())
@@ -523,9 +524,8 @@ def _initialise_device(driver_context: threading.Thread | None = None) -> None:
 
     context = threading.Thread(target=make_context, name="device-context")
     context.start()
-    check_memory(
-        parse_chain("(a + b).relu()"), 8, "fp32", torch.device("cpu")
-    )  # sized on the host: only its loading matters
+    chain = parse_chain("(a + b).relu()")  # sized on the host: only its loading matters
+    check_memory(chain, input_specs(chain, 8, "fp32"), 8, torch.device("cpu"))
     context.join()
     if failure:
         raise failure[0]
