@@ -115,4 +115,4 @@ def test_a_sweep_where_one_size_fails_exits_1_with_one_line(tmp_path: Path) -> N
     assert done.returncode == 1
     assert "N = 1e3" in done.stdout
     [line] = [line for line in done.stderr.splitlines() if line.strip()]
-    assert "N=100,000,000,000" in line
+    assert "N=1e11" in line and "GB" in line

@@ -50,9 +50,9 @@ def test_a_reps_change_marks_the_rows_stale_until_they_are_measured_again(tmp_pa
         app.wait_for(done, timeout=REPLAY_S, what="the first rows")
         app.press("Escape")
         change_reps(app, "50")
-        screen = app.wait_for(lambda s: "STALE: reps changed" in s, timeout=SCREEN_S, what="the rows marked stale")
+        app.wait_for(lambda s: "STALE: reps changed" in s, timeout=SCREEN_S, what="the rows marked stale")
+        screen = app.wait_for(lambda s: "STALE" not in s and done(s), timeout=REPLAY_S, what="the rows measured again")
         assert "reps 50" in status_text(screen)
-        app.wait_for(lambda s: "STALE" not in s and done(s), timeout=REPLAY_S, what="the rows measured again")
 
 
 def test_a_dtype_change_measures_again_in_the_new_dtype(tmp_path: Path) -> None:

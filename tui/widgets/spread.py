@@ -109,19 +109,20 @@ def ratio_text(found: Ratio | None, what: str = "", *, short: bool = False) -> T
     """A ratio as far as its interval allows: ``1.68x`` (green above 1, red below), with the
     interval when it is wide; "no clear difference" (``≈ same`` when ``short``) when it straddles 1;
     ``unclear: machine busy, re-run`` (``unclear`` when ``short``) when its readings cannot be trusted;
-    a host-bound wall ratio as its interval, labelled (``host-bound 0.27-0.34x``, ``0.27-0.34x hb``
+    a host-bound wall ratio that does not straddle 1 as its interval, labelled (``host-bound 0.27-0.34x``, ``0.27-0.34x hb``
     when ``short``) and never coloured as a verdict: it is the host's speed in this process."""
     label = f"{what} " if what else ""
     if found is None:
         return Text("")
     if found.unclear_reason is not None:
         return Text("unclear" if short else f"{label}{found.unclear_text()}", style="yellow")
-    if found.host_bound:
-        return Text(f"{found.span()} hb" if short else f"{label}host-bound {found.span()}", style="dim")
     if found.verdict == "unclear":
         if short:
             return Text("≈ same", style="dim yellow")
-        return Text(f"{label}{UNCLEAR} ({found.interval()})", style="yellow")
+        bound = ", host-bound" if found.host_bound else ""
+        return Text(f"{label}{UNCLEAR} ({found.interval()}{bound})", style="yellow")
+    if found.host_bound:
+        return Text(f"{found.span()} hb" if short else f"{label}host-bound {found.span()}", style="dim")
     style = "green" if found.verdict == "faster" else "red"
     text = Text(f"{label}{format_ratio(found.value)}x", style=style)
     if not short and found.high - found.low > 0.1 * found.value:
