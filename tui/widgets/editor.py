@@ -5,8 +5,9 @@ they come in bursts), and escape read together with a key (as alt+key) is both: 
 ``tui.widgets.keys_in_order``.
 
 Highlighting needs tree-sitter and its Python grammar (the ``syntax`` extra, which ``make``
-installs); without them the editor works the same, uncoloured. A paste is one edit; the cursor starts at the end of the text.
-Control characters (from a workspace file or a paste) show as escapes: the terminal never gets them.
+installs); without them the editor works the same, uncoloured. A paste is one edit; the cursor
+starts at the end of the text. Control characters (from a workspace file or a paste) show as
+escapes: the terminal never gets them.
 """
 
 from __future__ import annotations
