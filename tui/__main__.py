@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 if TYPE_CHECKING:
+    from probes.link.protocol import SourceRef
     from probes.link.worker_process import EarlyWorker
+    from tui.app import KernelTuiApp
+    from tui.demo import DemoApp
 
 SUBCOMMANDS: dict[str, str] = {
     "profile": "measure without the app: tables or JSON, for scripts and CI",
@@ -130,7 +133,7 @@ def _export_dir(parser: argparse.ArgumentParser, given: Path | None) -> Path:
     return folder
 
 
-def build_app(argv: list[str]):  # KernelTuiApp, imported lazily
+def build_app(argv: list[str]) -> KernelTuiApp:  # imported lazily
     """The app for ``kernel-tui ARGV`` (argparse exits with a one-line message on bad input)."""
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -174,7 +177,7 @@ def build_app(argv: list[str]):  # KernelTuiApp, imported lazily
             parser.exit(2, f"kernel-tui: {exc}\n")
 
 
-def _source(args: argparse.Namespace):  # SourceRef | None, imported lazily
+def _source(args: argparse.Namespace) -> SourceRef | None:  # imported lazily
     """The file and name given instead of a chain, its path absolute where the file is on this
     machine; as given where it is not (over ``--worker-cmd`` the path is the worker machine's)."""
     from probes.link.source_spec import parse_source_spec
@@ -252,7 +255,7 @@ def _check_workspace(parser: argparse.ArgumentParser, path: Path) -> None:
             parser.exit(2, f"{parser.prog}: {exc}\n")
 
 
-def _start_workers(command: list[str] | str | None):  # EarlyWorkers, imported lazily
+def _start_workers(command: list[str] | str | None) -> tuple[EarlyWorker | None, EarlyWorker | None]:
     """The worker (and the compile worker where one is wanted), started now, before Textual is
     imported: torch imports while the app starts. None for one that cannot be started: the app
     tries again and says why on screen. Whatever the app imports before this delays the first
@@ -283,7 +286,7 @@ def _killed_unless_built(*workers: EarlyWorker | None) -> Iterator[None]:
         raise
 
 
-def build_demo(argv: list[str]):  # DemoApp, imported lazily
+def build_demo(argv: list[str]) -> DemoApp:  # imported lazily
     """The app for ``kernel-tui demo ARGV``."""
     parser = build_demo_parser()
     args = parser.parse_args(argv)
@@ -338,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         # (the apps' on_ready), and what start-up made is left out of its later passes (frozen).
         gc.disable()
     if argv and argv[0] == "demo":
-        app = build_demo(argv[1:])
+        app: DemoApp | KernelTuiApp = build_demo(argv[1:])
     else:
         app = build_app(argv)
     if fast:

@@ -369,7 +369,7 @@ class KernelTuiApp(
             return bench is not None and bench.compact
         return True
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         titles = set()
         for command in [*commands.palette(self), *self.setting_choices(), *self.chain_choices()]:
             titles.add(command.title)

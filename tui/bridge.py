@@ -80,7 +80,7 @@ class WorkerBridge:
 
     def __init__(
         self,
-        host: App,
+        host: App[int],
         command: list[str] | str | None = None,
         *,
         early: EarlyWorker | None = None,
@@ -105,9 +105,9 @@ class WorkerBridge:
         self.closing = False
         self._closed = False
         self._killed_at = 0.0
-        self._streams: dict[str, Worker] = {}
+        self._streams: dict[str, Worker[None]] = {}
         self._warmups: set[str] = set()
-        self._starter: Worker | None = None
+        self._starter: Worker[None] | None = None
 
     @property
     def ready(self) -> WorkerReady | None:

@@ -303,7 +303,7 @@ def help_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
-def palette(app: App) -> Iterable[SystemCommand]:
+def palette(app: App[int]) -> Iterable[SystemCommand]:
     """One palette entry per command (the ones with a key say it)."""
     from textual.app import SystemCommand
 

@@ -251,9 +251,9 @@ def launch_args(row: KernelRow) -> dict[str, object]:
     return {key: value for key, value in found.items() if value is not None}
 
 
-def chrome_trace(results: Iterable[Measurement]) -> dict:
+def chrome_trace(results: Iterable[Measurement]) -> dict[str, object]:
     """A Chrome trace-event document rebuilt from the kernel rows (see the module doc)."""
-    events: list[dict] = []
+    events: list[dict[str, object]] = []
     for pid, m in enumerate(results, start=1):
         name = f"{mode_label(m)} N={format_size(m.size)}"
         events.append(

@@ -426,7 +426,7 @@ class LiveSession:
 
     def shown_measurements(self) -> list[Measurement]:
         """Everything on screen now (sweep rows and the focus rows), once each."""
-        seen: dict[tuple, Measurement] = {}
+        seen: dict[tuple[str, int, str, str, str], Measurement] = {}
         sweep = self.sweep.measurements() if self.sweep else []
         focus = [m for mode in self.modes() if (m := self.shown.get(mode)) is not None]
         for m in [*sweep, *focus]:

@@ -17,8 +17,9 @@ import operator
 import re
 import sys
 import tokenize
+import types
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
@@ -125,18 +126,18 @@ _DIM_OPS: dict[type, Callable[[int, int], int]] = {
 _DIM_UNARY: dict[type, Callable[[int], int]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 
 
-def _quiet(function: Callable[..., T], *args: object) -> T:
+def _quiet(action: Callable[[], T]) -> T:
     """Call ast.parse or compile without SyntaxWarnings (``1if``, ``x is 1``): they would print
     over the UI, and the code is fine to run."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return function(*args)
+        return action()
 
 
 def _dim_tree(dim: str) -> ast.expr:
     """The checked AST of one dim: int literals, ``N``, ``+ - * //`` and parentheses only."""
     try:
-        tree = _quiet(ast.parse, dim, "<dim>", "eval").body
+        tree = _quiet(lambda: ast.parse(dim, "<dim>", "eval")).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         raise ValueError(f"dim '{dim}' is not an integer expression in N (like N, 4096, N//4, 2*N)") from None
     if _too_deep(tree):
@@ -273,7 +274,7 @@ def parse_inputs(declarations: list[str]) -> tuple[InputDecl, ...]:
 def _parse(source: str) -> ast.Module:
     """ast.parse, with every way it can fail turned into a ChainError."""
     try:
-        return _quiet(ast.parse, source, "<chain>")
+        return _quiet(lambda: ast.parse(source, "<chain>"))
     except SyntaxError as exc:  # IndentationError included
         message = exc.msg
         line, col = exc.lineno, exc.offset
@@ -870,7 +871,7 @@ class ParsedChain:
         body.append(ast.copy_location(ast.Return(value=result), last))
         function.body = body
         tree = ast.fix_missing_locations(ast.Module(body=[function], type_ignores=[]))
-        code = _quiet(compile, tree, "<chain>", "exec")
+        code = _quiet(lambda: compile(tree, "<chain>", "exec"))
         scope: dict[str, object] = {"__builtins__": _chain_builtins(), **chain_limits.guard_globals(validator.lines)}
         scope.update(namespace)
         scope.update(forwards)
@@ -951,7 +952,13 @@ def _chain_builtins() -> dict[str, object]:
     Limiting it to ``sys.modules`` means nothing new can ever be loaded from a chain's frame.
     """
 
-    def import_loaded(name: str, globals=None, locals=None, fromlist=(), level=0):
+    def import_loaded(
+        name: str,
+        globals: Mapping[str, object] | None = None,
+        locals: Mapping[str, object] | None = None,
+        fromlist: Sequence[str] = (),
+        level: int = 0,
+    ) -> types.ModuleType:
         if level != 0 or name not in sys.modules:
             raise ImportError(f"import of {name!r} is not allowed in a chain")
         return sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]

@@ -82,7 +82,9 @@ class LayerArgumentError(ValueError):
 # ---------------------------------------------------------------------------------------------
 
 
-def _weight_bias(flag: str, bias_flag: str | None = "bias") -> Callable[[Mapping[str, Any]], tuple]:
+def _weight_bias(
+    flag: str, bias_flag: str | None = "bias"
+) -> Callable[[Mapping[str, Any]], tuple[tuple[str, TensorRole], ...]]:
     """``weight`` when ``flag`` is set (always when ``flag`` is empty), ``bias`` when also
     ``bias_flag`` is (always when it is None)."""
 

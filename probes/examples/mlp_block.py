@@ -27,4 +27,5 @@ class MlpBlock(nn.Module):
         self.down = nn.Linear(hidden, width)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down(F.gelu(self.up(x)))
+        out: torch.Tensor = self.down(F.gelu(self.up(x)))
+        return out

@@ -23,7 +23,19 @@ import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal, NoReturn, Union, get_args, get_origin, get_type_hints
+from typing import (
+    IO,
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    NoReturn,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file
 from probes.link.safe_text import inert_line
@@ -40,6 +52,9 @@ from probes.link.settings import (
 )
 from probes.link.settings import DEFAULT_SIZES as DEFAULT_SIZES
 from probes.link.settings import MODES as MODES
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 PROTOCOL_VERSION = 4
 """Bumped whenever a message changes shape; ``WorkerReady.protocol`` carries the worker's."""
@@ -472,7 +487,7 @@ class RequestDone:
 Request = ProfileRequest | InfoRequest | WarmupRequest | CancelRequest | ShutdownRequest
 Event = WorkerReady | Progress | Heartbeat | MeasurementResult | RequestFailed | RequestDone
 
-_MESSAGES: dict[str, type] = {
+_MESSAGES: dict[str, type[Request | Event]] = {
     get_args(get_type_hints(cls)["type"])[0]: cls for cls in (*get_args(Request), *get_args(Event))
 }
 
@@ -486,8 +501,9 @@ class ProtocolError(ValueError):
     """A line (or a report) that is not a message of this protocol, in plain words."""
 
 
-def _json_key(f: dataclasses.Field) -> str:
-    return f.metadata.get("json", f.name)
+def _json_key(f: dataclasses.Field[Any]) -> str:
+    key: str = f.metadata.get("json", f.name)
+    return key
 
 
 def to_dict(obj: Any) -> Any:
@@ -562,8 +578,10 @@ def _build(tp: Any, value: Any, where: str) -> Any:
 
 _HINTS: dict[type, dict[str, Any]] = {}
 
+_Built = TypeVar("_Built", bound="DataclassInstance")
 
-def from_dict(cls: type, data: Any, where: str = "") -> Any:
+
+def from_dict(cls: type[_Built], data: Any, where: str = "") -> _Built:
     """Build dataclass ``cls`` from ``data`` (as written by ``to_dict``), strictly: every field
     without a default must be there, every value must have its field's type. Unknown keys are
     ignored (a newer peer's additions)."""

@@ -24,6 +24,7 @@ from probes.link.protocol import (
     CancelRequest,
     ChainErrorInfo,
     DeviceInfo,
+    Event,
     InfoRequest,
     Measurement,
     MeasurementResult,
@@ -81,8 +82,8 @@ class Recordings:
             protocol=PROTOCOL_VERSION,
         )
 
-    def answer(self, request: ProfileRequest, delay: float) -> list:
-        events: list = []
+    def answer(self, request: ProfileRequest, delay: float) -> list[Event]:
+        events: list[Event] = []
         try:
             if request.source is None:  # a user's file is matched by its name, as recorded
                 parse_chain(request.chain)

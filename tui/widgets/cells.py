@@ -19,7 +19,11 @@ CELL_PADDING = 2
 columns out so, as DataTable does its own)."""
 
 
-def text_key(content: Text | str) -> tuple:
+TextKey = tuple[object, ...]
+"""What ``text_key`` gives: equal for two texts that draw the same."""
+
+
+def text_key(content: Text | str) -> TextKey:
     """What a text shows, comparable: a widget given the same key again need not redraw."""
     if isinstance(content, str):
         return (content,)

@@ -4,9 +4,10 @@ Every key is applied in the order it was typed, however fast keys arrive (over S
 they come in bursts), and escape read together with a key (as alt+key) is both: see
 ``tui.widgets.keys_in_order``.
 
-Highlighting needs tree-sitter and its Python grammar (``textual[syntax]``); without them the
-editor works the same, uncoloured. A paste is one edit; the cursor starts at the end of the text.
-Control characters (from a workspace file or a paste) show as escapes: the terminal never gets them.
+Highlighting needs tree-sitter and its Python grammar (the ``syntax`` extra, which ``make``
+installs); without them the editor works the same, uncoloured. A paste is one edit; the cursor
+starts at the end of the text. Control characters (from a workspace file or a paste) show as
+escapes: the terminal never gets them.
 """
 
 from __future__ import annotations

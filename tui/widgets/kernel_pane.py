@@ -70,7 +70,7 @@ def scrollbar_width(rows: int) -> int:
     return TABLE_SCROLLBAR if rows + 1 > TABLE_MAX_LINES else 0
 
 
-def table_lines(table: DataTable) -> int:
+def table_lines(table: DataTable[Text]) -> int:
     """Lines a kernel table takes on screen: its header and rows, up to TABLE_MAX_LINES."""
     return min(table.row_count + 1, TABLE_MAX_LINES)
 
