@@ -107,17 +107,19 @@ async def test_seed_chain_profiles_on_start(make_app) -> None:
         assert "2 ops → 1 kernel" in str(app.query_one("#compile-info").render())
 
 
-async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernels(make_app) -> None:
+async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernels(make_app, tmp_path) -> None:
     """While a new text compiles, the last text's compiled rows stay on screen (marked stale after
     the grace period); the op chain pane paired the new text's ops with that compile's kernels
     (`tanh ─ cpp_fused_add_relu_0`, "3 ops → 1 kernel" of a 2-op compile), seen in a terminal."""
     from tui_helpers import replay_command
 
-    # 1.5 s before each result: the window between the rows and their wall time outlasts a loaded
-    # machine's pilot presses (0.5 s did not, once in a CI run)
-    app = make_app(worker_command=replay_command(delay=1.5))
+    # The compiled results wait for this file, so the eager-only state lasts as long as the test looks.
+    go_ahead = tmp_path / "send-compiled"
+    app = make_app(worker_command=replay_command(hold_compiled=go_ahead))
     async with app.run_test(size=(120, 40)) as pilot:
+        go_ahead.touch()
         await wait_for(pilot, lambda: focus_done(app), what="results")
+        go_ahead.unlink()
         app.query_one(ChainEditor).load_text("(a * b).sum()")
 
         def new_eager_only() -> bool:
@@ -130,6 +132,7 @@ async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernel
         assert [ops.row_cells(i)[0].plain for i in range(ops.row_count)] == ["mul", "sum"]
         assert not any("fused" in ops.row_cells(i)[-1].plain for i in range(ops.row_count))
         assert str(app.query_one("#compile-info").render()).strip() == ""
+        go_ahead.touch()
         await wait_for(pilot, lambda: focus_done(app), what="the compiled rows")
         await pilot.pause()
         assert any("mul_sum" in ops.row_cells(i)[-1].plain for i in range(ops.row_count))
