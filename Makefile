@@ -1,6 +1,6 @@
 # make run        set up, then start the app (on the CPU where there is no GPU)
 # make test       set up, then run the whole suite
-# make test-fast  set up, then run the suite without the slow (compiling) and end-to-end tests
+# make test-fast  set up, then run the suite without the slow (over 5 s) and end-to-end tests
 # make lint       ruff (lint and format), mypy and the import contracts
 #
 # Set-up never replaces an installed torch. It reuses the venv's torch, else the one $(PYTHON)
