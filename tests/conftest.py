@@ -1,7 +1,8 @@
-"""The suite's tiers. ``slow`` tests compile with torch.compile; ``e2e`` tests drive the real
-program as a separate process: the app in a terminal, the worker process, or the headless command
-that starts one. ``make test-fast`` runs neither; the ``e2e`` mark is given here, from one table,
-so that a new test in these modules is in the right tier without a decorator to remember."""
+"""The suite's tiers. ``slow`` tests take over 5 s on a 2-core machine (most compile with
+torch.compile); ``e2e`` tests drive the real program as a separate process: the app in a terminal,
+the worker process, or the headless command that starts one. ``make test-fast`` runs neither; the
+``e2e`` mark is given here, from one table, so that a new test in these modules is in the right
+tier without a decorator to remember."""
 
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -44,6 +46,7 @@ def test_a_worker_starts_and_measures_eager_rows_without_importing_dynamo() -> N
     assert got["kernels"] >= 2
 
 
+@pytest.mark.slow  # compiles in a fresh interpreter
 def test_a_compile_after_the_deferral_finds_torch_as_torch_left_it() -> None:
     """The first compile takes every stand-in away: it runs compiled, and no function of torch
     keeps a stand-in for its Dynamo mark."""
@@ -89,6 +92,7 @@ def test_a_stand_in_called_once_dynamo_is_imported_puts_the_real_mark_in_place()
     assert got["stand_ins"] >= 1
 
 
+@pytest.mark.slow  # compiles in a fresh interpreter
 def test_a_first_request_of_both_modes_sends_its_eager_rows_before_importing_the_compiler() -> None:
     """On the CPU the app's first request asks for eager and compiled rows at once: the eager rows
     leave before the worker imports Dynamo and Inductor for the compile (a second here)."""

@@ -257,6 +257,7 @@ def test_a_cpu_call_that_always_faults_keeps_every_rep() -> None:
     assert len([launch for launch in run.launches if launch.name == "aten::fill_"]) == 3
 
 
+@pytest.mark.slow  # two fresh interpreters that import torch
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
 def test_a_cpu_measurement_keeps_the_memory_its_calls_free() -> None:
     """After a CPU measurement, a freed 24 MB tensor stays with the process for the next call

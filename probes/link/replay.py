@@ -153,10 +153,26 @@ def _wait_for_file(requests: _Requests, request_id: str, path: Path, seconds: fl
     return True
 
 
-def serve(recordings: Recordings, delay: float, hold_wall_time: Path | None = None) -> int:
+def _gates(events: list, hold_wall_time: Path | None, hold_compiled: Path | None) -> dict[int, Path]:
+    """The results of one request that wait for a file, by ``id``: with ``hold_wall_time`` its last
+    result (the wall time that follows its rows), with ``hold_compiled`` its first compiled one."""
+    results = [e for e in events if isinstance(e, MeasurementResult)]
+    gates: dict[int, Path] = {}
+    if hold_wall_time is not None and len(results) > 1:
+        gates[id(results[-1])] = hold_wall_time
+    compiled = next((r for r in results if r.measurement.mode == "compiled"), None)
+    if hold_compiled is not None and compiled is not None:
+        gates[id(compiled)] = hold_compiled
+    return gates
+
+
+def serve(
+    recordings: Recordings, delay: float, hold_wall_time: Path | None = None, hold_compiled: Path | None = None
+) -> int:
     """Answer requests from ``recordings``; with ``hold_wall_time``, a request's last result (the
-    wall time that follows its rows) waits until that file exists, so a test can look at the
-    rows-only state for as long as it needs on however loaded a machine."""
+    wall time that follows its rows) waits until that file exists, and with ``hold_compiled`` its
+    first compiled result, so a test can look at the state before it for as long as it needs on
+    however loaded a machine."""
     out = sys.stdout
     lock = threading.Lock()
 
@@ -176,12 +192,12 @@ def serve(recordings: Recordings, delay: float, hold_wall_time: Path | None = No
             send(RequestDone(message.id, cancelled=message.id in requests.cancelled))
         else:
             events = recordings.answer(message, delay)
-            results = [e for e in events if isinstance(e, MeasurementResult)]
+            gates = _gates(events, hold_wall_time, hold_compiled)
             for event in events:
                 if isinstance(event, MeasurementResult):
-                    held = hold_wall_time is not None and len(results) > 1 and event is results[-1]
+                    gate = gates.get(id(event))
                     go_on = requests.wait(message.id, delay) and (
-                        hold_wall_time is None or not held or _wait_for_file(requests, message.id, hold_wall_time)
+                        gate is None or _wait_for_file(requests, message.id, gate)
                     )
                     if not go_on:
                         send(RequestDone(message.id, cancelled=True))
@@ -201,12 +217,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="send each request's last result only once FILE exists",
     )
+    parser.add_argument(
+        "--hold-compiled",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="send each request's first compiled result only once FILE exists",
+    )
     args = parser.parse_args(argv)
     try:
         recordings = Recordings.load(args.reports)
     except ProtocolError as exc:
         parser.error(str(exc))
-    return serve(recordings, args.delay, args.hold_wall_time)
+    return serve(recordings, args.delay, args.hold_wall_time, args.hold_compiled)
 
 
 if __name__ == "__main__":

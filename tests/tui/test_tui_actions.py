@@ -248,10 +248,11 @@ async def test_sweep_refuses_a_broken_chain(make_app) -> None:
         assert app.session.sweep is None
 
 
-async def test_stop_cancels_the_running_request_and_holds(make_app) -> None:
+async def test_stop_cancels_the_running_request_and_holds(make_app, tmp_path) -> None:
     from tui_helpers import replay_command
 
-    app = make_app(worker_command=replay_command(delay=0.5))
+    # The compiled results wait for a file never made: the request runs until it is stopped.
+    app = make_app(worker_command=replay_command(hold_compiled=tmp_path / "never"))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.session.running(), what="running")
         run = next(iter(app.session.book.runs.values()))

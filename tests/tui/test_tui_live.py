@@ -107,17 +107,19 @@ async def test_seed_chain_profiles_on_start(make_app) -> None:
         assert "2 ops → 1 kernel" in str(app.query_one("#compile-info").render())
 
 
-async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernels(make_app) -> None:
+async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernels(make_app, tmp_path) -> None:
     """While a new text compiles, the last text's compiled rows stay on screen (marked stale after
     the grace period); the op chain pane paired the new text's ops with that compile's kernels
     (`tanh ─ cpp_fused_add_relu_0`, "3 ops → 1 kernel" of a 2-op compile), seen in a terminal."""
     from tui_helpers import replay_command
 
-    # 1.5 s before each result: the window between the rows and their wall time outlasts a loaded
-    # machine's pilot presses (0.5 s did not, once in a CI run)
-    app = make_app(worker_command=replay_command(delay=1.5))
+    # The compiled results wait for this file, so the eager-only state lasts as long as the test looks.
+    go_ahead = tmp_path / "send-compiled"
+    app = make_app(worker_command=replay_command(hold_compiled=go_ahead))
     async with app.run_test(size=(120, 40)) as pilot:
+        go_ahead.touch()
         await wait_for(pilot, lambda: focus_done(app), what="results")
+        go_ahead.unlink()
         app.query_one(ChainEditor).load_text("(a * b).sum()")
 
         def new_eager_only() -> bool:
@@ -130,6 +132,7 @@ async def test_the_op_chain_pairs_ops_only_with_their_own_chains_compiled_kernel
         assert [ops.row_cells(i)[0].plain for i in range(ops.row_count)] == ["mul", "sum"]
         assert not any("fused" in ops.row_cells(i)[-1].plain for i in range(ops.row_count))
         assert str(app.query_one("#compile-info").render()).strip() == ""
+        go_ahead.touch()
         await wait_for(pilot, lambda: focus_done(app), what="the compiled rows")
         await pilot.pause()
         assert any("mul_sum" in ops.row_cells(i)[-1].plain for i in range(ops.row_count))
@@ -178,19 +181,22 @@ async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app, tmp_p
         assert len(list(app.export_dir.glob("*.json"))) == 1
 
 
-async def test_the_status_bar_clock_ticks_without_laying_the_screen_out(make_app) -> None:
+async def test_the_status_bar_clock_ticks_without_laying_the_screen_out(make_app, tmp_path) -> None:
     """While a request runs, the bar's clock and spinner change ten times a second: each is a
     repaint of the bar, not a layout of the whole screen (10-15 ms of the event loop on the H200
     box, which a result arriving meanwhile waited for). A message that needs lines of its own
     still lays the screen out."""
     from tui_helpers import replay_command
 
-    app = make_app(worker_command=replay_command(delay=3.0), frozen=False)
+    # The compiled results wait for this file: the replay worker says nothing more meanwhile.
+    go_ahead = tmp_path / "send-compiled"
+    app = make_app(worker_command=replay_command(hold_compiled=go_ahead), frozen=False)
     async with app.run_test(size=(120, 40)) as pilot:
         bar = app.query_one(StatusBar)
-        # past the progress's own (delayed) draw: the replay worker says nothing more for 3 s
-        ticks = 1 + int(app.session.timing.progress_delay_s / 0.1)
-        await wait_for(pilot, lambda: bar.info.activity != "" and bar.info.spin > ticks, what="a request running")
+        await wait_for(pilot, lambda: "compiled at" in bar.info.activity, what="the compiled step running")
+        # past the step's own (delayed) draw and the eager rows' before it
+        ticks = bar.info.spin + 1 + int(app.session.timing.progress_delay_s / 0.1)
+        await wait_for(pilot, lambda: bar.info.spin > ticks, what="the clock past the step's draw")
         await pilot.pause()
         screen, layouts = app.screen, []
         lay_out = screen._refresh_layout
@@ -203,6 +209,7 @@ async def test_the_status_bar_clock_ticks_without_laying_the_screen_out(make_app
         start = bar.info.spin
         await wait_for(pilot, lambda: bar.info.spin >= start + 5, what="five ticks of the clock")
         assert layouts == [] and bar.size.height == 1
+        go_ahead.touch()
         await wait_for(pilot, lambda: settled(app), what="the request's end")
         app.message("a message too long for one line: " + "word " * 40, "red")
         await wait_for(pilot, lambda: bar.size.height > 1, what="the message on lines of its own")
@@ -387,11 +394,12 @@ async def test_a_key_is_taken_as_an_edit_before_its_frame_is_drawn(make_app) -> 
         assert [(text, taken) for text, taken in drawn if text != taken] == []
 
 
-async def test_newer_run_cancels_the_running_one(make_app) -> None:
+async def test_newer_run_cancels_the_running_one(make_app, tmp_path) -> None:
     """A run still streaming is cancelled (in the worker too) when a newer one starts."""
     from tui_helpers import replay_command
 
-    app = make_app(worker_command=replay_command(delay=2.0))  # still streaming when the sweep starts
+    go_ahead = tmp_path / "send-compiled"  # still streaming when the sweep starts
+    app = make_app(worker_command=replay_command(hold_compiled=go_ahead))
     cancelled: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
         original = app.bridge.workers.cancel
@@ -408,6 +416,7 @@ async def test_newer_run_cancels_the_running_one(make_app) -> None:
         await wait_for(pilot, lambda: cancelled, what="a cancel")
         assert cancelled == [first.request.id]
         assert first.cancelled
+        go_ahead.touch()
         await wait_for(
             pilot,
             lambda: app.session.sweep is not None and len(app.session.sweep.results) >= 2,
@@ -416,10 +425,11 @@ async def test_newer_run_cancels_the_running_one(make_app) -> None:
         )
 
 
-async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app) -> None:
+async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app, tmp_path) -> None:
     from tui_helpers import replay_command
 
-    app = make_app(worker_command=replay_command(delay=1.0))
+    go_ahead = tmp_path / "send-compiled"  # the request is in flight until the test creates it
+    app = make_app(worker_command=replay_command(hold_compiled=go_ahead))
     async with app.run_test(size=(120, 40)) as pilot:
         # Kill it while a request is in flight (the worker has sent its first progress event).
         await wait_for(pilot, lambda: any(r.progress for r in app.session.book.runs.values()), what="a running request")
@@ -433,6 +443,7 @@ async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app) -> No
         await wait_for(pilot, lambda: "restarted" in app.query_one(StatusBar).info.message, what="the restart said")
         assert app.is_running  # never an exit
         # And it works again.
+        go_ahead.touch()
         await pilot.press("escape", "ctrl+r")
         await wait_for(
             pilot,
@@ -565,11 +576,12 @@ async def test_a_kernel_table_that_scrolls_cuts_none_of_its_columns(make_app) ->
         assert table.scrollable_content_region.width >= columns
 
 
-async def test_progress_and_elapsed_time_show_while_running(make_app) -> None:
+async def test_progress_and_elapsed_time_show_while_running(make_app, tmp_path) -> None:
     """A slow run (a compile) shows what runs, steps done of all and a ticking clock, not a frozen screen."""
     from tui_helpers import replay_command
 
-    app = make_app(worker_command=replay_command(delay=3.0), frozen=False)  # a slow "compile"
+    go_ahead = tmp_path / "send-compiled"  # a "compile" that lasts until the test has seen it run
+    app = make_app(worker_command=replay_command(hold_compiled=go_ahead), frozen=False)
     async with app.run_test(size=(120, 40)) as pilot:
 
         def compiled_step() -> bool:
@@ -591,11 +603,13 @@ async def test_progress_and_elapsed_time_show_while_running(make_app) -> None:
             what="the compiled block saying what runs",
         )  # drawn with the step, a moment after it
         assert "profiling" in app.query_one(ChainEditor).border_subtitle
+        go_ahead.touch()
         await wait_for(pilot, lambda: focus_done(app), what="done")
         assert app.query_one(StatusBar).info.activity == ""
         assert "profile done in" in app.query_one(StatusBar).info.message
 
 
+@pytest.mark.slow  # the whole corpus through the app: a layout per text
 async def test_escape_attempts_and_garbage_are_inline_messages(make_app) -> None:
     """Every refused construct (the escape corpus) and odd input: a plain message, never a crash."""
     from pathlib import Path

@@ -53,13 +53,18 @@ def recording(name: str = "sweep") -> Path:
     pytest.skip(f"recording {filename} is not in tests/data")
 
 
-def replay_command(*names: str, delay: float = 0.0, hold_wall_time: Path | None = None) -> list[str]:
+def replay_command(
+    *names: str, delay: float = 0.0, hold_wall_time: Path | None = None, hold_compiled: Path | None = None
+) -> list[str]:
     """The replay worker over the named recordings; ``hold_wall_time``: each request's last result
-    (the wall time that follows its rows) waits until that file exists."""
+    (the wall time that follows its rows) waits until that file exists; ``hold_compiled``: each
+    request's first compiled result does."""
     paths = [str(recording(n)) for n in (names or DEFAULT_REPLAY)]
     extra = ["--delay", str(delay)] if delay else []
     if hold_wall_time is not None:
         extra += ["--hold-wall-time", str(hold_wall_time)]
+    if hold_compiled is not None:
+        extra += ["--hold-compiled", str(hold_compiled)]
     return [sys.executable, "-m", "probes.link.replay", *paths, *extra]
 
 
