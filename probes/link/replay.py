@@ -14,7 +14,7 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from probes.chain.expr import ChainError, parse_chain
@@ -153,7 +153,7 @@ def _wait_for_file(requests: _Requests, request_id: str, path: Path, seconds: fl
     return True
 
 
-def _gates(events: list, hold_wall_time: Path | None, hold_compiled: Path | None) -> dict[int, Path]:
+def _gates(events: Sequence[object], hold_wall_time: Path | None, hold_compiled: Path | None) -> dict[int, Path]:
     """The results of one request that wait for a file, by ``id``: with ``hold_wall_time`` its last
     result (the wall time that follows its rows), with ``hold_compiled`` its first compiled one."""
     results = [e for e in events if isinstance(e, MeasurementResult)]

@@ -109,8 +109,9 @@ def ratio_text(found: Ratio | None, what: str = "", *, short: bool = False) -> T
     """A ratio as far as its interval allows: ``1.68x`` (green above 1, red below), with the
     interval when it is wide; "no clear difference" (``≈ same`` when ``short``) when it straddles 1;
     ``unclear: machine busy, re-run`` (``unclear`` when ``short``) when its readings cannot be trusted;
-    a host-bound wall ratio that does not straddle 1 as its interval, labelled (``host-bound 0.27-0.34x``, ``0.27-0.34x hb``
-    when ``short``) and never coloured as a verdict: it is the host's speed in this process."""
+    a host-bound wall ratio that does not straddle 1 as its interval, labelled
+    (``host-bound 0.27-0.34x``, ``0.27-0.34x hb`` when ``short``) and never coloured as a verdict:
+    it is the host's speed in this process."""
     label = f"{what} " if what else ""
     if found is None:
         return Text("")
