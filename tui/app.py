@@ -16,7 +16,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
 from textual.app import App, SystemCommand
@@ -26,7 +25,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from probes.link.protocol import SourceRef
-from probes.link.safe_text import inert, inert_line
+from probes.link.safe_text import inert
 from probes.link.state_files import UnusableDir, user_cache_dir, user_state_dir
 from probes.link.worker_process import EarlyWorker
 from tui import commands
@@ -38,9 +37,6 @@ from tui.session import LiveSession, Timing
 from tui.sixteen_colours import with_sixteen_colours
 from tui.trust import TrustedChains
 from tui.workspace_file import WorkspaceFile, open_workspace
-
-if TYPE_CHECKING:
-    from tui.screens.dialogs import ChoiceDialog
 
 AUTOSAVE_S = 1.0
 
@@ -57,17 +53,6 @@ def _folder_notices(store: WorkspaceFile) -> list[str]:
             if str(exc) != store.read_only:
                 found.append(f"{exc}: {lost}")
     return found
-
-
-def unsaved_dialog(store: WorkspaceFile) -> ChoiceDialog:
-    from tui.screens.dialogs import ChoiceDialog  # dialogs: off start-up
-
-    why = store.read_only or "the last save failed"
-    return ChoiceDialog(
-        f"Your edits cannot be saved to {inert_line(str(store.path))} ({inert_line(why)}).",
-        [("c", "Save a copy and quit"), ("q", "Quit without saving"), ("escape", "Stay")],
-        id="unsaved-dialog",
-    )
 
 
 class KernelTuiApp(App[int]):
@@ -148,7 +133,7 @@ class KernelTuiApp(App[int]):
         self._quitting = False
         self._exiting = False
 
-    def get_default_screen(self) -> Screen[object]:
+    def get_default_screen(self) -> Screen[None]:
         return self.main
 
     def get_line_filters(self) -> Sequence[LineFilter]:
@@ -225,6 +210,8 @@ class KernelTuiApp(App[int]):
         if self.screen.id == "unsaved-dialog":
             self.unsaved = False  # asked to quit again while asked about the edits: quit
         if self.unsaved and not self.save_workspace() and self.autosave:
+            from tui.screens.dialogs import unsaved_dialog  # dialogs: off start-up
+
             self.push_screen(unsaved_dialog(self.store), self._quit_answered)
             return
         self.begin_shutdown()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
@@ -81,7 +81,7 @@ class WorkerBridge:
 
     def __init__(
         self,
-        host: App,
+        host: App[Any],
         command: list[str] | str | None = None,
         *,
         early: EarlyWorker | None = None,
@@ -108,9 +108,9 @@ class WorkerBridge:
         self.closing = False
         self._closed = False
         self._killed_at = 0.0
-        self._streams: dict[str, Worker] = {}
+        self._streams: dict[str, Worker[None]] = {}
         self._warmups: set[str] = set()
-        self._starter: Worker | None = None
+        self._starter: Worker[None] | None = None
 
     @property
     def ready(self) -> WorkerReady | None:
@@ -218,7 +218,8 @@ class WorkerBridge:
 
     def _state_changed(self, state: WorkerState, detail: str) -> None:
         if not self.closing:
-            self._post(self.listener, WorkerStateChanged(state, detail, self.workers.ready if state == "ready" else None))
+            ready = self.workers.ready if state == "ready" else None
+            self._post(self.listener, WorkerStateChanged(state, detail, ready))
 
     def _compiler_state_changed(self, state: str, detail: str) -> None:
         if not self.closing:

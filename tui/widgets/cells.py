@@ -19,7 +19,7 @@ CELL_PADDING = 2
 columns out so, as DataTable does its own)."""
 
 
-def text_key(content: Text | str) -> tuple:
+def text_key(content: Text | str) -> tuple[object, ...]:
     """What a text shows, comparable: a widget given the same key again need not redraw."""
     if isinstance(content, str):
         return (content,)

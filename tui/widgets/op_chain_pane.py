@@ -13,6 +13,7 @@ list it (the rows the kernel pane shows), so the two panes never disagree.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -253,7 +254,7 @@ class OpChainPane(Pane):
 
     @staticmethod
     def _fit(
-        rows: list[list], width: int, has_eager: bool, compiled: Measurement | None, marks: list[str], base: str
+        rows: list[list[Any]], width: int, has_eager: bool, compiled: Measurement | None, marks: list[str], base: str
     ) -> list[list[Text]]:
         """Give the two kernel-name columns the width the other columns leave, split between them."""
         if not rows:

@@ -23,7 +23,7 @@ from tui.widgets.cells import CELL_PADDING, text_key
 from tui.widgets.keys_in_order import KeysInOrder
 
 
-class RowsTable(DataTable):
+class RowsTable(DataTable[Text]):
     """A DataTable of text rows, filled in one go by ``fill``, each row drawn as one cell."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -31,7 +31,7 @@ class RowsTable(DataTable):
         self.labels: list[Text] = []
         self.cell_rows: list[list[Text]] = []
         self.widths: list[int] = []
-        self._signature: tuple = ()
+        self._signature: tuple[object, ...] = ()
 
     def row_cells(self, index: int) -> list[Text]:
         """The cells of row ``index``, one per column."""
