@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
@@ -76,22 +76,25 @@ class WorkerEvent(Message):
 
 
 class WorkerBridge:
-    """Owns a ``WorkerPair``; runs its requests as Textual workers of ``host``."""
+    """Owns a ``WorkerPair``; runs its requests as Textual workers of ``host``. Its messages go to
+    ``listener`` (by default the host; the app's main screen listens to the app's bridge)."""
 
     def __init__(
         self,
-        host: App[int],
+        host: App[Any],
         command: list[str] | str | None = None,
         *,
         early: EarlyWorker | None = None,
         early_compiler: EarlyWorker | None = None,
         compile_worker: bool | None = None,
+        listener: MessagePump | None = None,
         close_wait_s: float = CLOSE_WAIT_S,
         warmup_silence_s: float = WARMUP_SILENCE_S,
     ) -> None:
         """``early``, ``early_compiler``: the workers, already started with ``command`` as the
         program launched. ``compile_worker``: None decides by ``compile_worker_wanted``."""
         self.host = host
+        self.listener: MessagePump = listener or host
         self.workers = WorkerPair(
             command,
             compile_worker=compile_worker_wanted(command) if compile_worker is None else compile_worker,
@@ -132,11 +135,11 @@ class WorkerBridge:
             log_error(self.host, f"the worker did not start: {exc}")
         except Exception as exc:  # any other start failure is a message too, never a crash
             log_error(self.host, "the worker did not start", exc)
-            self._post(self.host, WorkerStateChanged("failed", str(exc) or exc.__class__.__name__, None))
+            self._post(self.listener, WorkerStateChanged("failed", str(exc) or exc.__class__.__name__, None))
 
     def send(self, request: ProfileRequest | WarmupRequest, reply_to: MessagePump | None = None) -> None:
-        """Send ``request``; its events go to ``reply_to`` (default: the host) as WorkerEvent."""
-        target = reply_to or self.host
+        """Send ``request``; its events go to ``reply_to`` (default: the listener) as WorkerEvent."""
+        target = reply_to or self.listener
         if isinstance(request, WarmupRequest):
             self._warmups.add(request.id)
         self._streams[request.id] = self.host.run_worker(
@@ -215,11 +218,12 @@ class WorkerBridge:
 
     def _state_changed(self, state: WorkerState, detail: str) -> None:
         if not self.closing:
-            self._post(self.host, WorkerStateChanged(state, detail, self.workers.ready if state == "ready" else None))
+            ready = self.workers.ready if state == "ready" else None
+            self._post(self.listener, WorkerStateChanged(state, detail, ready))
 
     def _compiler_state_changed(self, state: str, detail: str) -> None:
         if not self.closing:
-            self._post(self.host, CompileWorkerStateChanged(state, detail))
+            self._post(self.listener, CompileWorkerStateChanged(state, detail))
 
     @staticmethod
     def _post(target: MessagePump, message: Message) -> None:

@@ -1,7 +1,10 @@
 """Every command of the app in one table: its keys, where they work, and its words.
 
-The key bindings (of the app, the editor, the chains pane and the kernel tables), the footer, the
-help screen and the command palette are all generated from ``COMMANDS``, so they never disagree.
+The key bindings (of the app, the main screen, the editor, the chains pane and the kernel tables),
+the footer, the help screen and the command palette are all generated from ``COMMANDS``, so they
+never disagree. The app binds the commands that work on every screen (``priority``); the main
+screen binds the rest of "anywhere" and "outside the editor", so that a screen over it has only its
+own keys; the editor's, the chains pane's and the kernel tables' are their own.
 Each key has one meaning outside the editor: the chains pane's own keys are used by no global
 command, and the single letters of global commands are typed as text while the editor has focus.
 """
@@ -15,7 +18,8 @@ from typing import TYPE_CHECKING, Literal
 from textual.binding import Binding, BindingType
 
 if TYPE_CHECKING:
-    from textual.app import App, SystemCommand
+    from textual.app import SystemCommand
+    from textual.dom import DOMNode
 
 Where = Literal["anywhere", "outside the editor", "editor", "chains pane", "kernel table"]
 WHERE_ORDER: tuple[Where, ...] = ("anywhere", "outside the editor", "editor", "chains pane", "kernel table")
@@ -24,7 +28,8 @@ WHERE_ORDER: tuple[Where, ...] = ("anywhere", "outside the editor", "editor", "c
 @dataclass(frozen=True)
 class Command:
     action: str
-    """The app's ``action_<name>`` (the binding of a pane-scoped command runs it on the app)."""
+    """The ``action_<name>`` of whoever binds it: the app (``priority``), the main screen (the
+    editor's escape too), or the chains pane."""
     keys: str
     """Textual key names, comma-separated; empty for a palette-only command."""
     label: str
@@ -271,21 +276,28 @@ def commands(where: Where) -> list[Command]:
     return [c for c in COMMANDS if c.where == where]
 
 
-def bindings(where: Where) -> list[BindingType]:
-    """The Textual bindings of the commands that work ``where``."""
-    prefix = "app." if where in ("editor", "chains pane") else ""
-    return [
-        Binding(
-            c.keys, c.binding_action or prefix + c.action, c.label, show=c.footer, priority=c.priority, tooltip=c.help
-        )
-        for c in commands(where)
-        if c.keys
-    ]
+def _binding(c: Command, prefix: str = "") -> Binding:
+    return Binding(
+        c.keys, c.binding_action or prefix + c.action, c.label, show=c.footer, priority=c.priority, tooltip=c.help
+    )
 
 
-MAIN_SCREEN_ACTIONS = frozenset(c.action for c in COMMANDS if not c.priority)
-"""Commands of the main screen: off (neither run nor in a footer) while a screen is over it; quit
-and stop (ctrl+q, ctrl+c) work everywhere."""
+def bindings(where: Literal["editor", "chains pane", "kernel table"]) -> list[BindingType]:
+    """The Textual bindings of a widget's commands (the editor's run on the main screen)."""
+    prefix = "screen." if where == "editor" else ""
+    return [_binding(c, prefix) for c in commands(where) if c.keys]
+
+
+def app_bindings() -> list[BindingType]:
+    """The commands that work on every screen (quit, stop): the app's."""
+    return [_binding(c) for c in COMMANDS if c.priority and c.keys]
+
+
+def screen_bindings() -> list[BindingType]:
+    """The main screen's commands: off (neither run nor in a footer) while a screen is over it."""
+    return [_binding(c) for c in [*commands("anywhere"), *commands("outside the editor")] if c.keys and not c.priority]
+
+
 LETTER_ACTIONS = frozenset(c.action for c in commands("outside the editor"))
 """Commands whose keys are typed as text while the editor (or a dialog's input) has focus."""
 
@@ -303,10 +315,12 @@ def help_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
-def palette(app: App[int]) -> Iterable[SystemCommand]:
-    """One palette entry per command (the ones with a key say it)."""
+def palette(owners: Iterable[DOMNode]) -> Iterable[SystemCommand]:
+    """One palette entry per command (the ones with a key say it), run by the first of ``owners``
+    that has its action."""
     from textual.app import SystemCommand
 
+    owners = tuple(owners)
     seen = set()
     for c in COMMANDS:
         if not c.palette or c.action in seen:
@@ -314,4 +328,5 @@ def palette(app: App[int]) -> Iterable[SystemCommand]:
         seen.add(c.action)
         keys = ", ".join(x.key_text() for x in COMMANDS if x.action.removesuffix("_key") == c.action and x.keys)
         where = f" ({keys}{'' if c.where == 'anywhere' else ', ' + c.where})" if keys else ""
-        yield SystemCommand(c.title, c.help + where, getattr(app, f"action_{c.action}"))
+        owner = next(o for o in owners if hasattr(o, f"action_{c.action}"))
+        yield SystemCommand(c.title, c.help + where, getattr(owner, f"action_{c.action}"))

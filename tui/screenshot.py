@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
             ok = await until(measured)
             if ok and args.rerun:
-                app.action_run_now()
+                app.main.action_run_now()
                 ok = await until(measured)
             if ok and args.sweep:
                 await pilot.press("escape", "s")

@@ -59,8 +59,8 @@ def patch_session(module):
     wrap(module.LiveSession, "edit", lambda self, text, *a, **k: mark("edited", text))
 
 
-def patch_app(module):
-    wrap(module.KernelTuiApp, "render_panes", lambda *a: mark("render_panes>"), lambda *a: mark("render_panes<"))
+def patch_live_loop(module):
+    wrap(module.LiveLoop, "render_panes", lambda *a: mark("render_panes>"), lambda *a: mark("render_panes<"))
 
 
 def patch_bridge(module):
@@ -199,7 +199,7 @@ PATCHES = {
     "torch": lambda module: mark("torch imported"),
     "probes.link.protocol": patch_protocol,
     "tui.session": patch_session,
-    "tui.app": patch_app,
+    "tui.screens.live_loop": patch_live_loop,
     "tui.bridge": patch_bridge,
     "textual.screen": patch_screen,
     "textual.app": patch_textual_app,

@@ -62,7 +62,7 @@ async def test_a_sweep_whose_worker_died_says_what_is_missing_once_and_gives_no_
         assert "of 5 sizes" in line and "1e8" in line and "missing" in line
         assert "per call" not in line and "crossover" not in chart_text(app)
         assert "killed by signal 9" in line  # said in the sweep pane, and nowhere else
-        await wait_for(pilot, lambda: app.link.phase == "ready", what="a new worker")
+        await wait_for(pilot, lambda: app.main.link.state.phase == "ready", what="a new worker")
         assert "killed by signal 9" not in str(app.query_one("#headline").render())
         assert "killed by signal 9" not in str(app.query_one(StatusBar).render())
 
@@ -92,4 +92,4 @@ async def test_a_link_that_refuses_says_why_once_counts_down_and_comes_back_by_i
         assert screen_text(app).count("Connection refused") == 1
         await wait_for(pilot, lambda: focus_done(app), timeout=30, what="the rows, once the link is back")
         assert bar.info.worker_state == "ready" and bar.info.worker_why == ""
-        assert "the worker is back" in [text for text, _ in app.messages]
+        assert "the worker is back" in [text for text, _ in app.main.status.said]

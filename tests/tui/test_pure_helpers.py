@@ -264,7 +264,7 @@ def test_the_command_table_makes_one_binding_per_key_and_place() -> None:
             assert (key, c.where) not in seen, (key, c.where)
             seen.add((key, c.where))
     assert "sweep" in LETTER_ACTIONS and "help" not in LETTER_ACTIONS and "quit" not in LETTER_ACTIONS
-    assert [b.action for b in bindings("chains pane")] == [f"app.{c.action}" for c in commands("chains pane")]
+    assert [b.action for b in bindings("chains pane")] == [c.action for c in commands("chains pane")]
     assert bindings("kernel table")[0].action == "select_cursor"
 
 

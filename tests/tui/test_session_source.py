@@ -4,7 +4,7 @@ measured as an edit of a chain is, with the file named in every request."""
 from __future__ import annotations
 
 from probes.link.protocol import ProfileRequest, SourceRef, WorkerReady
-from tui.actions.source import source_key
+from tui.screens.source_follow import source_key
 from tui.session import Cancel, LiveSession, Send
 from tui.workspace import Settings
 

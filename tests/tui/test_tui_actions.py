@@ -127,7 +127,7 @@ async def test_device_cycles_through_the_workers_devices(make_app) -> None:
         assert app.workspace.settings.device == "cpu"
         await wait_for(pilot, lambda: focus_done(app), what="the cpu rows")
         assert shown(app, "eager").device == "cpu" and "· cpu" in app.query_one("#kernels").border_title
-        assert any(text == "device: cpu" for text, _ in app.messages)
+        assert any(text == "device: cpu" for text, _ in app.main.status.said)
         await pilot.press("d")
         assert app.workspace.settings.device == "cuda:0"
         await wait_for(pilot, lambda: focus_done(app) and shown(app, "eager").device == "cuda:0", what="back")
@@ -146,7 +146,7 @@ async def test_unknown_device_from_the_command_line_falls_back(make_app) -> None
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         assert app.workspace.settings.device is None
-        assert any("cuda:7 is not available" in text for text, _ in app.messages)
+        assert any("cuda:7 is not available" in text for text, _ in app.main.status.said)
 
 
 async def test_sizes_dialog_validates_and_applies(make_app) -> None:
@@ -287,7 +287,7 @@ async def test_compact_views_cycle_and_v_is_only_a_key_where_panes_are_hidden(ma
         await pilot.press("v")  # every pane is on screen: the key does nothing here
         assert app.query_one("#main").has_class("-view-kernels")
         assert "every pane is on screen" not in app.query_one(StatusBar).info.message
-        app.action_cycle_view()  # as the palette runs it
+        app.main.action_cycle_view()  # as the palette runs it
         assert "every pane is on screen" in app.query_one(StatusBar).info.message
 
 
@@ -487,8 +487,8 @@ async def test_exports(make_app, tmp_path, key: str, suffix: str) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await started(pilot, app)
         await pilot.press(key)
-        await wait_for(pilot, lambda: app.last_export is not None, what="the export")
-        path = app.last_export
+        await wait_for(pilot, lambda: app.main.last_export is not None, what="the export")
+        path = app.main.last_export
         assert path.name.endswith(suffix) and path.parent == tmp_path / "exports"
         assert str(path) in app.query_one(StatusBar).info.message
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -515,7 +515,7 @@ async def test_export_with_no_results_says_so(make_app) -> None:
         await wait_for(pilot, lambda: app.session.ready is not None, what="ready")
         await pilot.press("escape", "J")
         await wait_for(pilot, lambda: "nothing to export" in app.query_one(StatusBar).info.message, what="why")
-        assert app.last_export is None
+        assert app.main.last_export is None
 
 
 async def test_kernel_detail_shows_full_name_and_generated_source(make_app) -> None:
@@ -592,13 +592,13 @@ async def test_letter_keys_type_in_the_editor_and_hide_from_the_footer(make_app)
         await wait_for(pilot, lambda: focus_done(app), what="results")
         editor = app.query_one(ChainEditor)
         assert app.focused is editor
-        assert app.check_action("sweep", ()) is False
-        assert app.check_action("help", ()) is True and app.check_action("quit", ()) is True
+        assert app.main.check_action("sweep", ()) is False
+        assert app.main.check_action("help", ()) is True and app.main.check_action("quit", ()) is True
         await pilot.press("end", "s")
         assert editor.text.endswith("s") and app.session.sweep is None
         assert "escape, then s" in str(app.query_one("#crossover").render())
         await pilot.press("escape")
-        assert app.check_action("sweep", ()) is True
+        assert app.main.check_action("sweep", ()) is True
         assert "press s to sweep" in str(app.query_one("#crossover").render())
 
 
@@ -700,7 +700,7 @@ async def test_a_compiled_run_that_ran_eager_says_so(make_app) -> None:
         app.session.book.cache[key] = dataclasses.replace(
             compiled, ran_compiled=False, fallback_reason="recompile limit reached"
         )
-        app.render_panes()
+        app.main.loop.render_panes()
         await wait_for(
             pilot, lambda: "recompile limit" in str(app.query_one("#mode-note-compiled").render()), what="note"
         )

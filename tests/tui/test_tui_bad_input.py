@@ -39,7 +39,7 @@ async def test_every_bad_input_is_a_plain_message_and_the_app_stays_usable(make_
         for case in CASES:
             expect = case["expect"]
             app.workspace.settings.focus_size = parse_size(case["sizes"][0])
-            app.settings_changed("N")  # as the size dialog does
+            app.main.settings_changed("N")  # as the size dialog does
             editor.load_text(case["chain"])
             await wait_for(pilot, lambda case=case: app.session.text == case["chain"], what=case["name"])
             error = app.session.parse_error
@@ -62,7 +62,7 @@ async def test_every_bad_input_is_a_plain_message_and_the_app_stays_usable(make_
             app.workspace.settings.focus_size = 1000
             valid = SEED_CHAIN if case["chain"] != SEED_CHAIN else "a + b"
             editor.load_text(valid)
-            app.settings_changed("N")
+            app.main.settings_changed("N")
             await wait_for(
                 pilot,
                 lambda valid=valid: app.session.text == valid and focus_done(app) and "STALE" not in headline(app),

@@ -120,8 +120,8 @@ async def test_compare_two_chains_fetches_the_other(make_app) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         seed = app.workspace.current
         index = app.workspace.add("c = a + b", "add")
-        app.open_chain(seed)  # back on the seed chain
-        screen = app.compare_chains(index)
+        app.main.open_chain(seed)  # back on the seed chain
+        screen = app.main.comparisons.compare_chains(index)
         await wait_for(pilot, lambda: screen.right.measurement is not None, what="the other chain, fetched")
         text = screen.plain_text()
         assert "(a + b).relu()" in text and "c = a + b" in text

@@ -107,7 +107,7 @@ async def test_compiles_in_a_worker_of_their_own_and_its_death_is_said_and_survi
         # A CUDA build of torch on a machine without a GPU adds the profiler's complaint as last words.
         assert any(
             m.startswith("the compile worker was killed by signal 9") and m.endswith("; a new one is starting")
-            for m, _ in app.messages
+            for m, _ in app.main.status.said
         )
         editor = app.query_one(ChainEditor)
         editor.focus()

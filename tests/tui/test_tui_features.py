@@ -116,7 +116,7 @@ async def test_grad_toggle_measures_both_passes_and_persists(make_app, tmp_path)
         app.save_workspace()
         assert json.loads(app.store.path.read_text())["settings"]["grad"] is True
         await pilot.press("b")
-        assert app.messages[-1][0] == "grad: forward only"
+        assert app.main.status.said[-1][0] == "grad: forward only"
         await wait_for(pilot, lambda: settled(app), what="forward-only: not recorded")
         assert "no recording of this chain in eager" in str(app.query_one("#mode-note-eager").render())
 
@@ -157,7 +157,7 @@ async def test_roofline_places_counted_kernels_and_the_cursor_picks_one(make_app
         assert chart.selected == 1
         _, rows = table_text(screen.query_one("#roofline-table"))
         assert any(r[-1] == "no bytes" for r in rows)  # the compiled mm: FLOPs, but no bytes
-        app.set_compile_mode("max-autotune")  # not recorded: the open view follows the new state
+        app.main.settings.set_compile_mode("max-autotune")  # not recorded: the open view follows the new state
         await wait_for(pilot, lambda: settled(app), what="max-autotune: not recorded")
         assert [e.mode for e in screen.entries] == ["eager", "eager"]
 
@@ -194,7 +194,7 @@ async def test_pin_shows_deltas_persists_compares_and_unpins(make_app) -> None:
     async with app.run_test(size=(160, 50)) as pilot:
         await started(pilot, app)
         await pilot.press("p")
-        assert app.messages[-1][0].startswith("pinned add_relu")
+        assert app.main.status.said[-1][0].startswith("pinned add_relu")
         assert "vs pin · eager: device no change" in headline(app)
         app.query_one(ChainEditor).load_text("c = a + b")
         await wait_for(pilot, lambda: app.session.text == "c = a + b" and focus_done(app), what="the edit's rows")
@@ -242,7 +242,7 @@ async def test_grad_flops_and_dynamic_with_the_real_cpu_worker(make_app) -> None
         await wait_for(pilot, lambda: isinstance(app.screen, RooflineScreen), what="the roofline view")
         assert any(e.placed and e.row.pass_ == "backward" for e in app.screen.entries)
         await pilot.press("escape")
-        app.set_modes("static+dynamic")
+        app.main.settings.set_modes("static+dynamic")
         await wait_for(pilot, lambda: focus_done(app), timeout=240, what="static and dynamic")
         assert shown(app, "dynamic").ran_compiled and "dynamic vs compiled" in headline(app)
 

@@ -166,9 +166,9 @@ async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app, tmp_p
         assert "mul_sum" in kernel_names(app, "compiled")[0]
         assert "device" in headline(app) and "wall" not in headline(app)
         await pilot.press("escape", "p")  # a pin keeps its figures: not before the wall time
-        assert "wall time is being timed" in app.messages[-1][0] and app.workspace.pins == {}
+        assert "wall time is being timed" in app.main.status.said[-1][0] and app.workspace.pins == {}
         await pilot.press("J")  # nor a report, whose wall column would be empty for good
-        assert "export in a moment" in app.messages[-1][0] and not list(app.export_dir.glob("*.json"))
+        assert "export in a moment" in app.main.status.said[-1][0] and not list(app.export_dir.glob("*.json"))
         go_ahead.touch()
         await wait_for(pilot, lambda: focus_done(app), what="the wall time")
         await pilot.pause()
@@ -176,7 +176,7 @@ async def test_compiled_rows_show_while_their_wall_time_is_timed(make_app, tmp_p
         title = str(app.query_one("#mode-title-compiled").render())
         assert f"wall {format_time_us(whole.wall_time_us)}" in title and "timing" not in title
         await pilot.press("p")
-        assert app.messages[-1][0].startswith("pinned")
+        assert app.main.status.said[-1][0].startswith("pinned")
         await pilot.press("J")
         assert len(list(app.export_dir.glob("*.json"))) == 1
 
@@ -211,7 +211,7 @@ async def test_the_status_bar_clock_ticks_without_laying_the_screen_out(make_app
         assert layouts == [] and bar.size.height == 1
         go_ahead.touch()
         await wait_for(pilot, lambda: settled(app), what="the request's end")
-        app.message("a message too long for one line: " + "word " * 40, "red")
+        app.main.message("a message too long for one line: " + "word " * 40, "red")
         await wait_for(pilot, lambda: bar.size.height > 1, what="the message on lines of its own")
 
 
@@ -438,7 +438,7 @@ async def test_worker_crash_is_a_message_and_the_worker_restarts(make_app, tmp_p
         await client.kill_worker()
         await wait_for(pilot, lambda: settled(app), what="the failure")
         failures = [v.failure for v in focus_view(app).modes if v.failure]
-        assert failures and all(f.error.kind == "worker" for f in failures), (failures, app.messages)
+        assert failures and all(f.error.kind == "worker" for f in failures), (failures, app.main.status.said)
         await wait_for(pilot, lambda: client.state == "ready" and client.pid not in (None, pid), what="restart")
         await wait_for(pilot, lambda: "restarted" in app.query_one(StatusBar).info.message, what="the restart said")
         assert app.is_running  # never an exit
@@ -649,13 +649,13 @@ async def test_a_fast_runs_progress_is_not_drawn_before_its_rows(make_app) -> No
     notes: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        render = app.render_panes
+        render = app.main.loop.render_panes
 
         def spy() -> None:
             render()
             notes.append(str(app.query_one("#mode-note-eager").render()))
 
-        app.render_panes = spy
+        app.main.loop.render_panes = spy
         app.query_one(ChainEditor).load_text("(a * b).sum()")
         await wait_for(pilot, lambda: app.session.text == "(a * b).sum()" and focus_done(app), what="the new rows")
         assert notes and not any("measuring" in note for note in notes), notes
@@ -674,14 +674,14 @@ async def test_an_edit_whose_rows_come_at_once_is_drawn_once_with_them(make_app)
     )  # sent from the edit, as by default
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        render = app.render_panes
+        render = app.main.loop.render_panes
         drawn: list[tuple[str, bool]] = []
 
         def spy() -> None:
             render()
             drawn.append((app.session.text, app.session.focus_view(time.monotonic()).mode("eager").fresh))
 
-        app.render_panes = spy
+        app.main.loop.render_panes = spy
         app.query_one(ChainEditor).load_text("(a * b).sum()")
         await wait_for(pilot, lambda: app.session.text == "(a * b).sum()" and focus_done(app), what="the new rows")
         first = next(rows for text, rows in drawn if text == "(a * b).sum()")

@@ -75,9 +75,9 @@ async def test_a_saved_file_is_measured_again_without_a_key_press_and_its_error_
         assert title.endswith("model.py:f · read-only") and len(title) + 4 <= editor.outer_size.width  # not cut
         app.screen.set_focus(editor)
         await pilot.press("x")
-        assert app.messages[-1][0] == "read-only: edit model.py in your own editor; each save is measured here"
+        assert app.main.status.said[-1][0] == "read-only: edit model.py in your own editor; each save is measured here"
         assert editor.text.startswith("def f(x):")
-        assert folder / "helpers.py" in app.source_watch.files
+        assert folder / "helpers.py" in app.main.source.watch.files
 
         relu = "from helpers import bump\n\n\ndef f(x):\n    return bump(x).relu()\n"
         model.write_text(relu)
@@ -93,7 +93,7 @@ async def test_a_saved_file_is_measured_again_without_a_key_press_and_its_error_
         model.write_text("from helpers import bump\n\n\ndef f(x):\n    y = bump(x)\n    raise ValueError('boom')\n")
         await wait_for(
             pilot,
-            lambda: any("model.py:6: ValueError: boom" in text for text, _ in app.messages),
+            lambda: any("model.py:6: ValueError: boom" in text for text, _ in app.main.status.said),
             STEP_TIMEOUT,
             "the error line",
         )
@@ -101,7 +101,7 @@ async def test_a_saved_file_is_measured_again_without_a_key_press_and_its_error_
         assert "model.py:6: ValueError: boom" in status_text(app)
         assert editor.line_number_start + editor.text.splitlines().index("    raise ValueError('boom')") == 6
         assert shown(app, "eager") is good
-        assert not any("Traceback" in text for text, _ in app.messages)
+        assert not any("Traceback" in text for text, _ in app.main.status.said)
 
         model.write_text(relu)  # the error undone: a version measured before, its rows cached
         await wait_for(pilot, lambda: focus_done(app) and shown(app, "eager") is good, STEP_TIMEOUT, "undone")
@@ -140,9 +140,9 @@ async def test_a_workspace_holding_a_file_never_runs_it_without_confirmation(mak
         await wait_for(pilot, lambda: focus_done(app) and kernels(app) == ["aten::add"], STEP_TIMEOUT, "chain rows")
         assert app.session.source is None
         assert not (folder / "imported_by").exists()
-        assert any("not run" in text for text, _ in app.messages)
+        assert any("not run" in text for text, _ in app.main.status.said)
 
-        app.action_open_workspace_source()
+        app.main.action_open_workspace_source()
         await wait_for(pilot, lambda: isinstance(app.screen, RunFileDialog), what="the confirmation again")
         await pilot.press("y")
         await wait_for(pilot, lambda: (folder / "imported_by").exists(), STEP_TIMEOUT, "the file run once confirmed")

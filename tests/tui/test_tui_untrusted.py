@@ -103,7 +103,7 @@ async def test_opening_an_unconfirmed_chain_holds_it_and_an_edit_confirms_it(tmp
     app = make_app(workspace_path=path, chain=None)
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="the seed chain runs: it is the app's own")
-        app.open_chain(1)
+        app.main.open_chain(1)
         await wait_for(pilot, lambda: app.session.text == "a - b", what="the other chain")
         assert app.session.held and not app.session.running()
         assert "ctrl+r runs it" in str(app.query_one("#headline").render())

@@ -88,8 +88,8 @@ async def test_a_newer_file_opens_read_only_and_is_never_written(tmp_path: Path,
     before = path.read_bytes()
     app = make_app(workspace_path=path, chain=None)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: any("read-only" in text for text, _ in app.messages), what="the notice")
-        notice = next(text for text, _ in app.messages if "read-only" in text)
+        await wait_for(pilot, lambda: any("read-only" in text for text, _ in app.main.status.said), what="the notice")
+        notice = next(text for text, _ in app.main.status.said if "read-only" in text)
         assert "newer kernel-tui (version 99" in notice and "layout" in notice
         assert "read-only" in app.query_one(StatusBar).info.settings
         assert app.query_one(ChainEditor).text == "a * b"
@@ -102,7 +102,7 @@ async def test_a_newer_file_opens_read_only_and_is_never_written(tmp_path: Path,
     assert path.read_bytes() == before
     [copy] = [p for p in tmp_path.iterdir() if ".copy-" in p.name]
     assert json.loads(copy.read_text())["chains"][0]["text"] == "a * b + c"
-    assert any(str(copy) in text for text, _ in app.messages)
+    assert any(str(copy) in text for text, _ in app.main.status.said)
 
 
 async def test_quitting_unsaved_edits_can_stay_or_quit(tmp_path: Path, make_app) -> None:
@@ -162,8 +162,8 @@ async def test_a_repaired_workspace_opens_read_only_and_is_never_written(tmp_pat
     before = path.read_bytes()
     app = make_app(workspace_path=path, chain=None)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: any("read-only" in text for text, _ in app.messages), what="the notice")
-        notice = next(text for text, _ in app.messages if "read-only" in text)
+        await wait_for(pilot, lambda: any("read-only" in text for text, _ in app.main.status.said), what="the notice")
+        notice = next(text for text, _ in app.main.status.said if "read-only" in text)
         assert "chains[0].name" in notice and "chains[1].named" in notice
         app.screen.set_focus(app.query_one(ChainEditor))
         await pilot.press("end", "space", "+", "space", "c")
@@ -243,8 +243,8 @@ async def test_a_state_dir_under_a_regular_file_starts_the_app_read_only_and_say
     monkeypatch.setenv("XDG_STATE_HOME", f"{regular}/sub\x1b]0;owned\x07")
     app = make_app(workspace_path=None, chain=None)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: any("read-only" in text for text, _ in app.messages), what="the notice")
-        [notice] = [text for text, _ in app.messages if "read-only" in text]
+        await wait_for(pilot, lambda: any("read-only" in text for text, _ in app.main.status.said), what="the notice")
+        [notice] = [text for text, _ in app.main.status.said if "read-only" in text]
         assert f"(from XDG_STATE_HOME={regular}/sub\\x1b]0;owned\\x07)" in notice and "\x1b" not in notice
         assert notice.endswith("the app runs read-only, nothing is saved")
         assert "read-only" in app.query_one(StatusBar).info.settings

@@ -4,6 +4,7 @@ file of the user's (its path in full), a choice."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on
@@ -17,6 +18,9 @@ from probes.link.protocol import SourceRef
 from probes.link.safe_text import inert_line
 from tui.screens.own_footer import OwnFooter
 from tui.widgets.keys_in_order import KeysInOrder, ScreenKeysInOrder
+
+if TYPE_CHECKING:
+    from tui.workspace_file import WorkspaceFile
 
 
 class DialogInput(KeysInOrder, Input):
@@ -141,3 +145,13 @@ class ChoiceDialog(OwnFooter, ScreenKeysInOrder, ModalScreen[str | None]):
 
     def action_answer(self, answer: str | None) -> None:
         self.dismiss(answer)
+
+
+def unsaved_dialog(store: WorkspaceFile) -> ChoiceDialog:
+    """Quitting with edits that cannot be saved: a copy, no save, or stay."""
+    why = store.read_only or "the last save failed"
+    return ChoiceDialog(
+        f"Your edits cannot be saved to {inert_line(str(store.path))} ({inert_line(why)}).",
+        [("c", "Save a copy and quit"), ("q", "Quit without saving"), ("escape", "Stay")],
+        id="unsaved-dialog",
+    )

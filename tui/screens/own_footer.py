@@ -3,7 +3,7 @@
 The main screen's footer stays drawn under a modal screen, so it offered keys that do nothing
 there (``s Sweep`` under the help screen). A screen with ``OwnFooter`` shows a footer of its own,
 over that one, with the keys that work on it: its own bindings, and none of the main screen's
-(``KernelTuiApp.check_action`` turns those off while a screen is over the main one).
+(the main screen binds those: they are off while a screen is over it).
 """
 
 from __future__ import annotations

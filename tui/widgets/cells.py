@@ -19,11 +19,7 @@ CELL_PADDING = 2
 columns out so, as DataTable does its own)."""
 
 
-TextKey = tuple[object, ...]
-"""What ``text_key`` gives: equal for two texts that draw the same."""
-
-
-def text_key(content: Text | str) -> TextKey:
+def text_key(content: Text | str) -> tuple[object, ...]:
     """What a text shows, comparable: a widget given the same key again need not redraw."""
     if isinstance(content, str):
         return (content,)

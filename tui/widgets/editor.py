@@ -33,7 +33,7 @@ LETTERS_HINT = "esc: letter keys"
 
 
 class ChainEditor(KeysInOrder, Bordered, TextArea):
-    """Where the chain is typed. Posts ``Edited`` to the app on every change of the text."""
+    """Where the chain is typed. Posts ``Edited`` to its screen on every change of the text."""
 
     BINDINGS = bindings("editor")
 
@@ -125,9 +125,9 @@ class ChainEditor(KeysInOrder, Bordered, TextArea):
         self._loading = None
         edited = self.Edited(self.text, loaded)
         if fast_paths.enabled():
-            # To the app itself, not bubbled: each widget between takes a turn of the event loop,
-            # and the screen can draw the key's frame meanwhile, before the edit's run is sent.
-            self.app.post_message(edited)
+            # To the screen itself, not bubbled: each widget between takes a turn of the event
+            # loop, and the screen can draw the key's frame meanwhile, before the edit's run is sent.
+            self.screen.post_message(edited)
         else:
             self.post_message(edited)
 

@@ -12,6 +12,8 @@ when each gets room, kernel names given whatever width the other columns leave.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.text import Text
 from textual import on
@@ -70,7 +72,7 @@ def scrollbar_width(rows: int) -> int:
     return TABLE_SCROLLBAR if rows + 1 > TABLE_MAX_LINES else 0
 
 
-def table_lines(table: DataTable[Text]) -> int:
+def table_lines(table: DataTable[Any]) -> int:
     """Lines a kernel table takes on screen: its header and rows, up to TABLE_MAX_LINES."""
     return min(table.row_count + 1, TABLE_MAX_LINES)
 

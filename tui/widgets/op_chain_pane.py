@@ -13,7 +13,7 @@ list it (the rows the kernel pane shows), so the two panes never disagree.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -84,15 +84,6 @@ def kernels_per_op(ops: list[OpNode], m: Measurement | None, pass_: str | None =
             own = [name for name, listed, raw in named if op_name(op.op) in listed or mentions(raw, op.op)]
         found.append(list(dict.fromkeys(own)))
     return found
-
-
-class _OpRow(NamedTuple):
-    """One op's line before the kernel names are fitted: its text cells (op, shape where shown,
-    out), its eager kernels and its compiled kernel."""
-
-    cells: list[Text]
-    eager: list[str]
-    compiled: str | None
 
 
 @dataclass(frozen=True)
@@ -236,7 +227,7 @@ class OpChainPane(Pane):
         self.set_border(None, "STALE" if stale and ops else "")
 
     @staticmethod
-    def _row(group: OpGroup, i: int, with_shape: bool, base: str) -> _OpRow:
+    def _row(group: OpGroup, i: int, with_shape: bool, base: str) -> list[object]:
         """One op's cells; its output is a ``tmp`` unless it ends its group, green when it never
         reaches memory because the next op of the group fused with it."""
         op, ops, compiled = group.ops[i], group.ops, group.compiled
@@ -245,10 +236,10 @@ class OpChainPane(Pane):
         if i < len(ops) - 1:
             out.append(" tmp", style="green" if fused_away else "dim")
         shape = "×".join(format_dim(d) for d in op.shape) or "scalar"
-        cells = [plain(op.op.removeprefix("aten::"), base or "bold")]
+        cells: list[object] = [plain(op.op.removeprefix("aten::"), base or "bold")]
         if with_shape:
             cells.append(Text(f"[{shape}] {short_dtype(op.dtype)}", style=base))
-        return _OpRow([*cells, out], group.eager[i], compiled[i])
+        return [*cells, out, group.eager[i], compiled[i]]
 
     @staticmethod
     def _names_fit(ops: list[OpNode], eager: list[list[str]], compiled: list[str | None], width: int) -> bool:
@@ -263,28 +254,29 @@ class OpChainPane(Pane):
 
     @staticmethod
     def _fit(
-        rows: list[_OpRow], width: int, has_eager: bool, compiled: Measurement | None, marks: list[str], base: str
+        rows: list[list[Any]], width: int, has_eager: bool, compiled: Measurement | None, marks: list[str], base: str
     ) -> list[list[Text]]:
         """Give the two kernel-name columns the width the other columns leave, split between them."""
         if not rows:
             return [[Text("no ops recorded yet", style="dim italic")]]
-        headers = ["op", "shape", "out"] if len(rows[0].cells) == 3 else ["op", "out"]
-        fixed = [max(len(header), *(r.cells[k].cell_len for r in rows)) for k, header in enumerate(headers)]
+        fixed = [max(len("op"), *(r[0].cell_len for r in rows))]
+        fixed += [max(len("shape"), *(r[1].cell_len for r in rows))] if len(rows[0]) == 5 else []
+        fixed += [max(len("out"), *(r[-3].cell_len for r in rows))]
         room = flex_width(fixed, width, 24) - 2 * 2  # two flexible columns, one more padding
-        eager_len = max(len("eager kernel"), *(len(", ".join(r.eager)) for r in rows))
-        compiled_len = max(len("compiled kernel"), *(len(r.compiled or "") + 2 for r in rows))
+        eager_len = max(len("eager kernel"), *(len(", ".join(r[-2])) for r in rows))
+        compiled_len = max(len("compiled kernel"), *(len(r[-1] or "") + 2 for r in rows))
         eager_room, compiled_room = share_width(room, [eager_len, compiled_len])
         fitted = []
         for i, row in enumerate(rows):
             cell = Text(style=base)
-            name = row.compiled
+            name = row[-1]
             if name:
                 cell.append(marks[i] + " ", style="cyan")
                 cell.append(fit_kernel(name, compiled_room - 2))
             elif compiled is not None:
                 cell.append("-" if compiled.ran_compiled else "(ran eager)", style="dim")
-            names = row.eager
+            names = row[-2]
             each = max(6, (eager_room - 2 * (len(names) - 1)) // max(1, len(names)))
             eager = ", ".join(fit_kernel(n, each) for n in names) if names else ("-" if has_eager else "")
-            fitted.append([*row.cells, Text(eager, style=base), cell])
+            fitted.append([*row[:-2], Text(eager, style=base), cell])
         return fitted

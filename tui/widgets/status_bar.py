@@ -7,7 +7,8 @@ Right: the activity (the worker's progress message, step/total and elapsed time)
 message (errors in plain words). While the link is down, why (one attempt's reason) has a line of
 its own, cut to it. When narrow, the least important parts go first (the torch version, then the
 settings, unless the link is down); a message too long for the line gets lines of its own,
-nothing of it cut, and the settings stay on the first line.
+nothing of it cut, and the settings stay on the first line. The bar keeps the messages it said
+(``said``), and forgets one about a text that changed (``forget_text_message``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from probes.link import fast_paths
 from tui.link_state import STYLES
 from tui.widgets.cells import plain
 
+KEPT_MESSAGES = 50
 MESSAGE_GAP = 2
 """Cells kept free between the device (or the settings) and the message on the right."""
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -61,6 +63,29 @@ class StatusBar(Widget):
     """
 
     info: reactive[StatusInfo] = reactive(StatusInfo)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.said: list[tuple[str, str]] = []
+        """Every message (the newest last), for the record and for tests."""
+        self.of_text = False
+        """The message is about the text as it was (see ``say``)."""
+
+    def say(self, text: str, style: str = "", *, of_text: bool = False, show: bool = True) -> None:
+        """Say ``text`` (and keep it in the record; ``show``: on the bar too, unless the app is
+        going); ``of_text``: it is about the chain as typed now, and goes when the text changes."""
+        self.said.append((text, style))
+        del self.said[:-KEPT_MESSAGES]
+        self.of_text = of_text
+        if show:
+            self.set(message=text, message_style=style)
+
+    def forget_text_message(self) -> None:
+        """The text measured changed (typed, or its file saved): the message about the text as it
+        was (its error) goes, so that no error outlives its cause."""
+        if self.of_text:
+            self.of_text = False
+            self.set(message="")
 
     def set(self, **changes: object) -> None:
         """Repaint the bar; and (a fast path) lay the screen out again only when the bar's height

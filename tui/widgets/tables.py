@@ -19,7 +19,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
 
-from tui.widgets.cells import CELL_PADDING, TextKey, text_key
+from tui.widgets.cells import CELL_PADDING, text_key
 from tui.widgets.keys_in_order import KeysInOrder
 
 
@@ -31,7 +31,7 @@ class RowsTable(DataTable[Text]):
         self.labels: list[Text] = []
         self.cell_rows: list[list[Text]] = []
         self.widths: list[int] = []
-        self._signature: tuple[tuple[str, ...], tuple[tuple[TextKey, ...], ...]] = ((), ())
+        self._signature: tuple[object, ...] = ()
 
     def row_cells(self, index: int) -> list[Text]:
         """The cells of row ``index``, one per column."""

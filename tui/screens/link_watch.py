@@ -1,0 +1,99 @@
+"""The worker link as the main screen follows it: the bridge's state messages, in one place.
+
+The worker's states go to one pure machine (``tui.link_state.WorkerLink``), shown in the status
+bar only: it starts a worker again by itself after a failed start, waiting longer each time, and
+at once on ctrl+r; the session sends nothing while no worker answers, and measures what is missing
+once one does. The compile worker's troubles are said, and the session knows where compiles run.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from tui import presenter
+from tui.bridge import CompileWorkerStateChanged, WorkerStateChanged
+from tui.link_state import WorkerLink
+
+if TYPE_CHECKING:
+    from tui.screens.main import MainScreen
+
+LINK_TICK_S = 0.5
+"""How often the link's countdown is redrawn and a start that is due is made."""
+
+
+class LinkWatch:
+    """The worker link's state (``WorkerLink``) fed from the bridge, shown in the status bar."""
+
+    def __init__(self, screen: MainScreen) -> None:
+        self.screen = screen
+        self.live = screen.live
+        self.session = screen.live.session
+        self.state = WorkerLink()
+
+    def watch(self) -> None:
+        """Tick while the screen lives: the countdown, and a start that is due."""
+        self.screen.set_interval(LINK_TICK_S, self._tick)
+
+    def worker_state(self, event: WorkerStateChanged) -> None:
+        if self.live.closing:
+            return
+        link, now = self.state, time.monotonic()
+        if event.state == "starting":
+            link.starting()
+        elif event.state == "lost":
+            link.lost(event.detail)
+        elif event.state == "restarting":
+            link.restarting()
+        elif event.state in ("failed", "stopped") and event.detail:
+            self.session.worker_lost()
+            link.failed(event.detail, now, permanent=event.state == "stopped")
+            self.screen.loop.render_panes()
+        elif event.state == "ready" and event.ready is not None:
+            said = link.ready()
+            if said is not None:
+                self.screen.message(said, "yellow")
+            if event.ready is not self.session.ready:
+                self.session.compiles_apart = self.live.bridge.compiles_apart()
+                effects = self.session.worker_ready(event.ready, now)
+                self.screen.status.set(device=presenter.device_label(self.session), torch=event.ready.torch_version)
+                self.screen.loop.apply(effects)
+        self.show()
+
+    def show(self) -> None:
+        """The link's state in the status bar, as of now."""
+        view = self.state.view(time.monotonic(), measuring=self.session.running())
+        self.screen.status.set(
+            worker_state=view.phase, worker_words=view.words, worker_short=view.short, worker_why=view.why
+        )
+
+    def compile_worker_state(self, event: CompileWorkerStateChanged) -> None:
+        """The compile worker started, failed, was lost or stopped: the session knows where compiles
+        run, and the status bar says what happened."""
+        if self.live.closing:
+            return
+        self.session.compiles_apart = self.live.bridge.compiles_apart()
+        self.session.compile_worker_starting = event.state == "starting"
+        detail = event.detail.replace("the worker ", "the compile worker ", 1)
+        if event.state == "failed":
+            self.screen.message(
+                f"the compile worker did not start: {event.detail}; compiles run in the eager worker", "yellow"
+            )
+        elif event.state == "lost":
+            self.screen.message(f"{detail}; a new one is starting", "yellow")
+        elif event.state == "stopped" and event.detail:
+            self.screen.message(f"{detail}; compiles run in the eager worker", "yellow")
+
+    def retry(self) -> None:
+        """ctrl+r while no worker answers: start one now (not while one starts); a start that
+        cannot be made this moment is made by the next tick."""
+        if self.state.retry_now(time.monotonic()):
+            self.live.bridge.start()
+
+    def _tick(self) -> None:
+        if self.live.closing:
+            return
+        if self.state.due(time.monotonic()):
+            self.live.bridge.start()
+        if self.state.down:
+            self.show()  # the countdown

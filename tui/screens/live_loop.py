@@ -1,0 +1,125 @@
+"""The main screen's live loop: the session's effects carried out, and its state drawn.
+
+The session (``tui.session.LiveSession``) is pure: it returns effects (send, cancel, wake up,
+say). ``LiveLoop.apply`` carries them out (through the bridge, a timer, the status bar), then
+gives the panes their new state (``render_panes``, derived by ``tui.presenter``): at once, or a
+moment later where a run was sent, unless its rows come first.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from textual.timer import Timer
+from textual.widgets import TextArea
+
+from probes.link import fast_paths
+from probes.link.protocol import ProfileRequest
+from tui import presenter
+from tui.debug_log import log_error
+from tui.session import Cancel, Effect, Notice, Send, WakeAt
+from tui.widgets.workbench import Workbench
+
+if TYPE_CHECKING:
+    from tui.screens.main import MainScreen
+
+
+class LiveLoop:
+    """Carries out the session's effects on ``screen`` and draws its state there."""
+
+    def __init__(self, screen: MainScreen) -> None:
+        self.screen = screen
+        self.live = screen.live
+        self.session = screen.live.session
+        self._wake: Timer | None = None
+        self._pending_draw: Timer | None = None
+        """Draws the panes a moment after a run was sent or made progress, unless something else
+        draws first (see ``draw_soon``)."""
+
+    def apply(self, effects: list[Effect]) -> None:
+        """Carry out what the session asks for, then show its new state: at once, or where it
+        sent a run, a moment later unless the run's rows come first (``draw_soon``)."""
+        if self.live.closing:
+            return
+        run_sent = False
+        for effect in effects:
+            if isinstance(effect, Send):
+                if isinstance(effect.request, ProfileRequest):
+                    self.live.trust.add(effect.request.chain)  # it ran here: next time it runs by itself
+                    run_sent = True
+                self.live.bridge.send(effect.request)
+            elif isinstance(effect, Cancel):
+                self.live.bridge.cancel(effect.request_id)
+            elif isinstance(effect, WakeAt):
+                if self._wake is not None:
+                    self._wake.stop()
+                # Never a 0 s timer: Textual divides by the interval when the loop runs late.
+                self._wake = self.screen.set_timer(max(0.001, effect.when - time.monotonic()), self._woken)
+            elif isinstance(effect, Notice):
+                frozen = self.live.frozen
+                took = f" in {effect.elapsed_s:.1f} s" if effect.elapsed_s is not None and not frozen else ""
+                self.screen.message(effect.text + took, effect.style, of_text=effect.of_text)
+        if run_sent:
+            self.draw_soon()
+        else:
+            self.render_panes()
+
+    def draw_soon(self) -> None:
+        """Draw the panes ``Timing.progress_delay_s`` from now unless something draws first (a
+        fast path; at once where fast paths are off). A new run and a run's progress are drawn
+        so: an edit's eager rows usually come within that moment, and a frame drawn for the edit
+        alone would hold them up behind its layout; they show the run's state anyway."""
+        if not fast_paths.enabled():
+            self.render_panes()
+        elif self._pending_draw is None:
+            self._pending_draw = self.screen.set_timer(self.session.timing.progress_delay_s, self._draw_pending)
+
+    def _draw_pending(self) -> None:
+        self._pending_draw = None
+        self.render_panes()
+
+    def _woken(self) -> None:
+        self._wake = None
+        self.apply(self.session.tick(time.monotonic()))
+
+    def render_panes(self) -> None:
+        """Give every pane its state from the session (each renders itself). A bug in a pane is
+        logged and said on screen; the app and what was typed survive it."""
+        if self._pending_draw is not None:
+            self._pending_draw.stop()
+            self._pending_draw = None
+        if self.live.closing:
+            return
+        try:
+            self._render_panes()
+        except Exception as exc:  # logged and shown, never silent
+            where = log_error(self.live, "internal error drawing the panes", exc)
+            self.screen.message(
+                f"internal error drawing the panes: {exc!r}" + (f" (details in {where})" if where else ""), "bold red"
+            )
+
+    def _render_panes(self) -> None:
+        screen = self.screen
+        panes = presenter.panes(
+            self.session,
+            name=screen.source.label() or self.live.workspace.chain.name,
+            pinned=screen.pins.pinned(),
+            now=time.monotonic(),
+            in_editor=isinstance(screen.focused, TextArea),
+            read_only=self.live.store.read_only is not None,
+        )
+        bench = screen.query_one(Workbench)
+        bench.show(panes)
+        screen.comparisons.follow_roofline()
+        screen.status.set(settings=panes.settings)
+        self.tick_clock(spin=False)
+        bench.relayout()
+
+    def tick_clock(self, *, spin: bool = True) -> None:
+        """What runs now, with its elapsed time (a ticking clock and a spinner while it runs)."""
+        if self.live.closing:
+            return
+        activity, elapsed = presenter.activity_status(self.session, time.monotonic(), frozen=self.live.frozen)
+        bar = self.screen.status
+        bar.set(activity=activity, elapsed=elapsed, spin=bar.info.spin + (spin and bool(elapsed)))
