@@ -14,8 +14,9 @@ rather than this module. The commands (keys, footer, help, palette) come from on
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
@@ -27,6 +28,7 @@ from textual.widgets import Footer, Input, TextArea
 from probes.link import fast_paths
 from probes.link.protocol import ProfileRequest, Progress, SourceRef
 from probes.link.safe_text import inert
+from probes.link.settings import Settings
 from probes.link.state_files import UnusableDir, user_cache_dir, user_state_dir
 from probes.link.worker_process import EarlyWorker
 from tui import commands, presenter
@@ -101,13 +103,7 @@ class KernelTuiApp(
         early_compiler: EarlyWorker | None = None,
         compile_worker: bool | None = None,
         workspace_path: Path | None = None,
-        device: str | None = None,
-        sizes: list[int] | None = None,
-        dtype: str | None = None,
-        modes: str | None = None,
-        compile_mode: str | None = None,
-        focus_size: int | None = None,
-        reps: int | None = None,
+        settings: Mapping[str, Any] | None = None,
         export_dir: Path | None = None,
         frozen: bool = False,
         highlight: bool | None = None,
@@ -119,30 +115,16 @@ class KernelTuiApp(
         self.store.notices += _folder_notices(self.store)
         self.workspace = self.store.workspace
         self.trust = TrustedChains()
-        s = self.workspace.settings
         if chain is not None:
             self.workspace.select_text(chain)
             self.trust.add(chain)  # given on the command line: confirmed
-        if sizes and focus_size is None:
-            focus_size = sizes[0]  # the sizes alone: the live view measures the first of them
-        given: dict[str, object] = {
-            "device": device,
-            "sizes": list(sizes) if sizes is not None else None,
-            "dtype": dtype,
-            "modes": modes,
-            "compile_mode": compile_mode,
-            "focus_size": focus_size,
-            "reps": reps,
-        }
-        for name, value in given.items():
-            if value is not None:
-                setattr(s, name, value)
+        self.workspace.take(settings or {})  # given on the command line: checked values by name
         self.export_dir = export_dir or Path.cwd()
         self.frozen = frozen
         """Tests and snapshots: no clock in the status bar, no cursor blink, no elapsed times."""
         self.highlight = highlight
         self.autosave = autosave
-        self.session = LiveSession(s, inert(self.workspace.chain.text), timing=timing)
+        self.session = LiveSession(self.workspace.settings, inert(self.workspace.chain.text), timing=timing)
         if source is not None:
             self.session.hold(f"opening {inert(source.label)}")  # the chain waits: the file is what was asked for
         elif not self.trust.knows(self.workspace.chain.text):
@@ -281,10 +263,12 @@ class KernelTuiApp(
     def _compile_worker_state(self, event: CompileWorkerStateChanged) -> None:
         self.compile_worker_state_changed(event)
 
-    def settings_changed(self, what: str) -> None:
+    def settings_changed(self, what: str, settings: Settings) -> None:
+        """The settings are now ``settings``: saved with the workspace, measured by the session."""
+        self.workspace.settings = settings
         self.schedule_save()
         self.message(what)
-        self.apply(self.session.settings_changed(what.split(":")[0], time.monotonic()))
+        self.apply(self.session.settings_changed(settings, what.split(":")[0], time.monotonic()))
 
     # -- state out --------------------------------------------------------------------------------
 
@@ -311,6 +295,7 @@ class KernelTuiApp(
             pinned=self.pinned(),
             now=time.monotonic(),
             in_editor=isinstance(self.focused, TextArea),
+            chart=self.workspace.chart,
             read_only=self.store.read_only is not None,
         )
         kernels = self.query_one(KernelPane)

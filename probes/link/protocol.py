@@ -23,7 +23,22 @@ import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal, NoReturn, Union, get_args, get_origin, get_type_hints
+from typing import (
+    IO,
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    NoReturn,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 from probes.link.safe_files import REPORT_LIMIT_BYTES, UnreadableFile, read_user_file
 from probes.link.safe_text import inert_line
@@ -34,8 +49,8 @@ from probes.link.settings import (
     DEFAULT_FOCUS_SIZE,
     DEFAULT_MODES,
     MAX_SIZES,
-    MeasureSettings,
     SettingError,
+    Settings,
     check_size,
 )
 from probes.link.settings import DEFAULT_SIZES as DEFAULT_SIZES
@@ -321,7 +336,11 @@ class DeviceInfo:
 
 @dataclass
 class ProfileRequest:
-    """Measure one chain at each size x mode; answers stream one ``MeasurementResult`` each."""
+    """Measure one chain at each size x mode; answers stream one ``MeasurementResult`` each.
+
+    Its settings are ``probes.link.settings.Settings`` (``of`` makes a request from them,
+    ``settings`` reads them back), written flat on the wire: a field each, as every version of
+    the protocol has written them."""
 
     id: str
     chain: str
@@ -345,9 +364,43 @@ class ProfileRequest:
     display (``model.py:block``)."""
     type: Literal["profile"] = "profile"
 
-    def settings(self) -> MeasureSettings:
-        return MeasureSettings(
-            tuple(self.sizes), tuple(self.modes), self.dtype, self.device, self.reps, self.grad, self.call_budget_s
+    @classmethod
+    def of(
+        cls,
+        id: str,
+        chain: str,
+        settings: Settings,
+        *,
+        sizes: list[int] | None = None,
+        modes: list[str] | None = None,
+        early_rows: bool = False,
+        source: SourceRef | None = None,
+    ) -> ProfileRequest:
+        """A request to measure ``chain`` with ``settings``: at its sizes and modes, or at the
+        ``sizes`` and ``modes`` given (the app's live N, one mode of a pair)."""
+        return cls(
+            id,
+            chain,
+            sizes=list(settings.sizes if sizes is None else sizes),
+            modes=list(settings.modes if modes is None else modes),
+            device=settings.device,
+            dtype=settings.dtype,
+            reps=settings.reps,
+            grad=settings.grad,
+            early_rows=early_rows,
+            call_budget_s=settings.call_budget_s,
+            source=source,
+        )
+
+    def settings(self) -> Settings:
+        return Settings(
+            sizes=tuple(self.sizes),
+            modes=tuple(self.modes),
+            dtype=self.dtype,
+            device=self.device,
+            reps=self.reps,
+            grad=self.grad,
+            call_budget_s=self.call_budget_s,
         )
 
     def invalid(self) -> str | None:
@@ -472,7 +525,7 @@ class RequestDone:
 Request = ProfileRequest | InfoRequest | WarmupRequest | CancelRequest | ShutdownRequest
 Event = WorkerReady | Progress | Heartbeat | MeasurementResult | RequestFailed | RequestDone
 
-_MESSAGES: dict[str, type] = {
+_MESSAGES: dict[str, type[Request | Event]] = {
     get_args(get_type_hints(cls)["type"])[0]: cls for cls in (*get_args(Request), *get_args(Event))
 }
 
@@ -486,8 +539,8 @@ class ProtocolError(ValueError):
     """A line (or a report) that is not a message of this protocol, in plain words."""
 
 
-def _json_key(f: dataclasses.Field) -> str:
-    return f.metadata.get("json", f.name)
+def _json_key(f: dataclasses.Field[Any]) -> str:
+    return str(f.metadata.get("json", f.name))
 
 
 def to_dict(obj: Any) -> Any:
@@ -561,9 +614,10 @@ def _build(tp: Any, value: Any, where: str) -> Any:
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
+D = TypeVar("D", bound="DataclassInstance")
 
 
-def from_dict(cls: type, data: Any, where: str = "") -> Any:
+def from_dict(cls: type[D], data: Any, where: str = "") -> D:
     """Build dataclass ``cls`` from ``data`` (as written by ``to_dict``), strictly: every field
     without a default must be there, every value must have its field's type. Unknown keys are
     ignored (a newer peer's additions)."""

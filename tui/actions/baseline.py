@@ -72,7 +72,7 @@ class BaselineActions(AppHost):
             self.message("this chain has no pin: p pins the result on screen", "yellow")
             return
         s = self.workspace.settings
-        mode = s.request_modes()[-1]
+        mode = s.modes[-1]
         now = self.session.cached(self.session.text, mode)
         same = [m for m in pinned if m.mode == mode and m.size == s.focus_size]
         base = next(

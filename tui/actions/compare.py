@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING
 
 from probes.chain.expr import ChainError, parse_chain
-from probes.link.protocol import COMPILED_MODES, MODES, Measurement, ProfileRequest, RequestFailed
+from probes.link.protocol import MODES, Measurement, ProfileRequest, RequestFailed
 from tui.actions.host import AppHost
 
 if TYPE_CHECKING:
@@ -29,8 +29,7 @@ class CompareActions(AppHost):
 
     def compare_modes(self) -> CompareScreen | None:
         """The current chain, eager (left) vs the compile mode (right)."""
-        s = self.workspace.settings
-        compiled = s.compile_mode if s.compile_mode in COMPILED_MODES else "compiled"
+        compiled = self.workspace.compile_mode
         text = self.session.text
         return self._open_compare(
             [(text, "eager", "left"), (text, compiled, "right")],
@@ -40,7 +39,7 @@ class CompareActions(AppHost):
 
     def compare_chains(self, other: int) -> CompareScreen | None:
         """The current chain (left) vs chain ``other`` (right), in the last selected mode."""
-        mode = self.workspace.settings.request_modes()[-1]
+        mode = self.workspace.settings.modes[-1]
         chain = self.workspace.chains[other]
         return self._open_compare(
             [(self.session.text, mode, "left"), (chain.text, mode, "right")],
@@ -81,16 +80,7 @@ class CompareActions(AppHost):
                     )
                 continue
             modes = [m for m in MODES if m in {mode for mode, _ in pairs}]
-            request = ProfileRequest(
-                id=self.session.new_id(),
-                chain=text,
-                sizes=[s.focus_size],
-                modes=modes,
-                device=s.device,
-                dtype=s.dtype,
-                reps=s.reps,
-                grad=s.grad,
-            )
+            request = ProfileRequest.of(self.session.new_id(), text, s, sizes=[s.focus_size], modes=modes)
             self.session.track(request, time.monotonic())
             screen.expect(request, pairs)
             self.bridge.send(request, reply_to=screen)

@@ -6,6 +6,8 @@ matches (the session keys its cache by it, so switching back shows the earlier r
 
 from __future__ import annotations
 
+import dataclasses
+
 from tui.actions.host import AppHost
 
 
@@ -14,5 +16,5 @@ class GradActions(AppHost):
         self.set_grad(not self.workspace.settings.grad)
 
     def set_grad(self, on: bool) -> None:
-        self.workspace.settings.grad = on
-        self.settings_changed("grad: forward + backward" if on else "grad: forward only")
+        what = "grad: forward + backward" if on else "grad: forward only"
+        self.settings_changed(what, dataclasses.replace(self.workspace.settings, grad=on))

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from probes.link.protocol import Measurement
+    from probes.link.settings import Settings
     from tui.bridge import WorkerBridge
     from tui.screens.compare import CompareScreen
     from tui.session import Effect, LiveSession
@@ -47,7 +48,7 @@ class AppState(Protocol):
 
     def render_panes(self) -> None: ...
 
-    def settings_changed(self, what: str) -> None: ...
+    def settings_changed(self, what: str, settings: Settings) -> None: ...
 
     def still_timing(self, results: list[Measurement], then: str) -> bool: ...
 

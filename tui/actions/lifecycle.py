@@ -87,6 +87,7 @@ class LifecycleActions(AppHost):
             if event.ready is not self.session.ready:
                 self.session.compiles_apart = self.bridge.compiles_apart()
                 effects = self.session.worker_ready(event.ready, now)
+                self.workspace.settings = self.session.settings  # a device this worker lacks: its default
                 self.query_one(StatusBar).set(
                     device=presenter.device_label(self.session), torch=event.ready.torch_version
                 )

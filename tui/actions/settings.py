@@ -7,6 +7,7 @@ re-measures what no longer matches (the rows on screen are marked stale meanwhil
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from textual.app import SystemCommand
 
@@ -45,25 +46,24 @@ def next_in(choices: tuple[str, ...] | list[str], current: str) -> str:
 
 class SettingsActions(AppHost):
     def action_cycle_modes(self) -> None:
-        self.set_modes(next_in(ws.MODE_CHOICES, self.workspace.settings.modes))
+        self.set_modes(next_in(ws.MODE_CHOICES, self.workspace.toggle))
 
-    def set_modes(self, modes: str) -> None:
-        self.workspace.settings.modes = modes
-        self.settings_changed(f"modes: {self.workspace.settings.describe_modes()}")
+    def set_modes(self, toggle: str) -> None:
+        settings = self.workspace.toggled(toggle)
+        self.settings_changed(f"modes: {ws.describe_modes(settings)}", settings)
 
     def action_cycle_compile_mode(self) -> None:
-        self.set_compile_mode(next_in(ws.COMPILE_MODES, self.workspace.settings.compile_mode))
+        self.set_compile_mode(next_in(ws.COMPILE_MODES, self.workspace.compile_mode))
 
     def set_compile_mode(self, mode: str) -> None:
-        self.workspace.settings.compile_mode = mode
-        self.settings_changed(f"compile mode: {mode}")
+        self.workspace.compile_mode = mode
+        self.settings_changed(f"compile mode: {mode}", self.workspace.toggled(self.workspace.toggle))
 
     def action_cycle_dtype(self) -> None:
         self.set_dtype(next_in(DTYPES, self.workspace.settings.dtype))
 
     def set_dtype(self, dtype: str) -> None:
-        self.workspace.settings.dtype = dtype
-        self.settings_changed(f"dtype: {dtype}")
+        self.settings_changed(f"dtype: {dtype}", replace(self.workspace.settings, dtype=dtype))
 
     def action_cycle_device(self) -> None:
         names = presenter.device_names(self.session)
@@ -76,8 +76,7 @@ class SettingsActions(AppHost):
         self.set_device(next_in(names, self.session.device or ""))
 
     def set_device(self, name: str) -> None:
-        self.workspace.settings.device = name
-        self.settings_changed(f"device: {name}")
+        self.settings_changed(f"device: {name}", replace(self.workspace.settings, device=name))
         self.query_one(StatusBar).set(device=presenter.device_label(self.session))
 
     def action_set_sizes(self) -> None:
@@ -87,8 +86,9 @@ class SettingsActions(AppHost):
 
         def done(value: str | None) -> None:
             if value:
-                s.sizes = parse_sizes(value)
-                self.settings_changed("sweep sizes: " + ", ".join(format_size(n) for n in s.sizes))
+                sizes = tuple(parse_sizes(value))
+                what = "sweep sizes: " + ", ".join(format_size(n) for n in sizes)
+                self.settings_changed(what, replace(self.workspace.settings, sizes=sizes))
 
         self.push_screen(
             InputDialog(
@@ -108,8 +108,8 @@ class SettingsActions(AppHost):
 
         def done(value: str | None) -> None:
             if value:
-                s.focus_size = parse_size(value)
-                self.settings_changed(f"N: {format_size(s.focus_size)}")
+                size = parse_size(value)
+                self.settings_changed(f"N: {format_size(size)}", replace(self.workspace.settings, focus_size=size))
 
         self.push_screen(
             InputDialog(
@@ -129,8 +129,9 @@ class SettingsActions(AppHost):
 
         def done(value: str | None) -> None:
             if value is not None:
-                s.reps = parse_reps(value)
-                self.settings_changed(f"reps: {'auto' if s.reps is None else s.reps}")
+                reps = parse_reps(value)
+                what = f"reps: {'auto' if reps is None else reps}"
+                self.settings_changed(what, replace(self.workspace.settings, reps=reps))
 
         self.push_screen(
             InputDialog(
@@ -144,8 +145,7 @@ class SettingsActions(AppHost):
         )
 
     def action_cycle_chart(self) -> None:
-        s = self.workspace.settings
-        s.chart = next_in(ws.CHART_VIEWS, s.chart)
+        self.workspace.chart = next_in(ws.CHART_VIEWS, self.workspace.chart)
         self.schedule_save()
         self.render_panes()
 
