@@ -19,12 +19,11 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import NoReturn
 
 from rich.console import Console
 from rich.text import Text
 
-from probes.chain.dtype_names import DTYPES
 from probes.link.baseline import METRICS, compare, gate, parse_fail_on
 from probes.link.help_text import HelpFormatter, SafeParser
 from probes.link.protocol import (
@@ -42,19 +41,7 @@ from probes.link.protocol import (
 )
 from probes.link.report_tables import output_console, plain, print_size, print_sweep
 from probes.link.safe_text import inert_line
-from probes.link.settings import (
-    DEFAULT_CALL_BUDGET_S,
-    DEFAULT_MODES,
-    DEFAULT_SIZES,
-    MODES,
-    REPS,
-    SettingError,
-    check_device,
-    check_reps,
-    parse_call_budget,
-    parse_modes,
-    parse_sizes,
-)
+from probes.link.settings import SettingError, Settings, add_flags, flags_given
 from probes.link.source_spec import parse_source_spec
 from probes.link.state_files import UnusableDir, user_cache_dir
 from probes.link.summary import SHORT_DTYPE_NAMES, format_size, sizes_measured
@@ -86,7 +73,8 @@ EXIT_STATUSES = (
 """The one table of exit statuses: ``--help`` prints it, README's table repeats it (a test keeps
 the two alike)."""
 USER_ERROR_KINDS = ("syntax", "rejected", "input")
-T = TypeVar("T")
+PROFILE_SETTINGS = ("sizes", "modes", "device", "dtype", "reps", "call_budget_s", "grad")
+"""The settings ``kernel-tui profile`` takes flags for (``probes.link.settings.FLAGS``)."""
 
 
 def _exit_status_text() -> str:
@@ -132,14 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the op chain, e.g. '(a + b).relu()'; use '\\n' or ';' for several lines; or FILE.py:NAME, "
         "a function or nn.Module of your own file (its inputs declared with --input)",
     )
-    parser.add_argument(
-        "--sizes",
-        default=",".join(format_size(s) for s in DEFAULT_SIZES),
-        help="comma-separated sizes N: 1e6, 1_000_000 and 1M all work",
-    )
-    parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help=f"comma-separated, any of: {', '.join(MODES)}")
-    parser.add_argument("--device", default=None, help="cuda, cuda:N or cpu (default: CUDA if present)")
-    parser.add_argument("--dtype", default="fp32", choices=DTYPES, help="dtype of the default inputs a, b, c")
+    add_flags(parser, PROFILE_SETTINGS[:4])
     parser.add_argument(
         "--input",
         action="append",
@@ -147,20 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DECL",
         help="declare an input, e.g. 'x: [N, 4096] bf16' (repeatable)",
     )
-    parser.add_argument(
-        "--reps", type=int, default=None, help=f"timing reps, {REPS} (default: sized to the kernel time)"
-    )
-    parser.add_argument(
-        "--call-budget",
-        default=None,
-        metavar="SECONDS",
-        help=f"stop when one call of the chain takes longer than this (default: {DEFAULT_CALL_BUDGET_S:g} s)",
-    )
-    parser.add_argument(
-        "--grad",
-        action="store_true",
-        help="measure a training step: forward, then backward from ones of the result's shape and dtype",
-    )
+    add_flags(parser, PROFILE_SETTINGS[4:])
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     parser.add_argument(
         "--from",
@@ -225,34 +193,18 @@ def _no_cuda_here() -> bool:
     return not (Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists())
 
 
-def _flag(flag: str, check: Callable[[Any], T], value: object) -> T:
-    """``check(value)``; its refusal a UsageError that names the flag."""
-    try:
-        return check(value)
-    except SettingError as exc:
-        raise UsageError(f"{flag}: {exc}") from None
-
-
 def parse_request(args: argparse.Namespace) -> ProfileRequest:
     """The request the flags ask for, each checked by the settings model (UsageError otherwise)."""
-    device = _flag("--device", check_device, args.device)
+    try:
+        settings = Settings().given(flags_given(args, PROFILE_SETTINGS))
+    except SettingError as exc:
+        raise UsageError(str(exc)) from None
+    device = settings.device
     if device is not None and device.startswith("cuda") and _no_cuda_here():
         raise UsageError(f"--device {device}: this machine has no NVIDIA GPU; use --device cpu")
     source = parse_source_spec(args.chain, args.input)
-    return ProfileRequest(
-        id="cli",
-        chain=source.label if source else chain_text(args.chain, args.input),
-        source=source,
-        sizes=_flag("--sizes", parse_sizes, args.sizes),
-        modes=_flag("--modes", parse_modes, args.modes),
-        device=device,
-        dtype=args.dtype,
-        reps=_flag("--reps", check_reps, args.reps),
-        grad=args.grad,
-        call_budget_s=DEFAULT_CALL_BUDGET_S
-        if args.call_budget is None
-        else _flag("--call-budget", parse_call_budget, args.call_budget),
-    )
+    chain = source.label if source else chain_text(args.chain, args.input)
+    return ProfileRequest.of("cli", chain, settings, source=source)
 
 
 def report_given(path: Path, option: str = "--from") -> tuple[str, ProfileReport]:

@@ -1,14 +1,15 @@
 """``kernel-tui``: the app, or ``kernel-tui profile ...`` (headless, no textual imported).
 
 kernel-tui [CHAIN | FILE.py:NAME] [--input DECL ...] [--device cpu|cuda:N] [--sizes 1e2,1e4,...]
-           [--dtype fp32|bf16|fp16] [--modes eager,compiled] [--n SIZE] [--reps N]
+           [--dtype fp32|bf16|fp16] [--modes eager,compiled] [--n SIZE] [--reps N] [--grad]
            [--worker-cmd CMD] [--workspace FILE] [--replay REPORT.json ...] [--export-dir DIR]
 kernel-tui profile CHAIN [...]      # tables or JSON, no TUI (see kernel-tui profile --help)
 kernel-tui demo [--device cpu|cuda:N] [--dtype ...] [--reps N] [--worker-cmd CMD] [--replay REPORT.json ...]
                                     # a guided walk through the story: space/right next, left back, q quit
 
-Every setting is checked by ``probes.link.settings``, the same model the headless command, the
-workspace reader and the worker use, so ``--modes`` takes the same names everywhere.
+The settings flags are ``probes.link.settings.FLAGS``, the one table the headless command uses too:
+each is parsed into the one settings model (``Settings``) that the workspace saves and the worker
+checks, so ``--modes`` takes the same names, and refuses the same values, everywhere.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from probes.link.protocol import SourceRef
@@ -44,7 +45,17 @@ EXPORT_DIR_HELP = (
     "checkout, as with 'make run', the exports folder of kernel-tui's user data directory, e.g. "
     "~/.local/share/kernel-tui/exports); each saved file is shown with its full path"
 )
-T = TypeVar("T")
+APP_SETTINGS = ("device", "sizes", "dtype", "modes", "focus_size", "reps", "grad")
+"""The settings ``kernel-tui`` takes flags for (``probes.link.settings.FLAGS``); the others keep
+the workspace's values."""
+APP_NOTES = {
+    "sizes": "without --n the first is also the size measured on every edit",
+    "modes": "the app shows one or two side by side: eager, a compiled mode, eager and a compiled mode "
+    "(eager,compiled), or a compiled mode and dynamic (compiled,dynamic)",
+}
+DEMO_SETTINGS = ("device", "dtype", "reps")
+"""The settings ``kernel-tui demo`` takes flags for; each step says its own sizes and modes."""
+SETTINGS_EPILOG = "settings: one not given keeps the workspace's value (the defaults above are a new workspace's)"
 
 FRAME_RATE = "240"
 """Textual's cap on frames per second (``TEXTUAL_FPS``, 60 by default). A change reaches the screen
@@ -54,9 +65,8 @@ nothing more; a user's own ``TEXTUAL_FPS`` wins."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from probes.chain.dtype_names import DTYPES  # keep `profile` free of app imports
-    from probes.link.help_text import HelpFormatter, SafeParser
-    from probes.link.settings import COMPILED_MODES  # light: names and limits
+    from probes.link.help_text import HelpFormatter, SafeParser  # keep `profile` free of app imports
+    from probes.link.settings import add_flags  # light: names and limits
 
     commands = "\n".join(f"  {name:<9}{what} (kernel-tui {name} --help)" for name, what in SUBCOMMANDS.items())
     parser = SafeParser(
@@ -64,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         usage=USAGE,
         description="A live terminal profiler for PyTorch kernels: eager vs torch.compile, counts, device "
         "time, bytes and bandwidth.",
-        epilog=f"commands:\n{commands}",
+        epilog=f"{SETTINGS_EPILOG}\n\ncommands:\n{commands}",
         formatter_class=HelpFormatter,
     )
     parser.add_argument(
@@ -80,26 +90,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DECL",
         help="declare an input, e.g. 'x: [N, 4096] bf16' (repeatable): the inputs of FILE.py:NAME, in order",
     )
-    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: the worker's, CUDA when present)")
+    add_flags(parser, APP_SETTINGS, APP_NOTES)
+    _add_worker_flags(parser)
     parser.add_argument(
-        "--sizes",
-        help="the sweep's sizes, comma-separated: 1e2,1e4,1e6 (1M and 1_000_000 work); without "
-        "--n the first is also the size profiled on every edit",
+        "--workspace", type=Path, metavar="FILE", help="the workspace file to open (default: the autosaved one)"
     )
-    parser.add_argument("--dtype", choices=DTYPES, help="dtype of the default inputs a, b, c")
+    parser.add_argument("--export-dir", type=Path, metavar="DIR", help=EXPORT_DIR_HELP)
+    return parser
+
+
+def _add_worker_flags(parser: argparse.ArgumentParser) -> None:
+    """``--worker-cmd`` and ``--replay``: where the app and the demo get their measurements."""
     parser.add_argument(
-        "--modes",
-        help="what to measure, comma-separated as in 'kernel-tui profile': eager, a compiled mode "
-        f"({', '.join(COMPILED_MODES)}), both (eager,compiled), or a compiled mode and dynamic (compiled,dynamic)",
+        "--worker-cmd",
+        metavar="CMD",
+        help="start the worker with this command, e.g. 'ssh gpu-box python -P -m probes.engine.worker'",
     )
-    parser.add_argument(
-        "--n", dest="focus_size", help="the size profiled on every edit (default: the first of --sizes, else 1e6)"
-    )
-    parser.add_argument("--reps", type=int, help="timing reps (default: sized to the kernel time)")
-    parser.add_argument(
-        "--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -P -m probes.engine.worker'"
-    )
-    parser.add_argument("--workspace", type=Path, help="the workspace file to open (default: the autosaved one)")
     parser.add_argument(
         "--replay",
         type=Path,
@@ -107,18 +113,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REPORT",
         help="answer from recorded reports (kernel-tui profile --json) instead of measuring",
     )
-    parser.add_argument("--export-dir", type=Path, metavar="DIR", help=EXPORT_DIR_HELP)
-    return parser
 
 
-def _checked(parser: argparse.ArgumentParser, flag: str, check: Callable[[Any], T], value: object) -> T:
-    """``check(value)`` (a settings-model check); its refusal a one-line usage error naming the flag."""
-    from probes.link.settings import SettingError  # after the workers start
+def _given(parser: argparse.ArgumentParser, args: argparse.Namespace, settings: tuple[str, ...]) -> dict[str, Any]:
+    """The settings the flags of ``settings`` give (checked values by name); a refusal is a
+    one-line usage error naming the flag."""
+    from probes.link.settings import SettingError, flags_given
 
     try:
-        return check(value)
+        return flags_given(args, settings)
     except SettingError as exc:
-        parser.error(f"{flag}: {exc}")
+        parser.error(str(exc))
 
 
 def _export_dir(parser: argparse.ArgumentParser, given: Path | None) -> Path:
@@ -143,13 +148,15 @@ def build_app(argv: list[str]) -> KernelTuiApp:  # imported lazily
     early, early_compiler = _start_workers(command)
     with _killed_unless_built(early, early_compiler):
         from probes.cli import chain_text  # after the workers start
-        from probes.link import settings
+        from probes.link.settings import SettingError
         from tui.workspace import modes_toggle
 
-        sizes = _checked(parser, "--sizes", settings.parse_sizes, args.sizes) if args.sizes else None
-        focus = _checked(parser, "--n", settings.parse_size, args.focus_size) if args.focus_size else None
-        modes = _checked(parser, "--modes", settings.parse_modes, args.modes) if args.modes else None
-        toggle, compile_mode = _checked(parser, "--modes", modes_toggle, modes) if modes else (None, None)
+        given = _given(parser, args, APP_SETTINGS)
+        if "modes" in given:
+            try:
+                modes_toggle(given["modes"])
+            except SettingError as exc:
+                parser.error(f"--modes: {exc}")
         source = _source(args)
         chain = chain_text(args.chain, args.input) if args.chain is not None and source is None else None
 
@@ -164,13 +171,7 @@ def build_app(argv: list[str]) -> KernelTuiApp:  # imported lazily
                 early_worker=early,
                 early_compiler=early_compiler,
                 workspace_path=args.workspace,
-                device=_checked(parser, "--device", settings.check_device, args.device),
-                sizes=sizes,
-                dtype=args.dtype,
-                modes=toggle,
-                compile_mode=compile_mode,
-                focus_size=focus,
-                reps=_checked(parser, "--reps", settings.check_reps, args.reps),
+                settings=given,
                 export_dir=_export_dir(parser, args.export_dir),
             )
         except WorkspaceRefused as exc:
@@ -189,27 +190,17 @@ def _source(args: argparse.Namespace) -> SourceRef | None:  # imported lazily
 
 
 def build_demo_parser() -> argparse.ArgumentParser:
-    from probes.chain.dtype_names import DTYPES
-    from probes.link.help_text import SafeParser
+    from probes.link.help_text import HelpFormatter, SafeParser
+    from probes.link.settings import add_flags
 
     parser = SafeParser(
         prog="kernel-tui demo",
         description="A guided walk through the story, one live measurement per step "
         "(space/right: next, left: back, q: quit).",
+        formatter_class=HelpFormatter,
     )
-    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: the worker's, CUDA when present)")
-    parser.add_argument("--dtype", choices=DTYPES, default="fp32", help="dtype of the inputs (default fp32)")
-    parser.add_argument("--reps", type=int, help="timing reps (default: sized to the kernel time)")
-    parser.add_argument(
-        "--worker-cmd", help="start the worker with this command, e.g. 'ssh gpu-box python -P -m probes.engine.worker'"
-    )
-    parser.add_argument(
-        "--replay",
-        type=Path,
-        nargs="+",
-        metavar="REPORT",
-        help="answer from recorded reports (kernel-tui profile --json) instead of measuring",
-    )
+    add_flags(parser, DEMO_SETTINGS)
+    _add_worker_flags(parser)
     return parser
 
 
@@ -293,16 +284,14 @@ def build_demo(argv: list[str]) -> DemoApp:  # imported lazily
     command = _worker_command(parser, args)
     early, early_compiler = _start_workers(command)
     with _killed_unless_built(early, early_compiler):
-        from probes.link import settings  # after the workers start
+        from probes.link.settings import Settings  # after the workers start
         from tui.demo import DemoApp
 
         return DemoApp(
             worker_command=command,
             early_worker=early,
             early_compiler=early_compiler,
-            device=_checked(parser, "--device", settings.check_device, args.device),
-            dtype=args.dtype,
-            reps=_checked(parser, "--reps", settings.check_reps, args.reps),
+            settings=Settings().given(_given(parser, args, DEMO_SETTINGS)),
         )
 
 

@@ -14,8 +14,9 @@ dropped without asking. See ARCHITECTURE.md for one edit's way from key press to
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import RenderableType
 from textual.app import App, SystemCommand
@@ -73,13 +74,7 @@ class KernelTuiApp(App[int]):
         early_compiler: EarlyWorker | None = None,
         compile_worker: bool | None = None,
         workspace_path: Path | None = None,
-        device: str | None = None,
-        sizes: list[int] | None = None,
-        dtype: str | None = None,
-        modes: str | None = None,
-        compile_mode: str | None = None,
-        focus_size: int | None = None,
-        reps: int | None = None,
+        settings: Mapping[str, Any] | None = None,
         export_dir: Path | None = None,
         frozen: bool = False,
         highlight: bool | None = None,
@@ -91,29 +86,15 @@ class KernelTuiApp(App[int]):
         self.store.notices += _folder_notices(self.store)
         self.workspace = self.store.workspace
         self.trust = TrustedChains()
-        s = self.workspace.settings
         if chain is not None:
             self.workspace.select_text(chain)
             self.trust.add(chain)  # given on the command line: confirmed
-        if sizes and focus_size is None:
-            focus_size = sizes[0]  # the sizes alone: the live view measures the first of them
-        given: dict[str, object] = {
-            "device": device,
-            "sizes": list(sizes) if sizes is not None else None,
-            "dtype": dtype,
-            "modes": modes,
-            "compile_mode": compile_mode,
-            "focus_size": focus_size,
-            "reps": reps,
-        }
-        for name, value in given.items():
-            if value is not None:
-                setattr(s, name, value)
+        self.workspace.take(settings or {})  # given on the command line: checked values by name
         self.export_dir = export_dir or Path.cwd()
         self.frozen = frozen
         """Tests and snapshots: no clock in the status bar, no cursor blink, no elapsed times."""
         self.autosave = autosave
-        self.session = LiveSession(s, inert(self.workspace.chain.text), timing=timing)
+        self.session = LiveSession(self.workspace.settings, inert(self.workspace.chain.text), timing=timing)
         if source is not None:
             self.session.hold(f"opening {inert(source.label)}")  # the chain waits: the file is what was asked for
         elif not self.trust.knows(self.workspace.chain.text):

@@ -8,6 +8,7 @@ at once.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import time
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from textual.filter import LineFilter
 from textual.widgets import Footer, Static
 
 from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
+from probes.link.settings import Settings
 from probes.link.summary import format_size
 from probes.link.worker_process import EarlyWorker
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
@@ -81,16 +83,13 @@ class DemoApp(App[int]):
         worker_command: list[str] | str | None = None,
         early_worker: EarlyWorker | None = None,
         early_compiler: EarlyWorker | None = None,
-        device: str | None = None,
-        dtype: str = "fp32",
-        reps: int | None = None,
+        settings: Settings | None = None,
         frozen: bool = False,
     ) -> None:
         super().__init__()
         self.bridge = WorkerBridge(self, worker_command, early=early_worker, early_compiler=early_compiler)
-        self.device = device
-        self.dtype = dtype
-        self.reps = reps
+        self.settings = settings or Settings()
+        """The device, dtype and reps of every step (each step says its own sizes and modes)."""
         self.frozen = frozen
         self.steps: list[DemoStep] = list(STEPS)
         self.index = 0
@@ -134,16 +133,18 @@ class DemoApp(App[int]):
         ready = event.ready
         if event.state == "ready" and ready is not None:
             names = [d.name for d in ready.devices]
-            if self.device == "cuda":
-                self.device = next((n for n in names if n.startswith("cuda")), None)
-            if self.device not in names:
-                if self.device is not None:
+            device = self.device
+            if device == "cuda":
+                device = next((n for n in names if n.startswith("cuda")), None)
+            if device not in names:
+                if device is not None:
                     self.notify(
-                        f"device {self.device} is not available here; using {ready.default_device}",
+                        f"device {device} is not available here; using {ready.default_device}",
                         severity="warning",
                         markup=False,
                     )
-                self.device = ready.default_device
+                device = ready.default_device
+            self.settings = dataclasses.replace(self.settings, device=device)
             label = next((d.label for d in ready.devices if d.name == self.device), self.device)
             self.device_label = f"{label} · torch {ready.torch_version}"
             self.measure()
@@ -165,6 +166,10 @@ class DemoApp(App[int]):
             rs.run.done = True
             rs.run.cancelled = rs.run.cancelled or event.cancelled
         self.refresh_view()
+
+    @property
+    def device(self) -> str | None:
+        return self.settings.device
 
     @property
     def step(self) -> DemoStep:
@@ -199,17 +204,16 @@ class DemoApp(App[int]):
             return
         step = self.step
         self._ids += 1
-        request = ProfileRequest(
-            id=f"d{self._ids}",
-            chain=step.chain,
+        request = ProfileRequest.of(
+            f"d{self._ids}",
+            step.chain,
+            self.settings,
             sizes=list(self.sizes(step)),
             modes=list(step.modes),
-            device=self.device,
-            dtype=self.dtype,
-            reps=self.reps,
             source=step.source,
         )
-        run = Run(request, "other", normalize(step.chain), Target(self.device, self.dtype, self.reps), time.monotonic())
+        target = Target(self.device, request.dtype, request.reps)
+        run = Run(request, "other", normalize(step.chain), target, time.monotonic())
         self.results[self.index] = SweepResults(run)
         self.bridge.send(request)
 

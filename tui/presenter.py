@@ -14,11 +14,12 @@ from rich.text import Text
 
 from probes.link.baseline import Delta
 from probes.link.protocol import ChainErrorInfo, DeviceInfo, Measurement
+from probes.link.settings import Settings
 from probes.link.summary import format_size
 from tui.baseline_view import baseline_line, pin_deltas
 from tui.session import LiveSession
 from tui.views import EditorStatus, FocusView, SweepPaneState
-from tui.workspace import Settings
+from tui.workspace import describe_modes
 
 
 def device_names(session: LiveSession) -> list[str]:
@@ -58,7 +59,7 @@ def compute_peaks(session: LiveSession) -> dict[str, float]:
 def settings_line(settings: Settings, *, read_only: bool = False) -> str:
     """The status bar's settings: ``both · fp32 · N=1e6 · reps auto``."""
     reps = "auto" if settings.reps is None else str(settings.reps)
-    text = f"{settings.describe_modes()} · {settings.dtype} · N={format_size(settings.focus_size)} · reps {reps}"
+    text = f"{describe_modes(settings)} · {settings.dtype} · N={format_size(settings.focus_size)} · reps {reps}"
     return text + (" · read-only" if read_only else "")
 
 
@@ -135,14 +136,16 @@ def panes(
     pinned: list[Measurement] | None,
     now: float,
     in_editor: bool,
+    chart: str = "time",
     read_only: bool = False,
 ) -> Panes:
-    """What every pane shows now, for the chain ``name`` with its pin ``pinned``."""
+    """What every pane shows now, for the chain ``name`` with its pin ``pinned``; the sweep chart
+    plots ``chart`` (one of ``tui.workspace.CHART_VIEWS``)."""
     focus = session.focus_view(now)
     settings = session.settings
     sweep = SweepPaneState(
         session.sweep_view(),
-        settings.chart,
+        chart,
         peak_gbps(session),
         sweep_hint(in_editor=in_editor),
         sweep_deltas(session, pinned),

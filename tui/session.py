@@ -31,6 +31,7 @@ The rules:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,10 +49,10 @@ from probes.link.protocol import (
     WarmupRequest,
     WorkerReady,
 )
+from probes.link.settings import Settings
 from probes.link.summary import format_size
 from tui.runs import MeasureKey, Run, RunBook, RunKind, SweepResults, Target, normalize
 from tui.views import FocusView, ModeActivity, ModeView, SweepView, WorkerActivity, step_activity
-from tui.workspace import Settings
 
 EMPTY = "empty"
 """What an empty editor is: no chain yet, not a chain with an error."""
@@ -190,7 +191,7 @@ class LiveSession:
         return Target(self.device, s.dtype, s.reps, s.grad)
 
     def modes(self) -> tuple[str, ...]:
-        return tuple(self.settings.request_modes())
+        return self.settings.modes
 
     def focus_keys(self) -> dict[str, MeasureKey]:
         target, size = self.target(), self.settings.focus_size
@@ -229,8 +230,10 @@ class LiveSession:
         self._sync_shown()
         return self._cancel_outdated() + self._plan(now)
 
-    def settings_changed(self, what: str, now: float) -> list[Effect]:
-        """A setting changed: what no longer matches is re-measured (or marked stale)."""
+    def settings_changed(self, settings: Settings, what: str, now: float) -> list[Effect]:
+        """The settings are now ``settings`` (``what`` changed): what no longer matches is
+        re-measured (or marked stale)."""
+        self.settings = settings
         self.changed_at = self.eager_due = now
         self.compiled_due = max(now, self.compiled_due)  # still typing: compiled waits for the pause
         self.why_stale = f"{what} changed"  # a hold stays: a setting is no confirmation of the chain
@@ -244,9 +247,9 @@ class LiveSession:
         if wanted is not None and wanted not in names:
             cuda = next((n for n in names if n.startswith("cuda")), None)
             if wanted == "cuda" and cuda is not None:
-                self.settings.device = cuda
+                self.settings = dataclasses.replace(self.settings, device=cuda)
             else:
-                self.settings.device = None
+                self.settings = dataclasses.replace(self.settings, device=None)
                 effects.append(Notice(f"device {wanted} is not available here; using {ready.default_device}", "yellow"))
         self.ready = ready
         self.warmed = False
@@ -291,7 +294,7 @@ class LiveSession:
             return [Notice("the worker is still starting; try again in a moment", "yellow")]
         self.held = None
         effects = self._cancel(lambda run: run.kind in ("focus", "sweep"))
-        request = self._request(list(self.settings.sizes), list(self.modes()))
+        request = self._request(list(self.settings.sizes), list(self.settings.modes))
         self.sweeps.pop(self.chain, None)
         self.sweeps[self.chain] = SweepResults(self._track(request, "sweep", now))
         while len(self.sweeps) > SWEEPS_KEPT:
@@ -394,11 +397,11 @@ class LiveSession:
         s = self.settings
         sweep = self.sweep
         stale = None
-        if sweep is not None and not sweep.covers(self.chain, self.target(), self.modes(), tuple(s.sizes)):
+        if sweep is not None and not sweep.covers(self.chain, self.target(), self.modes(), s.sizes):
             stale = "settings changed: s sweeps again"
         running = sweep is not None and not sweep.run.done and not sweep.run.cancelled
         two = sweep is not None and sweep.run.request.id in self.split
-        return SweepView(sweep, tuple(s.sizes), s.compile_mode, stale, running, self.sweep_lost, two)
+        return SweepView(sweep, s.sizes, s.compiled_mode, stale, running, self.sweep_lost, two)
 
     def activity(self) -> WorkerActivity | None:
         """The run the worker is serving now (the oldest one not done), in words."""
@@ -449,18 +452,8 @@ class LiveSession:
             self.parse_error = None
 
     def _request(self, sizes: list[int], modes: list[str], *, early_rows: bool = False) -> ProfileRequest:
-        s = self.settings
-        return ProfileRequest(
-            id=self.new_id(),
-            chain=self.text,
-            sizes=sizes,
-            modes=modes,
-            device=s.device,
-            dtype=s.dtype,
-            reps=s.reps,
-            grad=s.grad,
-            early_rows=early_rows,
-            source=self.source,
+        return ProfileRequest.of(
+            self.new_id(), self.text, self.settings, sizes=sizes, modes=modes, early_rows=early_rows, source=self.source
         )
 
     def _track(self, request: ProfileRequest, kind: RunKind, now: float) -> Run:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from probes.chain.expr import ChainError, op_words
-from probes.link import settings as limits
-from probes.link.settings import COMPILED_MODES, DEFAULT_DTYPE, DEFAULT_FOCUS_SIZE, DEFAULT_SIZES, SettingError
+from probes.link.settings import COMPILED_MODES, SettingError, Settings
 from probes.link.state_files import user_state_dir, write_private_file
 
 VERSION = 1
@@ -39,13 +39,13 @@ SEED_CHAINS: tuple[tuple[str, str], ...] = (
 )
 
 
-def modes_toggle(modes: list[str]) -> tuple[str, str | None]:
+def modes_toggle(modes: Sequence[str]) -> tuple[str, str | None]:
     """The toggle and compile mode that measure ``modes`` (checked names, as ``kernel-tui profile
     --modes`` takes them): ``eager,max-autotune`` -> ("both", "max-autotune"); the compile mode is
     None where the modes leave it as it was (``eager``). SettingError for what the app cannot
     show side by side."""
     compiled = [mode for mode in modes if mode != "eager"]
-    if modes == ["eager"]:
+    if list(modes) == ["eager"]:
         return "eager", None
     if len(compiled) == 1:
         return ("both" if "eager" in modes else "compiled"), compiled[0]
@@ -111,80 +111,25 @@ class SourceEntry:
         return cls(path, name, list(inputs))
 
 
-@dataclass
-class Settings:
-    modes: str = "both"
-    compile_mode: str = "compiled"
-    dtype: str = DEFAULT_DTYPE
-    device: str | None = None
-    """None: the worker's default device (CUDA when there is one)."""
-    sizes: list[int] = field(default_factory=lambda: list(DEFAULT_SIZES))
-    focus_size: int = DEFAULT_FOCUS_SIZE
-    reps: int | None = None
-    """None: the worker sizes the reps to the kernel time."""
-    chart: str = "time"
-    """What the sweep chart plots: one of ``CHART_VIEWS``."""
-    grad: bool = False
-    """Measure forward + backward (``ProfileRequest.grad``)."""
-
-    @property
-    def static_mode(self) -> str:
-        """The compile mode set against ``dynamic`` (the selected one, unless that is dynamic)."""
-        return self.compile_mode if self.compile_mode != "dynamic" else "compiled"
-
-    def request_modes(self) -> list[str]:
-        if self.modes == "eager":
-            return ["eager"]
-        if self.modes == "compiled":
-            return [self.compile_mode]
-        if self.modes == "static+dynamic":
-            return [self.static_mode, "dynamic"]
-        return ["eager", self.compile_mode]
-
-    def describe_modes(self) -> str:
-        return self._describe_modes() + (" · fwd+bwd" if self.grad else "")
-
-    def _describe_modes(self) -> str:
-        compiled = "compiled" if self.compile_mode == "compiled" else self.compile_mode
-        if self.modes == "eager":
-            return "eager"
-        if self.modes == "compiled":
-            return compiled
-        if self.modes == "static+dynamic":
-            return f"{self.static_mode} vs dynamic"
-        return f"eager+{compiled}"
-
-    def sanitize(self) -> list[str]:
-        """Repair values a hand-edited or older file may hold (each checked by the settings model
-        that the command line and the worker use); returns what was repaired."""
-        defaults = Settings()
-        checks: tuple[tuple[str, str, Any], ...] = (
-            ("modes", "modes", _check_toggle),
-            ("compile_mode", "compile mode", limits.check_compile_mode),
-            ("dtype", "dtype", limits.check_dtype),
-            ("sizes", "sizes", limits.check_sizes),
-            ("focus_size", "focus size", limits.check_size),
-            ("reps", "reps", limits.check_reps),
-            ("device", "device", limits.check_device),
-            ("grad", "grad", limits.check_flag),
-        )
-        fixed = []
-        for name, shown, check in checks:
-            try:
-                setattr(self, name, check(getattr(self, name)))
-            except SettingError:
-                value = f" {getattr(self, name)!r:.40}" if name in ("modes", "compile_mode", "dtype") else ""
-                fixed.append(shown + value)
-                setattr(self, name, getattr(defaults, name))
-        if self.chart not in CHART_VIEWS:
-            self.chart = defaults.chart
-        return fixed
+def toggle_modes(toggle: str, compile_mode: str) -> tuple[str, ...]:
+    """The modes the mode toggle measures with ``compile_mode`` selected (see MODE_CHOICES)."""
+    static = compile_mode if compile_mode != "dynamic" else "compiled"
+    return {
+        "eager": ("eager",),
+        "compiled": (compile_mode,),
+        "static+dynamic": (static, "dynamic"),
+    }.get(toggle, ("eager", compile_mode))
 
 
-def _check_toggle(value: object) -> str:
-    if value not in MODE_CHOICES:
-        raise SettingError(f"unknown mode toggle {value!r:.40}")
-    return str(value)
+def describe_modes(settings: Settings) -> str:
+    """``eager+compiled``, ``max-autotune``, ``compiled vs dynamic``...; `` · fwd+bwd`` with grad."""
+    toggle, compiled = modes_toggle(settings.modes)
+    shown = {"eager": "eager", "compiled": compiled, "both": f"eager+{compiled}"}.get(toggle, f"{compiled} vs dynamic")
+    return str(shown) + (" · fwd+bwd" if settings.grad else "")
+
+
+SAVED_SETTINGS = ("dtype", "device", "sizes", "focus_size", "reps", "grad")
+"""The settings a workspace file keeps under their own names, besides the mode toggle."""
 
 
 @dataclass
@@ -192,6 +137,11 @@ class Workspace:
     chains: list[Chain] = field(default_factory=list)
     current: int = 0
     settings: Settings = field(default_factory=Settings)
+    """What the app measures (the one settings model, ``probes.link.settings``)."""
+    compile_mode: str = "compiled"
+    """The compile mode the mode toggle measures (kept while eager alone is measured)."""
+    chart: str = "time"
+    """What the sweep chart plots: one of ``CHART_VIEWS``."""
     pins: dict[str, list[Any]] = field(default_factory=dict)
     """Each chain's pinned result, by chain name (read and written by ``tui.baseline_view``)."""
     source: SourceEntry | None = None
@@ -287,7 +237,51 @@ class Workspace:
     # -- JSON --------------------------------------------------------------------------------
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), indent=1)
+        return json.dumps(self.to_data(), indent=1)
+
+    def to_data(self) -> dict[str, Any]:
+        """The workspace as its file holds it: the settings by name, their modes as the app's
+        toggle and compile mode (the file's shape since its first version)."""
+        s = self.settings
+        return {
+            "chains": [dataclasses.asdict(chain) for chain in self.chains],
+            "current": self.current,
+            "settings": {
+                "modes": self.toggle,
+                "compile_mode": self.compile_mode,
+                "dtype": s.dtype,
+                "device": s.device,
+                "sizes": list(s.sizes),
+                "focus_size": s.focus_size,
+                "reps": s.reps,
+                "chart": self.chart,
+                "grad": s.grad,
+            },
+            "pins": self.pins,
+            "source": dataclasses.asdict(self.source) if self.source is not None else None,
+            "version": self.version,
+        }
+
+    # -- settings --------------------------------------------------------------------------
+
+    @property
+    def toggle(self) -> str:
+        """Where the mode toggle stands (one of MODE_CHOICES) for the modes measured."""
+        return modes_toggle(self.settings.modes)[0]
+
+    def toggled(self, toggle: str) -> Settings:
+        """The settings with the mode toggle at ``toggle``."""
+        return dataclasses.replace(self.settings, modes=toggle_modes(toggle, self.compile_mode))
+
+    def take(self, given: Mapping[str, Any]) -> None:
+        """Take the settings ``given`` (checked values by name: the command line's flags); modes
+        the app cannot show side by side are SettingError (``modes_toggle``)."""
+        if "modes" in given:
+            compiled = modes_toggle(given["modes"])[1]
+            self.compile_mode = compiled or self.compile_mode
+        self.settings = self.settings.given(given)
+        if "modes" in given:
+            self.settings = self.toggled(self.toggle)  # in the toggle's order: compiled,dynamic
 
     @classmethod
     def from_data(cls, data: Any) -> tuple[Workspace, list[str]]:
@@ -311,18 +305,16 @@ class Workspace:
                 unknown += sorted(f"chains[].{k}" for k in item if k not in ("name", "text", "named"))
             else:
                 problems.append("a chain that is not a name and a text")
-        names = {f.name for f in dataclasses.fields(Settings)}
         given = data.get("settings")
         raw: dict[str, Any] = given if isinstance(given, dict) else {}
-        unknown += sorted(f"settings.{k}" for k in raw if k not in names)
-        settings = Settings(**{k: v for k, v in raw.items() if k in names})
-        fixed = settings.sanitize()
+        unknown += sorted(f"settings.{k}" for k in raw if k not in (*SAVED_SETTINGS, "modes", "compile_mode", "chart"))
+        settings, compile_mode, chart, fixed = _read_settings(raw)
         if fixed:
             problems.append(f"repaired settings: {', '.join(fixed)}")
         if unknown:
             problems.append(f"unknown fields: {', '.join(dict.fromkeys(unknown))}")
         current = data.get("current", 0)
-        workspace = cls(chains=chains, current=current if isinstance(current, int) else 0, settings=settings)
+        workspace = cls(chains, current if isinstance(current, int) else 0, settings, compile_mode, chart)
         if not workspace.chains:
             workspace.chains = [Chain(name, text) for name, text in SEED_CHAINS]
         _ = workspace.chain  # clamps current
@@ -338,7 +330,7 @@ class Workspace:
             workspace.source = SourceEntry.from_data(data["source"])
             if workspace.source is None:
                 problems.append("a source file entry that is not a path, a name and inputs")
-        changed = _changed_paths(data, dataclasses.asdict(workspace))
+        changed = _changed_paths(data, workspace.to_data())
         if changed:
             shown = ", ".join(changed[:CHANGED_SHOWN]) + (", ..." if len(changed) > CHANGED_SHOWN else "")
             problems.append(f"values it had to change: {shown}")
@@ -346,6 +338,23 @@ class Workspace:
             if AUTOMATIC_NAME.fullmatch(chain.name):
                 workspace.name_once(chain)  # a chain left unnamed, or an older file's "chain_2" or "cli"
         return workspace, problems
+
+
+def _read_settings(raw: Mapping[str, Any]) -> tuple[Settings, str, str, list[str]]:
+    """The settings, compile mode and chart in a file's ``settings``, and what of them was
+    repaired (out of its limits: the default instead, each checked by the settings model)."""
+    toggle, compile_mode, chart = raw.get("modes", "both"), raw.get("compile_mode", "compiled"), raw.get("chart")
+    fixed = []
+    if toggle not in MODE_CHOICES:
+        fixed.append(f"modes {toggle!r:.40}")
+        toggle = "both"
+    if compile_mode not in COMPILE_MODES:
+        fixed.append(f"compile mode {compile_mode!r:.40}")
+        compile_mode = "compiled"
+    settings, refused = Settings.repaired({name: raw[name] for name in SAVED_SETTINGS if name in raw})
+    fixed += [f"dtype {raw['dtype']!r:.40}" if name == "dtype" else name for name in refused]
+    modes = toggle_modes(toggle, compile_mode)
+    return dataclasses.replace(settings, modes=modes), compile_mode, chart if chart in CHART_VIEWS else "time", fixed
 
 
 CHANGED_SHOWN = 4

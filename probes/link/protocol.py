@@ -46,8 +46,8 @@ from probes.link.settings import (
     DEFAULT_FOCUS_SIZE,
     DEFAULT_MODES,
     MAX_SIZES,
-    MeasureSettings,
     SettingError,
+    Settings,
     check_size,
 )
 from probes.link.settings import DEFAULT_SIZES as DEFAULT_SIZES
@@ -336,7 +336,11 @@ class DeviceInfo:
 
 @dataclass
 class ProfileRequest:
-    """Measure one chain at each size x mode; answers stream one ``MeasurementResult`` each."""
+    """Measure one chain at each size x mode; answers stream one ``MeasurementResult`` each.
+
+    Its settings are ``probes.link.settings.Settings`` (``of`` makes a request from them,
+    ``settings`` reads them back), written flat on the wire: a field each, as every version of
+    the protocol has written them."""
 
     id: str
     chain: str
@@ -360,9 +364,43 @@ class ProfileRequest:
     display (``model.py:block``)."""
     type: Literal["profile"] = "profile"
 
-    def settings(self) -> MeasureSettings:
-        return MeasureSettings(
-            tuple(self.sizes), tuple(self.modes), self.dtype, self.device, self.reps, self.grad, self.call_budget_s
+    @classmethod
+    def of(
+        cls,
+        id: str,
+        chain: str,
+        settings: Settings,
+        *,
+        sizes: list[int] | None = None,
+        modes: list[str] | None = None,
+        early_rows: bool = False,
+        source: SourceRef | None = None,
+    ) -> ProfileRequest:
+        """A request to measure ``chain`` with ``settings``: at its sizes and modes, or at the
+        ``sizes`` and ``modes`` given (the app's live N, one mode of a pair)."""
+        return cls(
+            id,
+            chain,
+            sizes=list(settings.sizes if sizes is None else sizes),
+            modes=list(settings.modes if modes is None else modes),
+            device=settings.device,
+            dtype=settings.dtype,
+            reps=settings.reps,
+            grad=settings.grad,
+            early_rows=early_rows,
+            call_budget_s=settings.call_budget_s,
+            source=source,
+        )
+
+    def settings(self) -> Settings:
+        return Settings(
+            sizes=tuple(self.sizes),
+            modes=tuple(self.modes),
+            dtype=self.dtype,
+            device=self.device,
+            reps=self.reps,
+            grad=self.grad,
+            call_budget_s=self.call_budget_s,
         )
 
     def invalid(self) -> str | None:

@@ -6,20 +6,26 @@ the same values in the same words. Each setting has one ``check`` (a value from 
 wire) and, where people type it, one ``parse`` (text); both raise ``SettingError``, a
 ``ValueError`` whose message is one plain line.
 
-Dependency-free and light (typed NamedTuples, not dataclasses, whose import costs more): the app's
-command line checks its arguments before it starts its workers, whose torch import waits for
-whatever is imported first.
+``Settings`` is the one shape of what to measure: the flags of the three commands parse into it
+(``FLAGS``, the one table of them), a ``ProfileRequest`` is made from it and checked as it, and the
+workspace saves and repairs it. Dependency-free and light: the command lines build their parsers
+from ``FLAGS`` before the app starts its workers.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
-from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from probes.chain.dtype_names import DTYPES
 from probes.link.safe_text import inert_line
+
+if TYPE_CHECKING:
+    import argparse
 
 T = TypeVar("T")
 
@@ -222,13 +228,16 @@ def parse_call_budget(text: str) -> float:
     return check_call_budget(float(match.group(1)))
 
 
-# -- one request's settings ------------------------------------------------------------------
+# -- what to measure ----------------------------------------------------------------------------
 
 
-class MeasureSettings(NamedTuple):
-    """What one request measures: the settings every front end sends to the worker."""
+@dataclass(frozen=True)
+class Settings:
+    """What to measure: the one settings type of the headless command, the app (its workspace and
+    command line), the demo and the worker's check of a request."""
 
     sizes: tuple[int, ...] = DEFAULT_SIZES
+    """The sweep's sizes N (a request measures these)."""
     modes: tuple[str, ...] = DEFAULT_MODES
     dtype: str = DEFAULT_DTYPE
     device: str | None = None
@@ -236,21 +245,65 @@ class MeasureSettings(NamedTuple):
     reps: int | None = None
     """None: sized to the kernel time."""
     grad: bool = False
+    """Measure forward + backward."""
     call_budget_s: float = DEFAULT_CALL_BUDGET_S
     """The longest one call may take (see DEFAULT_CALL_BUDGET_S)."""
+    focus_size: int = DEFAULT_FOCUS_SIZE
+    """The app's live N, measured on every edit."""
 
-    def checked(self) -> MeasureSettings:
+    @property
+    def compiled_mode(self) -> str:
+        """The compiled mode set against eager: the first mode measured that is not eager
+        (``compiled`` when none is)."""
+        return next((mode for mode in self.modes if mode != "eager"), "compiled")
+
+    def checked(self) -> Settings:
         """The same settings, normalised (modes once each, the device in lower case); the first
         setting out of its limits raises SettingError, named."""
-        return MeasureSettings(
-            sizes=tuple(_named("sizes", check_sizes, list(self.sizes))),
-            modes=tuple(_named("modes", check_modes, self.modes)),
-            dtype=_named("dtype", check_dtype, self.dtype),
-            device=_named("device", check_device, self.device),
-            reps=_named("reps", check_reps, self.reps),
-            grad=_named("grad", check_flag, self.grad),
-            call_budget_s=_named("call budget", check_call_budget, self.call_budget_s),
-        )
+        return Settings(**{name: _named(SHOWN[name], CHECKS[name], getattr(self, name)) for name in CHECKS})
+
+    def given(self, changes: Mapping[str, Any]) -> Settings:
+        """These settings with ``changes`` (by field name), each checked (SettingError, named).
+        Sizes given without a live N make the first of them the live N: ``--sizes 1e3,1e4``
+        measures 1e3 on every edit."""
+        checked = {name: _named(SHOWN[name], CHECKS[name], value) for name, value in changes.items()}
+        if "sizes" in checked and "focus_size" not in checked:
+            checked["focus_size"] = checked["sizes"][0]
+        return dataclasses.replace(self, **checked)
+
+    @classmethod
+    def repaired(cls, data: Mapping[str, object]) -> tuple[Settings, list[str]]:
+        """The settings in ``data`` (a file's, by field name; missing ones take their default) and
+        the names of those out of their limits, which take their default too."""
+        values: dict[str, Any] = {}
+        refused: list[str] = []
+        for name, check in CHECKS.items():
+            if name in data:
+                try:
+                    values[name] = check(data[name])
+                except SettingError:
+                    refused.append(SHOWN[name])
+        return cls(**values), refused
+
+
+def _tuple_of(check: Callable[[Any], list[T]]) -> Callable[[Any], tuple[T, ...]]:
+    """``check`` giving a tuple, as ``Settings`` holds its sizes and modes."""
+    return lambda value: tuple(check(value))
+
+
+CHECKS: dict[str, Callable[[Any], Any]] = {
+    "sizes": _tuple_of(check_sizes),
+    "modes": _tuple_of(check_modes),
+    "dtype": check_dtype,
+    "device": check_device,
+    "reps": check_reps,
+    "grad": check_flag,
+    "call_budget_s": check_call_budget,
+    "focus_size": check_size,
+}
+"""Each setting's check of a value from a file or the wire (a list of sizes becomes a tuple)."""
+SHOWN: dict[str, str] = {name: name for name in CHECKS} | {"call_budget_s": "call budget", "focus_size": "focus size"}
+"""Each setting's name in a refusal."""
 
 
 def _named(name: str, check: Callable[[Any], T], value: object) -> T:
@@ -260,3 +313,111 @@ def _named(name: str, check: Callable[[Any], T], value: object) -> T:
     except SettingError as exc:
         message = str(exc)
         raise SettingError(message if name.rstrip("s") in message else f"{name}: {message}") from None
+
+
+# -- the flags of the three commands -----------------------------------------------------------
+
+
+class Flag(NamedTuple):
+    """A command-line flag that sets one field of ``Settings``: the one definition of its name,
+    help and parser; each command (``kernel-tui``, ``kernel-tui profile``, ``kernel-tui demo``)
+    picks the flags it takes."""
+
+    name: str
+    setting: str
+    """The ``Settings`` field it sets."""
+    help: str
+    parse: Callable[[str], Any] | None
+    """Typed text -> a checked value (SettingError otherwise); None for a switch (on when given)."""
+    metavar: str | None = None
+
+
+FLAGS: dict[str, Flag] = {
+    flag.setting: flag
+    for flag in (
+        Flag(
+            "--sizes",
+            "sizes",
+            "the sweep's sizes N, comma-separated: 1e6, 1_000_000 and 1M all work (default: "
+            f"{','.join(f'{n:.0e}'.replace('e+0', 'e') for n in DEFAULT_SIZES)})",
+            _tuple_of(parse_sizes),
+            "SIZES",
+        ),
+        Flag(
+            "--n",
+            "focus_size",
+            "the size the app measures on every edit (default: the first of --sizes, else 1e6)",
+            parse_size,
+            "SIZE",
+        ),
+        Flag(
+            "--modes",
+            "modes",
+            f"what to measure, comma-separated, any of: {', '.join(MODES)} (default: {','.join(DEFAULT_MODES)})",
+            _tuple_of(parse_modes),
+            "MODES",
+        ),
+        Flag(
+            "--device",
+            "device",
+            "cpu, cuda or cuda:N (default: CUDA when present, else the CPU)",
+            check_device,
+            "DEVICE",
+        ),
+        Flag(
+            "--dtype",
+            "dtype",
+            f"dtype of the default inputs a, b, c: {', '.join(DTYPES)} (default: {DEFAULT_DTYPE})",
+            check_dtype,
+            "DTYPE",
+        ),
+        Flag(
+            "--reps",
+            "reps",
+            f"timing reps, {REPS}, or auto (the default): sized to the kernel time",
+            parse_reps,
+            "REPS",
+        ),
+        Flag(
+            "--call-budget",
+            "call_budget_s",
+            f"stop when one call of the chain takes longer than this (default: {DEFAULT_CALL_BUDGET_S:g} s)",
+            parse_call_budget,
+            "SECONDS",
+        ),
+        Flag(
+            "--grad",
+            "grad",
+            "measure a training step: forward, then backward from ones of the result's shape and dtype",
+            None,
+        ),
+    )
+}
+"""Every settings flag, by the field it sets."""
+
+
+def add_flags(parser: argparse.ArgumentParser, settings: Iterable[str], notes: Mapping[str, str] = {}) -> None:
+    """Add the flags of ``settings`` (field names) to ``parser``, each None unless given; ``notes``
+    adds what a flag means to this command alone to its help, by field name."""
+    for setting in settings:
+        flag = FLAGS[setting]
+        text = f"{flag.help}; {notes[setting]}" if setting in notes else flag.help
+        if flag.parse is None:
+            parser.add_argument(flag.name, dest=setting, action="store_const", const=True, help=text)
+        else:
+            parser.add_argument(flag.name, dest=setting, metavar=flag.metavar, help=text)
+
+
+def flags_given(args: argparse.Namespace, settings: Iterable[str]) -> dict[str, Any]:
+    """The settings the flags of ``settings`` set (field name -> checked value), those given only;
+    a refusal is a SettingError that names the flag."""
+    given: dict[str, Any] = {}
+    for setting in settings:
+        flag, text = FLAGS[setting], getattr(args, setting)
+        if text is None:
+            continue
+        try:
+            given[setting] = text if flag.parse is None else flag.parse(text)
+        except SettingError as exc:
+            raise SettingError(f"{flag.name}: {exc}") from None
+    return given

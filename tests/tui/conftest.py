@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from tui_helpers import SEED_CHAIN, TEST_TIMING, replay_command
+
+from probes.link.settings import Settings
 
 
 @pytest.fixture(autouse=True)
@@ -25,12 +28,19 @@ def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
         assert "internal error" not in log.read_text(), log.read_text()
 
 
+SETTINGS = {f.name for f in dataclasses.fields(Settings)}
+
+
 @pytest.fixture
 def make_app(tmp_path: Path) -> Callable[..., object]:
     """An app wired to the replay worker, with a frozen clock and exports under tmp_path."""
     from tui.app import KernelTuiApp
 
     def factory(**kwargs: object) -> KernelTuiApp:
+        """``make_app(device="cpu", focus_size=1000)``: the settings by name, as the command line
+        gives them (``Settings``' fields); every other argument is the app's."""
+        settings = {name: kwargs.pop(name) for name in SETTINGS if name in kwargs}
+        kwargs.setdefault("settings", settings)
         kwargs.setdefault("chain", SEED_CHAIN)
         kwargs.setdefault("worker_command", replay_command())
         kwargs.setdefault("frozen", True)

@@ -48,7 +48,7 @@ async def test_training_step_passes_and_roofline_on_cuda(make_app) -> None:
 
 async def test_static_and_dynamic_sweep_on_cuda(make_app) -> None:
     sizes = [10**6, 10**7, 10**8]
-    app = make_app(worker_command=None, device="cuda", modes="static+dynamic", sizes=sizes)
+    app = make_app(worker_command=None, device="cuda", modes=("compiled", "dynamic"), sizes=sizes)
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), timeout=TIMEOUT, what="static and dynamic results")
         assert shown(app, "dynamic").ran_compiled and "dynamic vs compiled: device " in headline(app)

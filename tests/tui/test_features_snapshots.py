@@ -16,8 +16,7 @@ MATMUL = "x: [N, 256]\nw: [256, 256]\nF.gelu(x @ w)"
 @pytest.mark.parametrize("size", SIZES, ids=ids)
 def test_roofline_view(snap_compare, make_app, size: tuple[int, int]) -> None:
     """A training-style matmul + gelu with grad: forward and backward mm placed, the rest listed."""
-    app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000)
-    app.workspace.settings.grad = True
+    app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000, grad=True)
 
     async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")
@@ -32,8 +31,7 @@ def test_roofline_view(snap_compare, make_app, size: tuple[int, int]) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=ids)
 def test_grad_result(snap_compare, make_app, size: tuple[int, int]) -> None:
     """(a + b).relu() forward + backward on the CPU: passes, per-pass figures, noise, fusion."""
-    app = make_app(worker_command=replay_command("cpu_grad"), focus_size=100_000)
-    app.workspace.settings.grad = True
+    app = make_app(worker_command=replay_command("cpu_grad"), focus_size=100_000, grad=True)
 
     async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")
@@ -45,7 +43,7 @@ def test_grad_result(snap_compare, make_app, size: tuple[int, int]) -> None:
 
 def test_static_vs_dynamic_sweep(snap_compare, make_app) -> None:
     app = make_app(
-        worker_command=replay_command("cpu_dynamic"), modes="static+dynamic", sizes=[10_000, 100_000, 1_000_000]
+        worker_command=replay_command("cpu_dynamic"), modes=("compiled", "dynamic"), sizes=[10_000, 100_000, 1_000_000]
     )
 
     async def run_before(pilot) -> None:

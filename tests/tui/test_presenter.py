@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from test_session import TIMING, answer, measurement, ready, sends, started
 
 from probes.link.protocol import DeviceInfo, Progress, WorkerReady
+from probes.link.settings import Settings
 from tui import presenter
 from tui.baseline_view import pin_record, read_pin
 from tui.session import LiveSession
-from tui.workspace import Settings
 
 
 def test_the_device_label_names_the_model_and_the_device_where_the_model_does_not() -> None:
     session, _ = started()
     assert presenter.device_names(session) == ["cuda:0", "cpu"]
     assert presenter.device_label(session) == "H200 (cuda:0)"
-    session.settings.device = "cpu"
+    session.settings = dataclasses.replace(session.settings, device="cpu")
     assert presenter.device_label(session) == "CPU"
 
 
@@ -34,7 +36,7 @@ def test_the_peaks_are_the_selected_devices() -> None:
     ]
     session.worker_ready(WorkerReady(1, "2.x", devices, "cuda:0", protocol=2), 0.0)
     assert presenter.peak_gbps(session) == 4000.0 and presenter.compute_peaks(session) == {"fp32": 50.0}
-    session.settings.device = "cpu"
+    session.settings = dataclasses.replace(session.settings, device="cpu")
     assert presenter.peak_gbps(session) is None and presenter.compute_peaks(session) == {}
 
 
@@ -110,9 +112,9 @@ def test_the_sweep_shows_deltas_against_the_pin() -> None:
 
 
 def test_the_panes_carry_the_chain_name_the_chart_and_the_peak() -> None:
-    session, _ = started(chart="gbps")
+    session, _ = started()
     session.worker_ready(ready(), 0.0)
-    panes = presenter.panes(session, name="add relu", pinned=None, now=0.0, in_editor=False)
+    panes = presenter.panes(session, name="add relu", pinned=None, now=0.0, in_editor=False, chart="gbps")
     assert panes.editor.name == "add relu"
     assert panes.sweep.chart == "gbps" and panes.sweep.peak_gbps == 4000.0
     assert panes.focus == session.focus_view(0.0) and panes.settings == presenter.settings_line(session.settings)
@@ -127,10 +129,9 @@ def test_the_pin_is_never_set_against_a_sweep_of_other_settings_or_another_text(
     answer(session, sweep, 2.0)
     pinned = read_pin(pin_record(presenter.current_results(session, 2.0)))
     assert presenter.sweep_deltas(session, pinned)  # the sweep now, against the pin
-    session.settings.reps = 50
-    session.settings_changed("reps", 3.0)
+    session.settings_changed(dataclasses.replace(session.settings, reps=50), "reps", 3.0)
     assert session.sweep_view().stale and presenter.sweep_deltas(session, pinned) == []
-    session.settings.reps = None
-    session.settings_changed("reps", 4.0)
+    changed = dataclasses.replace(session.settings, reps=None)
+    session.settings_changed(changed, "reps", 4.0)
     session.edit("a * b", 5.0)
     assert presenter.sweep_deltas(session, pinned) == []

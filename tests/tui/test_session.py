@@ -18,8 +18,8 @@ from probes.link.protocol import (
     WarmupRequest,
     WorkerReady,
 )
+from probes.link.settings import Settings
 from tui.session import Cancel, LiveSession, Notice, Send, Timing, WakeAt
-from tui.workspace import Settings
 
 TIMING = Timing(eager_delay_s=0.03, compile_delay_s=0.5, stale_grace_s=0.35)
 
@@ -263,13 +263,13 @@ def test_stale_rows_are_marked_after_the_grace_period_or_at_once_on_an_error() -
 def test_a_settings_change_re_measures_every_mode_at_once() -> None:
     session, first = started()
     answer(session, first, 0.1)
-    session.settings.reps = 50
-    effects = session.settings_changed("reps", 5.0)
+    changed = dataclasses.replace(session.settings, reps=50)
+    effects = session.settings_changed(changed, "reps", 5.0)
     [request] = sends(effects)
     assert request.reps == 50 and request.modes == ["eager", "compiled"]
     assert session.focus_view(5.01 + TIMING.stale_grace_s).stale == "reps changed"
-    session.settings.reps = None  # back: the cached rows are fresh again, nothing is sent
-    effects = session.settings_changed("reps", 6.0)
+    changed = dataclasses.replace(session.settings, reps=None)  # back: the cached rows are fresh again, nothing is sent
+    effects = session.settings_changed(changed, "reps", 6.0)
     assert Cancel(request.id) in effects and sends(effects) == []
     assert all(v.fresh for v in session.focus_view(6.0).modes)
 
@@ -325,13 +325,13 @@ def test_a_held_chain_waits_for_run_now() -> None:
     session.hold("from the workspace file: ctrl+r runs it")
     assert sends(session.worker_ready(ready(), 0.0)) == []
     assert session.focus_view(0.0).held.startswith("from the workspace file")
-    session.settings.dtype = "bf16"
-    assert sends(session.settings_changed("dtype", 0.5)) == []  # a setting is no confirmation
+    changed = dataclasses.replace(session.settings, dtype="bf16")
+    assert sends(session.settings_changed(changed, "dtype", 0.5)) == []  # a setting is no confirmation
     assert len(sends(session.run_now(1.0))) == 1
 
 
 def test_warm_up_after_the_first_eager_rows_and_preempted_by_a_real_run() -> None:
-    session, first = started(modes="eager")
+    session, first = started(modes=("eager",))
     effects = answer(session, first, 0.1)
     [warm] = [e.request for e in effects if isinstance(e, Send)]
     assert isinstance(warm, WarmupRequest)
@@ -343,7 +343,7 @@ def test_warm_up_after_the_first_eager_rows_and_preempted_by_a_real_run() -> Non
 
 
 def test_no_warm_up_from_an_old_worker() -> None:
-    session = LiveSession(Settings(modes="eager"), "a + b", timing=TIMING)
+    session = LiveSession(Settings(modes=("eager",)), "a + b", timing=TIMING)
     [request] = sends(session.worker_ready(ready(protocol=1), 0.0))
     assert not any(isinstance(e, Send) for e in answer(session, request, 0.1))
 
@@ -544,8 +544,8 @@ def test_a_compile_mode_changed_after_a_sweep_measures_eager_again_beside_it() -
     answer(session, first, 0.1)
     [sweep] = sends(session.start_sweep(1.0))
     answer(session, sweep, 2.0)
-    session.settings.compile_mode = "max-autotune"
-    [request] = sends(session.settings_changed("compile mode", 3.0) + session.tick(3.0))
+    changed = dataclasses.replace(session.settings, modes=("eager", "max-autotune"))
+    [request] = sends(session.settings_changed(changed, "compile mode", 3.0) + session.tick(3.0))
     assert request.modes == ["max-autotune", "eager"]  # the compile first, eager right after it
     m = measurement(request.chain, "max-autotune")
     session.on_event(MeasurementResult(request.id, m), 3.5)
@@ -600,8 +600,8 @@ def test_a_sweep_of_other_settings_is_stale_and_another_texts_is_not_shown() -> 
     answer(session, first, 0.1)
     [sweep] = sends(session.start_sweep(1.0))
     answer(session, sweep, 2.0)
-    session.settings.dtype = "bf16"
-    session.settings_changed("dtype", 3.0)
+    changed = dataclasses.replace(session.settings, dtype="bf16")
+    session.settings_changed(changed, "dtype", 3.0)
     assert session.sweep_view().stale == "settings changed: s sweeps again"
     session.edit("a * b", 4.0)
     assert session.sweep_view().results is None and session.sweep_view().stale is None

@@ -77,8 +77,7 @@ async def test_every_text_reads_at_4_5_to_1_on_a_16_colour_terminal(make_app, si
 
 
 async def test_the_roofline_reads_at_4_5_to_1_on_a_16_colour_terminal(make_app, sixteen_colours) -> None:
-    app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000)
-    app.workspace.settings.grad = True
+    app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000, grad=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
         await pilot.press("escape", "f")

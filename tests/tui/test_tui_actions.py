@@ -33,7 +33,7 @@ async def started(pilot, app) -> None:
 
 
 def requested_modes(app) -> list[str]:
-    return app.workspace.settings.request_modes()
+    return list(app.workspace.settings.modes)
 
 
 def headline(app) -> str:
@@ -163,9 +163,9 @@ async def test_sizes_dialog_validates_and_applies(make_app) -> None:
         field.value = "1e2,1e4,1e6"
         await pilot.press("enter")
         await wait_for(pilot, lambda: not isinstance(app.screen, InputDialog), what="applied")
-        assert app.workspace.settings.sizes == [100, 10_000, 1_000_000]
+        assert app.workspace.settings.sizes == (100, 10_000, 1_000_000)
         await pilot.press("z", "escape")
-        assert app.workspace.settings.sizes == [100, 10_000, 1_000_000]
+        assert app.workspace.settings.sizes == (100, 10_000, 1_000_000)
 
 
 async def test_focus_size_and_reps_dialogs(make_app) -> None:
@@ -229,14 +229,14 @@ async def test_sweep_streams_rows_and_calls_out_the_crossover(make_app) -> None:
         assert f"crossover {format_size(expected)}" in str(chart.render())
         time_points = chart.series[0].points
         await pilot.press("g")  # device time: other points
-        assert app.workspace.settings.chart == "device"
+        assert app.workspace.chart == "device"
         assert chart.series[0].points != time_points
         assert chart.series[0].points == [(m.size, m.device_time_us) for m in recorded().results if m.mode == "eager"]
         await pilot.press("g")  # GB/s with the peak line
-        assert app.workspace.settings.chart == "gbps"
+        assert app.workspace.chart == "gbps"
         assert chart.hlines and f"peak {format_gbps(recorded().peak_gbps)}" in str(chart.render())
         await pilot.press("g")
-        assert app.workspace.settings.chart == "time"
+        assert app.workspace.chart == "time"
 
 
 async def test_sweep_refuses_a_broken_chain(make_app) -> None:
@@ -469,7 +469,7 @@ async def test_workspace_autosaves_and_restores(tmp_path, make_app) -> None:
         await pilot.pause()
         assert again.query_one(ChainEditor).text == SEED_CHAIN + " * c"
         assert again.workspace.settings.dtype == "bf16"
-        assert again.workspace.settings.chart == "device"
+        assert again.workspace.chart == "device"
         await pilot.press("ctrl+q")
 
 

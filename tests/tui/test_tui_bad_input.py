@@ -7,6 +7,7 @@ profiles. Size-text cases go through the size dialog's own validation and are te
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -32,14 +33,16 @@ CASES = [
 @pytest.mark.slow
 async def test_every_bad_input_is_a_plain_message_and_the_app_stays_usable(make_app) -> None:
     assert len(CASES) >= 60
-    app = make_app(worker_command=None, device="cpu", modes="eager", focus_size=1000, timing=TEST_TIMING)
+    app = make_app(worker_command=None, device="cpu", modes=("eager",), focus_size=1000, timing=TEST_TIMING)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), timeout=180, what="first rows")
         editor = app.query_one(ChainEditor)
         for case in CASES:
             expect = case["expect"]
-            app.workspace.settings.focus_size = parse_size(case["sizes"][0])
-            app.main.settings_changed("N")  # as the size dialog does
+            size = parse_size(case["sizes"][0])
+            app.main.settings_changed(
+                "N", dataclasses.replace(app.workspace.settings, focus_size=size)
+            )  # as the dialog does
             editor.load_text(case["chain"])
             await wait_for(pilot, lambda case=case: app.session.text == case["chain"], what=case["name"])
             error = app.session.parse_error
@@ -59,10 +62,10 @@ async def test_every_bad_input_is_a_plain_message_and_the_app_stays_usable(make_
             assert expect["message_contains"] in shown, (case["name"], shown)
             assert "Traceback" not in shown, case["name"]
             # The next valid chain works, at a small size.
-            app.workspace.settings.focus_size = 1000
+            back = dataclasses.replace(app.workspace.settings, focus_size=1000)
             valid = SEED_CHAIN if case["chain"] != SEED_CHAIN else "a + b"
             editor.load_text(valid)
-            app.main.settings_changed("N")
+            app.main.settings_changed("N", back)
             await wait_for(
                 pilot,
                 lambda valid=valid: app.session.text == valid and focus_done(app) and "STALE" not in headline(app),

@@ -47,8 +47,7 @@ async def started(pilot, app) -> None:
 async def test_with_grad_the_op_chain_shows_each_pass_under_its_label_with_its_own_kernels(make_app) -> None:
     """A matmul's training step: the forward mm and gelu above ``forward``, mapped to the forward
     kernels; the backward's gelu_backward and two mm below ``backward``, mapped to the backward's."""
-    app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000)
-    app.workspace.settings.grad = True
+    app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000, grad=True)
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="forward + backward rows")
         await pilot.press("escape")
@@ -69,8 +68,7 @@ async def test_a_device_time_above_the_wall_time_is_marked_and_the_detail_says_w
     profiler's own cost); compiled's do not."""
     eager, compiled = recorded("cpu_grad").results
     assert eager.device_time_us > 1.05 * eager.wall_time_us and compiled.device_time_us < compiled.wall_time_us
-    app = make_app(worker_command=replay_command("cpu_grad"), focus_size=100_000)
-    app.workspace.settings.grad = True
+    app = make_app(worker_command=replay_command("cpu_grad"), focus_size=100_000, grad=True)
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="forward + backward rows")
         await pilot.press("escape")
@@ -165,8 +163,7 @@ async def test_roofline_places_counted_kernels_and_the_cursor_picks_one(make_app
 async def roofline_table_at(make_app, size: tuple[int, int]) -> tuple[list[str], list[list[str]], int, int]:
     """The roofline table of a matmul training step at ``size``: labels, rows, its width and the
     width it has to show it."""
-    app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000)
-    app.workspace.settings.grad = True
+    app = make_app(chain=MATMUL, worker_command=replay_command("cpu_matmul_grad"), focus_size=1000, grad=True)
     async with app.run_test(size=size) as pilot:
         await started(pilot, app)
         await pilot.press("f")
@@ -215,7 +212,7 @@ async def test_pin_shows_deltas_persists_compares_and_unpins(make_app) -> None:
 
 async def test_static_and_dynamic_compiles_side_by_side(make_app) -> None:
     sizes = [10_000, 100_000, 1_000_000]
-    app = make_app(worker_command=replay_command("cpu_dynamic"), modes="static+dynamic", sizes=sizes)
+    app = make_app(worker_command=replay_command("cpu_dynamic"), modes=("compiled", "dynamic"), sizes=sizes)
     async with app.run_test(size=(160, 50)) as pilot:
         await started(pilot, app)
         assert app.query_one("#mode-compiled").display and app.query_one("#mode-dynamic").display

@@ -46,7 +46,7 @@ async def test_keys_after_escape_in_the_same_burst_act_outside_the_editor(make_a
         app.screen.set_focus(editor)
         await wait_for(pilot, lambda: app.focused is editor, what="the editor")
         app.post_message(events.Key("alt+m", "m"))  # escape and m in one read reach us as alt+m
-        await wait_for(pilot, lambda: app.workspace.settings.modes == "eager", what="the mode key")
+        await wait_for(pilot, lambda: app.workspace.toggle == "eager", what="the mode key")
         assert editor.text == SEED_CHAIN
 
 

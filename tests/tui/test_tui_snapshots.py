@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 from tui_helpers import focus_done, kernel_tables_drawn, settle, sweep_done, wait_for
 
+from tui import workspace as ws
+
 SIZES = [(80, 24), (160, 50)]
 
 
@@ -20,7 +22,7 @@ def ids(size: tuple[int, int]) -> str:
 @pytest.mark.parametrize("size", SIZES, ids=ids)
 @pytest.mark.parametrize("modes", ["both", "eager", "compiled"])
 def test_main_screen(snap_compare, make_app, modes: str, size: tuple[int, int]) -> None:
-    app = make_app(modes=modes)
+    app = make_app(modes=ws.toggle_modes(modes, "compiled"))
 
     async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: focus_done(app), what="results")

@@ -54,7 +54,7 @@ def modules_from(folder: Path) -> list[str]:
 
 
 def source_app(make_app, **kwargs: object):
-    return make_app(chain=None, worker_command=None, device="cpu", modes="eager", focus_size=1000, **kwargs)
+    return make_app(chain=None, worker_command=None, device="cpu", modes=("eager",), focus_size=1000, **kwargs)
 
 
 async def test_a_saved_file_is_measured_again_without_a_key_press_and_its_error_is_one_line(

@@ -3,6 +3,7 @@ cannot be saved, locked against a second app, and quitting with edits that canno
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -193,7 +194,8 @@ async def test_a_symlinked_workspace_saves_to_its_target_and_stays_a_link(tmp_pa
 def test_a_workspace_the_app_wrote_is_understood_fully(tmp_path: Path) -> None:
     path = tmp_path / "ws.json"
     workspace = ws.Workspace.default()
-    workspace.settings.reps = 7
+    workspace.settings = dataclasses.replace(workspace.settings, reps=7, modes=("max-autotune", "dynamic"))
+    workspace.compile_mode = "max-autotune"
     workspace.pins = {workspace.chain.name: [1.5, float("nan"), {"kernels": 3}]}
     ws.save(workspace, path)
     assert ws.Workspace.from_data(json.loads(path.read_text()))[1] == []

@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from probes.chain.expr import ChainError, parse_chain
-from probes.link.protocol import COMPILED_MODES, MODES, Measurement, ProfileRequest, RequestFailed
+from probes.link.protocol import MODES, Measurement, ProfileRequest, RequestFailed
 from probes.link.safe_text import inert_line
 from tui import presenter
 
@@ -45,8 +45,7 @@ class Comparisons:
 
     def compare_modes(self) -> CompareScreen | None:
         """The current chain, eager (left) vs the compile mode (right)."""
-        s = self.live.workspace.settings
-        compiled = s.compile_mode if s.compile_mode in COMPILED_MODES else "compiled"
+        compiled = self.live.workspace.compile_mode
         text = self.session.text
         return self._open(
             [(text, "eager", "left"), (text, compiled, "right")],
@@ -57,7 +56,7 @@ class Comparisons:
     def compare_chains(self, other: int) -> CompareScreen | None:
         """The current chain (left) vs chain ``other`` (right), in the last selected mode."""
         workspace = self.live.workspace
-        mode = workspace.settings.request_modes()[-1]
+        mode = workspace.settings.modes[-1]
         chain = workspace.chains[other]
         return self._open(
             [(self.session.text, mode, "left"), (chain.text, mode, "right")],
@@ -97,16 +96,7 @@ class Comparisons:
                     )
                 continue
             modes = [m for m in MODES if m in {mode for mode, _ in pairs}]
-            request = ProfileRequest(
-                id=session.new_id(),
-                chain=text,
-                sizes=[s.focus_size],
-                modes=modes,
-                device=s.device,
-                dtype=s.dtype,
-                reps=s.reps,
-                grad=s.grad,
-            )
+            request = ProfileRequest.of(session.new_id(), text, s, sizes=[s.focus_size], modes=modes)
             session.track(request, time.monotonic())
             screen.expect(request, pairs)
             self.live.bridge.send(request, reply_to=screen)

@@ -56,6 +56,7 @@ class LinkWatch:
             if event.ready is not self.session.ready:
                 self.session.compiles_apart = self.live.bridge.compiles_apart()
                 effects = self.session.worker_ready(event.ready, now)
+                self.live.workspace.settings = self.session.settings  # a device this worker lacks: its default
                 self.screen.status.set(device=presenter.device_label(self.session), torch=event.ready.torch_version)
                 self.screen.loop.apply(effects)
         self.show()

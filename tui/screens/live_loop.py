@@ -104,6 +104,7 @@ class LiveLoop:
         panes = presenter.panes(
             self.session,
             name=screen.source.label() or self.live.workspace.chain.name,
+            chart=self.live.workspace.chart,
             pinned=screen.pins.pinned(),
             now=time.monotonic(),
             in_editor=isinstance(screen.focused, TextArea),

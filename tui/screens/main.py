@@ -42,6 +42,7 @@ from tui.widgets.status_bar import StatusBar
 from tui.widgets.workbench import Workbench, is_compact
 
 if TYPE_CHECKING:
+    from probes.link.settings import Settings
     from tui.app import KernelTuiApp
 
 UNCONFIRMED = "this chain comes from the workspace file and has not run here yet: ctrl+r runs it"
@@ -168,10 +169,12 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(KernelDetail(event.measurement, event.row))
 
-    def settings_changed(self, what: str) -> None:
+    def settings_changed(self, what: str, settings: Settings) -> None:
+        """The settings are now ``settings``: saved with the workspace, measured by the session."""
+        self.workspace.settings = settings
         self.live.schedule_save()
         self.message(what)
-        self.loop.apply(self.session.settings_changed(what.split(":")[0], time.monotonic()))
+        self.loop.apply(self.session.settings_changed(settings, what.split(":")[0], time.monotonic()))
 
     def open_chain(self, index: int) -> None:
         """Make chain ``index`` the current one: its text in the editor, measured as usual."""

@@ -90,7 +90,7 @@ class Pins:
             self.screen.message("this chain has no pin: p pins the result on screen", "yellow")
             return
         session, s = self.live.session, self.live.workspace.settings
-        mode = s.request_modes()[-1]
+        mode = s.modes[-1]
         now = session.cached(session.text, mode)
         same = [m for m in pinned if m.mode == mode and m.size == s.focus_size]
         base = next(

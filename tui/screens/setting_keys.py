@@ -8,12 +8,13 @@ the session re-measures what no longer matches (the rows on screen are marked st
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual.app import SystemCommand
 
 from probes.chain.dtype_names import DTYPES
-from probes.link.settings import parse_reps
+from probes.link.settings import Settings, parse_reps
 from probes.link.summary import format_size, parse_size, parse_sizes
 from tui import presenter
 from tui import workspace as ws
@@ -52,29 +53,32 @@ class SettingKeys:
         self.session = screen.live.session
 
     @property
-    def settings(self) -> ws.Settings:
-        return self.screen.live.workspace.settings
+    def workspace(self) -> ws.Workspace:
+        return self.screen.live.workspace
+
+    @property
+    def settings(self) -> Settings:
+        return self.workspace.settings
 
     def cycle_modes(self) -> None:
-        self.set_modes(next_in(ws.MODE_CHOICES, self.settings.modes))
+        self.set_modes(next_in(ws.MODE_CHOICES, self.workspace.toggle))
 
-    def set_modes(self, modes: str) -> None:
-        self.settings.modes = modes
-        self.screen.settings_changed(f"modes: {self.settings.describe_modes()}")
+    def set_modes(self, toggle: str) -> None:
+        settings = self.workspace.toggled(toggle)
+        self.screen.settings_changed(f"modes: {ws.describe_modes(settings)}", settings)
 
     def cycle_compile_mode(self) -> None:
-        self.set_compile_mode(next_in(ws.COMPILE_MODES, self.settings.compile_mode))
+        self.set_compile_mode(next_in(ws.COMPILE_MODES, self.workspace.compile_mode))
 
     def set_compile_mode(self, mode: str) -> None:
-        self.settings.compile_mode = mode
-        self.screen.settings_changed(f"compile mode: {mode}")
+        self.workspace.compile_mode = mode
+        self.screen.settings_changed(f"compile mode: {mode}", self.workspace.toggled(self.workspace.toggle))
 
     def cycle_dtype(self) -> None:
         self.set_dtype(next_in(DTYPES, self.settings.dtype))
 
     def set_dtype(self, dtype: str) -> None:
-        self.settings.dtype = dtype
-        self.screen.settings_changed(f"dtype: {dtype}")
+        self.screen.settings_changed(f"dtype: {dtype}", replace(self.settings, dtype=dtype))
 
     def cycle_device(self) -> None:
         names = presenter.device_names(self.session)
@@ -87,8 +91,7 @@ class SettingKeys:
         self.set_device(next_in(names, self.session.device or ""))
 
     def set_device(self, name: str) -> None:
-        self.settings.device = name
-        self.screen.settings_changed(f"device: {name}")
+        self.screen.settings_changed(f"device: {name}", replace(self.settings, device=name))
         self.screen.status.set(device=presenter.device_label(self.session))
 
     def toggle_grad(self) -> None:
@@ -97,11 +100,11 @@ class SettingKeys:
         self.set_grad(not self.settings.grad)
 
     def set_grad(self, on: bool) -> None:
-        self.settings.grad = on
-        self.screen.settings_changed("grad: forward + backward" if on else "grad: forward only")
+        what = "grad: forward + backward" if on else "grad: forward only"
+        self.screen.settings_changed(what, replace(self.settings, grad=on))
 
     def cycle_chart(self) -> None:
-        self.settings.chart = next_in(ws.CHART_VIEWS, self.settings.chart)
+        self.workspace.chart = next_in(ws.CHART_VIEWS, self.workspace.chart)
         self.screen.live.schedule_save()
         self.screen.loop.render_panes()
 
@@ -110,8 +113,9 @@ class SettingKeys:
 
         def done(value: str | None) -> None:
             if value:
-                s.sizes = parse_sizes(value)
-                self.screen.settings_changed("sweep sizes: " + ", ".join(format_size(n) for n in s.sizes))
+                sizes = tuple(parse_sizes(value))
+                what = "sweep sizes: " + ", ".join(format_size(n) for n in sizes)
+                self.screen.settings_changed(what, replace(self.settings, sizes=sizes))
 
         self._ask(
             "Sweep sizes",
@@ -127,8 +131,8 @@ class SettingKeys:
 
         def done(value: str | None) -> None:
             if value:
-                s.focus_size = parse_size(value)
-                self.screen.settings_changed(f"N: {format_size(s.focus_size)}")
+                size = parse_size(value)
+                self.screen.settings_changed(f"N: {format_size(size)}", replace(self.settings, focus_size=size))
 
         self._ask(
             "Size N",
@@ -144,8 +148,9 @@ class SettingKeys:
 
         def done(value: str | None) -> None:
             if value is not None:
-                s.reps = parse_reps(value)
-                self.screen.settings_changed(f"reps: {'auto' if s.reps is None else s.reps}")
+                reps = parse_reps(value)
+                what = f"reps: {'auto' if reps is None else reps}"
+                self.screen.settings_changed(what, replace(self.settings, reps=reps))
 
         self._ask(
             "Reps",
