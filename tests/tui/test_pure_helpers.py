@@ -27,7 +27,7 @@ from tui.widgets.headline import comparison_text
 from tui.widgets.kernel_pane import kernel_table, measurement_facts, needed_width
 from tui.widgets.op_chain_pane import compile_facts, compile_text, fusion_marks, kernels_per_op, op_groups, op_name
 from tui.widgets.sweep_pane import status_line
-from tui.widgets.tables import RowsTable
+from tui.widgets.tables import RowsTable, line_width
 
 
 def row(name: str, ops: list[str], short: str | None = None, launches: float = 1.0) -> KernelRow:
@@ -200,6 +200,26 @@ async def test_a_table_sizes_its_columns_and_leaves_itself_alone_when_nothing_ch
         assert table.row_count == 2 and table.cursor_row == 0
         assert [cell.plain for cell in table.row_cells(1)] == ["short", ""]
         await pilot.pause()
+
+
+async def test_an_auto_width_table_is_as_wide_as_its_rows_before_it_is_idle() -> None:
+    """The sweep table is ``width: auto``: laid out between ``fill`` and DataTable's idle-time
+    measure, it must already be as wide as its rows, not zero cells (the table vanished)."""
+
+    class Host(App[None]):
+        CSS = "RowsTable { width: auto; }"
+
+        def compose(self) -> ComposeResult:
+            yield RowsTable(id="t")
+
+    app = Host()
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(RowsTable)
+        table.fill([Text("N"), Text("eager")], [[Text("1e2"), Text("15.9 µs")]])
+        expected = line_width(table.widths) + 2 * table.cell_padding
+        assert table.get_content_width(app.size, app.size) == expected  # before any idle
+        await pilot.pause()
+        assert table.size.width >= expected
 
 
 async def test_a_table_of_one_cell_per_row_draws_as_a_table_of_a_cell_per_column() -> None:

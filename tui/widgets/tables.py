@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual.geometry import Size
 from textual.widgets import DataTable
 
 from tui.widgets.cells import CELL_PADDING, text_key
@@ -32,6 +33,14 @@ class RowsTable(DataTable[Text]):
         self.cell_rows: list[list[Text]] = []
         self.widths: list[int] = []
         self._signature: tuple[object, ...] = ()
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        """The rows' width as ``fill`` computed it. DataTable sets its own measure only when idle,
+        and an auto-width table laid out before that is drawn zero cells wide until the next
+        layout, which may never come."""
+        if not self.widths:
+            return super().get_content_width(container, viewport)
+        return line_width(self.widths) + 2 * self.cell_padding
 
     def row_cells(self, index: int) -> list[Text]:
         """The cells of row ``index``, one per column."""
