@@ -10,7 +10,8 @@ app and its workers run on), a figure read once the capture that shows it has en
 holds up to a poll and a capture more than the screen took. Each is printed with its spread,
 beside what it is compared with, measured in the same run:
 - frame: launch -> first frame, and launch -> first eager rows (5 launches), beside the first
-  frame of a minimal Textual app (benchmarks/textual_floor.py), the floor under the app's;
+  frame of a minimal Textual app (benchmarks/textual_floor.py), the floor under the app's, the
+  headless profile of the same chain (whole process) and a bare script that runs it once;
 - edit: last key -> new eager rows, -> new compiled rows and -> their wall time (the compiled rows
   show before it is timed), for chains never compiled before and
   for chains compiled earlier in the session (compile-cache hits), typing at 30 ms a key, then for
@@ -236,10 +237,32 @@ def ms(value: float | None) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+BARE_EAGER = """
+import sys, torch
+n, device = int(float(sys.argv[1])), sys.argv[2]
+a, b = torch.randn(n, device=device), torch.randn(n, device=device)
+(a + b).relu()
+if device.startswith("cuda"):
+    torch.cuda.synchronize()
+"""
+"""A user's own script: import torch, make the inputs, run the chain once."""
+
+
+def whole_process_s(command: list[str]) -> float:
+    """Seconds from start to exit of ``command`` (which must succeed)."""
+    begin = time.monotonic()
+    subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
+    return time.monotonic() - begin
+
+
 def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
-    frames, rows, floor = [], [], []
+    """The app's first frame and first eager rows, each launch in turns with its references: a
+    minimal Textual app's first frame, the headless ``profile`` of the same chain, size and mode
+    (whole process), and a bare script that imports torch and runs the chain once."""
+    frames, rows, floor, headless, bare = [], [], [], [], []
     filled_after: float | None = None
     chain = TEMPLATE.format(op="relu")
+    profile = [sys.executable, "-m", "tui", "profile", chain, "--device", args.device, "--sizes", str(args.n)]
     for i in range(args.launches + 1):  # the first is a warm-up (.pyc, disk caches)
         session = Session(args, chain)
         try:
@@ -257,14 +280,23 @@ def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
             bare_frame = time.monotonic() - minimal.started_at
         finally:
             minimal.close()
+        headless_s = whole_process_s([*profile, "--modes", "eager"])
+        bare_s = whole_process_s([sys.executable, "-c", BARE_EAGER, str(args.n), args.device])
         if i:
             frames.append(frame)
             rows.append(eager)
             floor.append(bare_frame)
+            headless.append(headless_s)
+            bare.append(bare_s)
     report["frame"] = {
         "first_frame_s": spread(frames),
         "first_eager_rows_s": spread(rows),
         "minimal_textual_app_first_frame_s": spread(floor),
+        "headless_eager_profile_s": spread(headless),
+        "bare_torch_script_s": spread(bare),
+        "first_frame_over_minimal_app": spread([a / b for a, b in zip(frames, floor, strict=True)]),
+        "first_eager_rows_over_headless": spread([a / b for a, b in zip(rows, headless, strict=True)]),
+        "first_eager_rows_over_bare_script": spread([a / b for a, b in zip(rows, bare, strict=True)]),
         "bytecode_cache_filled_after_rows_s": filled_after,
     }
 
@@ -590,6 +622,20 @@ def summary(report: dict[str, Any], worker_bytecode: str) -> list[str]:
             f"launch -> first eager rows   median {ms(f['first_eager_rows_s']['median'])} "
             f"(p25-p75 {ms(f['first_eager_rows_s'].get('p25'))}-{ms(f['first_eager_rows_s'].get('p75'))})"
         )
+        lines.append(
+            f"headless profile of the same chain, size and mode, whole process: "
+            f"median {ms(f['headless_eager_profile_s']['median'])}; "
+            f"bare script (import torch, run the chain once): median {ms(f['bare_torch_script_s']['median'])}"
+        )
+        for key, what in (
+            ("first_frame_over_minimal_app", "first frame / minimal Textual app's"),
+            ("first_eager_rows_over_headless", "first eager rows / headless profile"),
+            ("first_eager_rows_over_bare_script", "first eager rows / bare script"),
+        ):
+            r = f[key]
+            lines.append(
+                f"{what:38} launch by launch: median {r['median']:.2f}x (p25-p75 {r['p25']:.2f}-{r['p75']:.2f}x)"
+            )
         filled = f.get("bytecode_cache_filled_after_rows_s")
         lines.append(
             f"the worker's bytecode: {worker_bytecode}"
