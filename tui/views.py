@@ -1,6 +1,7 @@
 """What the panes show, as values: per mode the fresh measurement or the last one shown (stale, with
-why, once the grace period is over), what runs now, and the sweep. ``LiveSession`` computes them
-(``focus_view()``, ``sweep_view()``, ``activity()``); no textual, no torch.
+why, once the grace period is over), what runs now, and the sweep. The session's state computes
+them (``tui.session_state.SessionState``: ``focus_view()``, ``sweep_view()``, ``activity()``); no
+textual, no torch.
 """
 
 from __future__ import annotations
