@@ -6,6 +6,7 @@ kernel-tui [CHAIN | FILE.py:NAME] [--input DECL ...] [--device cpu|cuda:N] [--si
 kernel-tui profile CHAIN [...]      # tables or JSON, no TUI (see kernel-tui profile --help)
 kernel-tui demo [--device cpu|cuda:N] [--dtype ...] [--reps N] [--worker-cmd CMD] [--replay REPORT.json ...]
                                     # a guided walk through the story: space/right next, left back, q quit
+kernel-tui worker                   # a worker on stdin/stdout: --worker-cmd "ssh BOX kernel-tui worker"
 
 The settings flags are ``probes.link.settings.FLAGS``, the one table the headless command uses too:
 each is parsed into the one settings model (``Settings``) that the workspace saves and the worker
@@ -35,11 +36,13 @@ if TYPE_CHECKING:
 SUBCOMMANDS: dict[str, str] = {
     "profile": "measure without the app: tables or JSON, for scripts and CI",
     "demo": "a guided walk through the story, one live measurement per step",
+    "worker": 'a measuring worker on stdin/stdout, for --worker-cmd "ssh BOX kernel-tui worker"',
 }
 USAGE = """\
 kernel-tui [CHAIN] [options]          the app
        kernel-tui profile CHAIN [options]    headless (kernel-tui profile --help)
-       kernel-tui demo [options]             the guided demo (kernel-tui demo --help)"""
+       kernel-tui demo [options]             the guided demo (kernel-tui demo --help)
+       kernel-tui worker                     a worker for --worker-cmd (kernel-tui worker --help)"""
 EXPORT_DIR_HELP = (
     "where exports go (default: the current directory; when that is inside kernel-tui's own source "
     "checkout, as with 'make run', the exports folder of kernel-tui's user data directory, e.g. "
@@ -317,6 +320,12 @@ def main(argv: list[str] | None = None) -> int:
         from probes.cli import main as profile_main  # headless: no textual import
 
         return profile_main(argv[1:])
+    if argv and argv[0] == "worker":
+        # The worker runs in this process: the console script's import path starts with the
+        # script's own folder, not the current one, so a project's modules stay out of it.
+        from probes.engine.worker import main as worker_main  # no textual import
+
+        return worker_main(argv[1:], prog="kernel-tui worker")
     meant = _mistyped_command(argv[0]) if argv else None
     if meant is not None:
         _refuse_mistyped(argv[0], meant)

@@ -537,12 +537,8 @@ workers, the bytecode filler, a user's subprocess) imports nothing from the fold
 as the worker itself does (``python -P``); a worker started over SSH sets it too."""
 
 
-def main(argv: list[str] | None = None) -> int:
-    os.environ[SAFE_PATH_ENV] = "1"
-    start_lifeline()  # first, while this process has one thread
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)  # a hang-up ends it, even when its client ignores one
-    driver_context = start_driver_context()  # beside torch's import, which follows
-    parser = argparse.ArgumentParser(prog="python -P -m probes.engine.worker", description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None, prog: str = "python -P -m probes.engine.worker") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument(
         "--stuck-s",
         type=float,
@@ -550,7 +546,11 @@ def main(argv: list[str] | None = None) -> int:
         help="stop a chain after this long in plain Python without a tensor op (seconds)",
     )
     parser.add_argument("--heartbeat-s", type=float, default=HEARTBEAT_S, help="seconds between heartbeats")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # before anything starts: --help and a bad flag leave nothing running
+    os.environ[SAFE_PATH_ENV] = "1"
+    start_lifeline()  # first, while this process has one thread
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)  # a hang-up ends it, even when its client ignores one
+    driver_context = start_driver_context()  # beside torch's import, which follows
     warnings.filterwarnings("ignore", message=".*(Profiler clears events|Failed to initialize NumPy).*")
     # Keep fd 1 for the protocol; point everything else that writes to stdout at stderr.
     protocol_out = os.fdopen(os.dup(1), "w", buffering=1)

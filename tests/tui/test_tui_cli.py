@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import os
@@ -361,3 +362,38 @@ async def test_a_restored_workspace_shows_the_sweep_sizes_it_brings(make_app, tm
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: "N=1e2,1e5" in sweep_title(app), what="the sizes in the sweep's title")
         await pilot.press("ctrl+q")
+
+
+async def test_kernel_tui_worker_is_a_worker_the_app_can_reach_through_worker_cmd(tmp_path: Path) -> None:
+    """``--worker-cmd "ssh BOX kernel-tui worker"``: the subcommand speaks the worker's protocol on
+    stdin/stdout, answers a request and is gone once its client closes."""
+    from probes.link.client import WorkerClient
+    from probes.link.protocol import MeasurementResult, ProfileRequest, RequestDone
+
+    client = WorkerClient(
+        [sys.executable, "-P", "-m", "tui", "worker"], env={"KERNEL_TUI_CACHE_DIR": str(tmp_path / "cache")}
+    )
+    try:
+        ready = await asyncio.wait_for(client.start(), 120)
+        assert any(device.name == "cpu" for device in ready.devices)
+        pid = client.pid
+        request = ProfileRequest(client.new_id(), "(a + b).relu()", sizes=[1000], modes=["eager"], device="cpu", reps=3)
+
+        async def gather() -> list[object]:
+            return [event async for event in client.request(request)]
+
+        events = await asyncio.wait_for(gather(), 120)
+        (result,) = [e for e in events if isinstance(e, MeasurementResult)]
+        assert result.measurement.kernels_per_call == 2 and isinstance(events[-1], RequestDone)
+    finally:
+        await client.close()
+    assert pid is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_kernel_tui_worker_help_starts_nothing() -> None:
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "tui", "worker", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and "usage: kernel-tui worker" in done.stdout
