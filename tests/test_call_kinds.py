@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from probes.chain import call_kinds
-from probes.chain.expr import _attribute_problem
+from probes.chain.check_attributes import attribute_problem
 from probes.chain.kinds import SAFETY_CLAIMS, Kind, join
 
 TORCH_DIR = Path(torch.__file__).parent
@@ -230,7 +230,7 @@ class Derivation:
         owner = NAMESPACES[key]
         kinds: dict[str, Kind] = {}
         for name in sorted(dir(owner)):
-            if name.startswith("_") or _attribute_problem(name) is not None or name[0].isupper():
+            if name.startswith("_") or attribute_problem(name) is not None or name[0].isupper():
                 continue  # the allow-list refuses these whatever they return
             if key == "TENSOR_METHODS":
                 kind = self.method(name)

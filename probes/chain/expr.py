@@ -23,20 +23,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-from probes.chain.errors import ChainError
-from probes.chain.kinds import (
-    LAYER_PATHS,
-    PYTHON_ATTRIBUTES,
-    PYTHON_KINDS,
-    RETURN_TYPE_FIELDS,
-    TENSOR_ATTRIBUTES,
-    Kind,
-    Kinds,
-    constructed_layer,
-)
-from probes.chain.layers import LAYER_NAMES, LAYERS, MAX_LAYERS, Layer, LayerArgumentError, layer_from_call
-from probes.link.protocol import ChainErrorInfo, ErrorKind
-from probes.link.safe_text import inert_line
+from probes.chain.check_attributes import AttributeCheck
+from probes.chain.check_calls import CallCheck
+from probes.chain.check_literals import LiteralCheck
+from probes.chain.check_names import ALLOWED_BUILTINS, RESERVED, NameCheck, Scope
+from probes.chain.check_operators import OperatorCheck
+from probes.chain.errors import ChainError, NodeErrors, chain_error
+from probes.chain.kinds import PYTHON_ATTRIBUTES, RETURN_TYPE_FIELDS, TENSOR_ATTRIBUTES, Kind, Kinds
+from probes.chain.layers import Layer
 
 __all__ = [
     "ALLOWED_BUILTINS",
@@ -54,27 +48,8 @@ T = TypeVar("T")
 
 MAX_CHARS = 20_000
 MAX_DEPTH = 100
-MAX_STR = 200
-MAX_DISPLAY = 64
 
-ALLOWED_BUILTINS: tuple[str, ...] = (
-    "abs",
-    "min",
-    "max",
-    "int",
-    "float",
-    "bool",
-    "len",
-    "round",
-    "slice",
-)
-MAX_EXPONENT = 64
-"""Largest literal exponent or shift on Python numbers: ``10 ** 10 ** 8`` would hang the worker
-building a Python integer."""
 DEFAULT_INPUTS: tuple[str, ...] = ("a", "b", "c")
-RESERVED: frozenset[str] = frozenset({"torch", "F", "nn", "N"})
-ROOTS: frozenset[str] = frozenset({"torch", "F", "nn"})
-"""The names a chain reaches torch through: only as the root of an attribute path."""
 EXAMPLE = "(a + b).relu()"
 
 DTYPE_ALIASES: dict[str, str] = {
@@ -92,18 +67,13 @@ DTYPE_ALIASES: dict[str, str] = {
 """Every accepted dtype spelling (lower case, optionally prefixed ``torch.``) -> canonical name."""
 
 
-def _error(kind: ErrorKind, message: str, line: int | None = None, col: int | None = None) -> ChainError:
-    """A ChainError whose message is one inert line: it may quote the user's text (a dim, a name)."""
-    return ChainError(ChainErrorInfo(kind, inert_line(message), line, col))
-
-
 def canonical_dtype(name: str) -> str:
     """The canonical dtype name for any accepted spelling (``bfloat16``, ``torch.half``...)."""
     key = name.strip().lower().removeprefix("torch.")
     if key in DTYPE_ALIASES:
         return DTYPE_ALIASES[key]
     accepted = ", ".join(dict.fromkeys(DTYPE_ALIASES.values()))
-    raise _error("input", f"unknown dtype '{name}': use one of {accepted} (or float32, bfloat16, half, long...)")
+    raise chain_error("input", f"unknown dtype '{name}': use one of {accepted} (or float32, bfloat16, half, long...)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,16 +165,16 @@ class InputDecl:
         try:
             return tuple(_dim_value(dim, n) for dim in self.dims)
         except ValueError as exc:
-            raise _error("input", f"input '{self.name}': {exc}", self.line) from None
+            raise chain_error("input", f"input '{self.name}': {exc}", self.line) from None
 
 
 def _parse_declaration(match: re.Match[str], lineno: int) -> InputDecl:
     name = match["name"]
     where = match.start("name") + 1
     if name in RESERVED or hasattr(builtins, name):
-        raise _error("input", f"'{name}' is a reserved name; pick another input name", lineno, where)
+        raise chain_error("input", f"'{name}' is a reserved name; pick another input name", lineno, where)
     if keyword.iskeyword(name) or name.startswith("_"):
-        raise _error("input", f"'{name}' cannot be an input name (keyword or starts with '_')", lineno, where)
+        raise chain_error("input", f"'{name}' cannot be an input name (keyword or starts with '_')", lineno, where)
     dims_text = match["dims"]
     parts = dims_text.split(",")
     if len(parts) > 1 and not parts[-1].strip():
@@ -221,7 +191,7 @@ def _parse_declaration(match: re.Match[str], lineno: int) -> InputDecl:
             if not any(isinstance(node, ast.Name) for node in ast.walk(_dim_tree(dim))):
                 _dim_value(dim, 0)  # no N in it: check it now rather than at run time
         except ValueError as exc:
-            raise _error("input", f"input '{name}': {exc}", lineno, col) from None
+            raise chain_error("input", f"input '{name}': {exc}", lineno, col) from None
         dims.append(dim)
     dtype = None
     if match["dtype"]:
@@ -239,12 +209,12 @@ def _split_declarations(lines: list[str]) -> dict[str, InputDecl]:
         match = _DECL.fullmatch(text)
         if match is None:
             if _DECL_START.match(text):
-                raise _error("input", "bad input declaration: write it like `x: [N, 4096] bf16`", index + 1, 1)
+                raise chain_error("input", "bad input declaration: write it like `x: [N, 4096] bf16`", index + 1, 1)
             continue
         decl = _parse_declaration(match, index + 1)
         if decl.name in declared:
             first = declared[decl.name].line
-            raise _error(
+            raise chain_error(
                 "input",
                 f"'{decl.name}' is already declared on line {first}",
                 index + 1,
@@ -262,7 +232,7 @@ def parse_inputs(declarations: list[str]) -> tuple[InputDecl, ...]:
     declared = _split_declarations(lines)
     for index, rest in enumerate(lines):
         if rest.strip():
-            raise _error("input", "bad input declaration: write it like `x: [N, 4096] bf16`", index + 1, 1)
+            raise chain_error("input", "bad input declaration: write it like `x: [N, 4096] bf16`", index + 1, 1)
     return tuple(declared.values())
 
 
@@ -284,11 +254,11 @@ def _parse(source: str) -> ast.Module:
             if not "".join(rest).strip():
                 message = "unexpected end of the chain"
         message = message.replace("unexpected EOF while parsing", "unexpected end of the chain")
-        raise _error("syntax", message, line, col) from None
+        raise chain_error("syntax", message, line, col) from None
     except (RecursionError, MemoryError):
-        raise _error("rejected", f"nesting too deep (over {MAX_DEPTH} levels)") from None
+        raise chain_error("rejected", f"nesting too deep (over {MAX_DEPTH} levels)") from None
     except ValueError as exc:
-        raise _error("syntax", str(exc)) from None
+        raise chain_error("syntax", str(exc)) from None
 
 
 def _too_deep(tree: ast.AST) -> bool:
@@ -310,9 +280,9 @@ def _check_ascii_names(source: str) -> None:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
             if token.type == tokenize.NAME and not token.string.isascii():
                 line, col = token.start
-                raise _error("rejected", f"non-ASCII name '{token.string}'", line, col + 1)
+                raise chain_error("rejected", f"non-ASCII name '{token.string}'", line, col + 1)
     except (tokenize.TokenError, SyntaxError) as exc:
-        raise _error("syntax", f"cannot read the chain: {exc.args[0]}") from None
+        raise chain_error("syntax", f"cannot read the chain: {exc.args[0]}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,110 +354,10 @@ _ALLOWED_NODES = (
     ast.Load,
 )
 
-_FILES = "it reads or writes files"
-_MACHINERY = "it reaches machinery outside what a chain may use"
-_GLOBAL_STATE = "it changes global torch state"
-_RAW_MEMORY = "no raw memory access"
-_CALLBACKS = "it calls back into Python"
-_CALLS_ANYTHING = "it calls whatever value it is given"
-_DENIED: dict[str, str] = {
-    name: why
-    for why, names in (
-        (_FILES, "load save from_file tofile"),
-        (
-            _MACHINERY,
-            "ops hub utils cpp_extension jit compile classes library backends distributed multiprocessing"
-            " package onnx export fx func autograd profiler testing get_device_module fork wait parse_ir"
-            " parse_schema parse_type_comment merge_type_from_type_comment"
-            " prepare_multiprocessing_environment",
-        ),
-        ("the app picks the device, not the chain", "cuda cpu mps xpu"),
-        (
-            _GLOBAL_STATE,
-            "set_default_device set_default_dtype set_default_tensor_type manual_seed seed set_rng_state "
-            "use_deterministic_algorithms set_num_threads set_printoptions autocast_increment_nesting "
-            "autocast_decrement_nesting clear_autocast_cache init_num_threads",
-        ),
-        (
-            _RAW_MEMORY,
-            "numpy from_numpy frombuffer storage untyped_storage storage_type data_ptr as_strided set_ "
-            "share_memory_ pin_memory record_stream",
-        ),
-        (_CALLBACKS, "register_hook apply_ map_ map2_"),
-        (_CALLS_ANYTHING, "vmap cond while_loop scan associative_scan classproperty"),
-        (
-            "it copies to the host and makes the chain data-dependent Python; keep the result a tensor",
-            "item tolist",
-        ),
-        ("string formatting can reach any attribute", "format format_map"),
-        ("Tensor.type(name) imports modules by name; use .to(dtype) or .dtype", "type"),
-        ("it walks class internals", "mro"),
-    )
-    for name in names.split()
-}
-"""Attribute names refused on any object, with why."""
-
-_DENIED_PREFIXES: tuple[tuple[str, str], ...] = (("set_", _GLOBAL_STATE), ("as_strided", _RAW_MEMORY))
-_DENIED_PARTS: tuple[tuple[str, str], ...] = (
-    ("load", _FILES),
-    ("save", _FILES),
-    ("file", _FILES),
-    ("pickle", _FILES),
-    ("import", _MACHINERY),
-    ("exec", _MACHINERY),
-    ("hook", _CALLBACKS),
-    ("torch_function", _CALLS_ANYTHING),
-    ("seed", _GLOBAL_STATE),
-    ("rng_state", _GLOBAL_STATE),
-    ("data_ptr", _RAW_MEMORY),
-)
-"""Substrings that mark a family of names (``load_inline``, ``import_ir_module``, ...)."""
-
-_TORCH_SUBMODULES = frozenset({"linalg", "fft", "special"})
-_TORCH_REACH = (
-    "only torch.<function>, torch.linalg/fft/special.<function>, F.<function> and nn.<Layer>(...) can be used"
-)
-_TORCH_VALUE = re.compile(
-    r"(b?float|u?int|complex)\d+(_\w+)?|half|double|long|short|int|bool|cfloat|cdouble|chalf"
-    r"|inf|nan|pi|e|newaxis|strided|sparse_coo|contiguous_format|preserve_format|channels_last(_3d)?",
-    re.ASCII,
-)
-"""What ``torch.<name>`` may be when it is not called: dtypes, constants, layouts, memory formats.
-Anything else (``torch.os``, ``torch.linalg``) could be a module, and a module passed around as a
-value would escape the path rules below."""
-_TORCH_BARE = "can only be used as torch.<function>(...) or a dtype or constant such as torch.float16"
-_NN_BARE = "can only be used as nn.<Layer>(...)(x) or nn.functional.<function>(...)"
-_LAYER_ONLY_CALLED = "can only be called, like lin(x): a layer is never a value of its own"
-
-
-def _attribute_problem(name: str) -> str | None:
-    """Why an attribute name is refused wherever it appears (the message's tail), or None."""
-    if name.startswith("_"):
-        return " (no dunder or private attributes)"
-    why = (
-        _DENIED.get(name)
-        or next((why for prefix, why in _DENIED_PREFIXES if name.startswith(prefix)), None)
-        or next((why for part, why in _DENIED_PARTS if part in name), None)
-    )
-    return f": {why}" if why else None
-
-
-_GROWING_OPS = (ast.Pow, ast.LShift)
-"""Operators whose Python-number result can grow past any memory from small literal operands."""
-
-
-def _literal_number(node: ast.expr) -> int | float | complex | None:
-    """The value of a number literal such as ``3``, ``-2.5`` (else None)."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        value = _literal_number(node.operand)
-        return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float, complex):
-        return cast("int | float | complex", node.value)
-    return None
-
 
 class _Validator:
-    """Walks the statements in order, checking each node and recording the inputs used.
+    """Walks the statements in order, hands each node to the check of its family and records the
+    inputs used.
 
     It also tells, without running anything, what each expression is (probes.chain.kinds): rules
     that keep plain Python bounded (``**`` on Python numbers, ``max`` of one tensor) apply to what is
@@ -497,6 +367,7 @@ class _Validator:
 
     def __init__(self, source: str, declared: dict[str, InputDecl]) -> None:
         self.lines = source.split("\n")
+        self.errors = NodeErrors(self.lines)
         self.inputs = {name: InputDecl(name, ("N",), None) for name in DEFAULT_INPUTS} | declared
         self.assigned: dict[str, int] = {}  # every assignment target -> its first line
         self.locals: dict[str, Kind] = {}  # assigned on an earlier statement -> what it holds
@@ -506,7 +377,14 @@ class _Validator:
         self.constructions: dict[int, int] = {}  # id of an nn.X(...) call -> its layer's index
         self.layer_calls: dict[int, int] = {}  # id of a call of a layer -> the layer's index
         self.bound: dict[str, int] = {}  # a name that holds a layer (as it stands) -> the layer's index
-        self._assigned_value: ast.expr | None = None  # the value of the assignment being checked
+        scope = Scope(self.inputs, self.locals, self.bound, self.assigned)
+        self.names = NameCheck(self.errors, scope)
+        self.literals = LiteralCheck(self.errors)
+        self.operators = OperatorCheck(self.errors, self.kind)
+        self.attributes = AttributeCheck(self.errors, scope)
+        self.calls = CallCheck(
+            self.errors, self.attributes, self.is_tensor, scope, self.layers, self.constructions, self.layer_calls
+        )
 
     # -- what is a tensor ----------------------------------------------------------------------
 
@@ -526,23 +404,6 @@ class _Validator:
         for node in ast.walk(root):
             self.kind(node)
 
-    # -- positions -------------------------------------------------------------------------
-
-    def _col(self, line: int, byte_col: int) -> int:
-        """1-based character column from the AST's UTF-8 byte offset."""
-        return len(self.lines[line - 1].encode()[:byte_col].decode(errors="ignore")) + 1
-
-    def _at(self, node: ast.AST | None, kind: ErrorKind, message: str) -> ChainError:
-        line = getattr(node, "lineno", None)
-        col = None if line is None else self._col(line, getattr(node, "col_offset", 0))
-        return _error(kind, message, line, col)
-
-    def _at_attr(self, node: ast.Attribute, message: str, kind: ErrorKind = "rejected") -> ChainError:
-        """An error placed on the attribute's name (identifiers are ASCII by now)."""
-        line = node.end_lineno or node.lineno
-        col = self._col(line, (node.end_col_offset or 0) - len(node.attr))
-        return _error(kind, message, line, col)
-
     def check_result(self, node: ast.expr | None) -> None:
         """A chain ending in ``x.name`` with ``x`` a tensor returns a method or a Python value, never
         a tensor: refused here, so the texts on the way to ``.tanh()`` never reach the worker."""
@@ -551,8 +412,8 @@ class _Validator:
         if isinstance(node.value, ast.Call) and node.attr in RETURN_TYPE_FIELDS:
             return
         if node.attr in PYTHON_ATTRIBUTES:
-            raise self._at_attr(node, f".{node.attr} is a Python value, not a tensor", "syntax")
-        raise self._at_attr(node, f".{node.attr} is not a tensor: call it, as in .{node.attr}()", "syntax")
+            raise self.errors.at_attr(node, f".{node.attr} is a Python value, not a tensor", "syntax")
+        raise self.errors.at_attr(node, f".{node.attr} is not a tensor: call it, as in .{node.attr}()", "syntax")
 
     # -- statements ------------------------------------------------------------------------
 
@@ -567,19 +428,19 @@ class _Validator:
                 self._classify(stmt.value)
             elif isinstance(stmt, ast.Assign):
                 name = self._assign_target(stmt)
-                self._assigned_value = stmt.value
+                self.calls.assigned_value = stmt.value
                 self._walk(stmt.value)
-                self._assigned_value = None
+                self.calls.assigned_value = None
                 self._classify(stmt.value)
                 self.locals[name] = self.kind(stmt.value)
                 self.bound.pop(name, None)
                 if id(stmt.value) in self.constructions:
                     self.bound[name] = self.constructions[id(stmt.value)]
             else:
-                raise self._at(stmt, "rejected", f"{self._label(stmt)} is not allowed")
+                raise self.errors.at(stmt, "rejected", f"{self._label(stmt)} is not allowed")
         last = module.body[-1] if module.body else None
         if isinstance(last, ast.Assign) and id(last.value) in self.constructions:
-            raise self._at(
+            raise self.errors.at(
                 last.value,
                 "syntax",
                 "the chain's result is a layer, not a tensor: call it, like lin(x), on a last line",
@@ -587,16 +448,16 @@ class _Validator:
 
     def _assign_target(self, stmt: ast.Assign) -> str:
         if len(stmt.targets) != 1:
-            raise self._at(stmt, "rejected", "chained assignment (x = y = ...) is not allowed")
+            raise self.errors.at(stmt, "rejected", "chained assignment (x = y = ...) is not allowed")
         target = stmt.targets[0]
         if not isinstance(target, ast.Name):
-            raise self._at(
+            raise self.errors.at(
                 target,
                 "rejected",
                 "only `name = ...` assignments are allowed (no attribute, subscript or tuple targets)",
             )
         if target.id in RESERVED or hasattr(builtins, target.id) or target.id.startswith("_"):
-            raise self._at(target, "rejected", f"cannot assign to '{target.id}': it is a reserved name")
+            raise self.errors.at(target, "rejected", f"cannot assign to '{target.id}': it is a reserved name")
         return target.id
 
     @staticmethod
@@ -616,210 +477,24 @@ class _Validator:
 
     def _check(self, node: ast.AST, parent: ast.AST | None) -> None:
         if not isinstance(node, _ALLOWED_NODES):
-            raise self._at(
+            raise self.errors.at(
                 node if hasattr(node, "lineno") else parent, "rejected", f"{self._label(node)} is not allowed"
             )
         if isinstance(node, ast.Name):
-            self._name(node, parent)
+            if self.names.check(node, parent):
+                self.used.setdefault(node.id, self.inputs[node.id])
         elif isinstance(node, ast.Constant):
-            if isinstance(node.value, bytes):
-                raise self._at(node, "rejected", "bytes literals are not allowed")
-            if isinstance(node.value, str) and len(node.value) > MAX_STR:
-                raise self._at(node, "rejected", f"string literals over {MAX_STR} characters are not allowed")
-        elif isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) > MAX_DISPLAY:
-            raise self._at(node, "rejected", f"lists and tuples over {MAX_DISPLAY} elements are not allowed")
-        elif isinstance(node, ast.keyword) and node.arg is None:
-            raise self._at(node, "rejected", "**kwargs is not allowed")
+            self.literals.constant(node)
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            self.literals.display(node)
+        elif isinstance(node, ast.keyword):
+            self.calls.keyword(node)
         elif isinstance(node, ast.BinOp):
-            self._binop(node)
+            self.operators.binop(node)
         elif isinstance(node, ast.Call):
-            self._call(node, parent)
+            self.calls.check(node, parent)
         elif isinstance(node, ast.Attribute) and not isinstance(parent, ast.Attribute):
-            self._attribute_chain(node, called=isinstance(parent, ast.Call) and parent.func is node)
-
-    def _binop(self, node: ast.BinOp) -> None:
-        """Python arithmetic that could run for hours before any tensor op: powers and shifts of
-        Python values that are not literals, %-formatting, and repetition of a literal sequence
-        (``'x' * 10 ** 9``). Tensor arithmetic (``a ** b``, ``a ** N``) is unaffected, and what may
-        be either (a call of unknown kind) is left to the run-time caps."""
-        plain = self.kind(node.left) in PYTHON_KINDS and self.kind(node.right) in PYTHON_KINDS
-        if isinstance(node.op, _GROWING_OPS) and plain:
-            symbol = "**" if isinstance(node.op, ast.Pow) else "<<"
-            for side in (node.left, node.right):
-                if _literal_number(side) is None:
-                    raise self._at(
-                        side,
-                        "rejected",
-                        f"on Python numbers, both sides of {symbol} must be number literals like 2 {symbol} 10 "
-                        "(a computed one could hang the run)",
-                    )
-            amount = _literal_number(node.right)
-            if not isinstance(amount, complex) and abs(amount or 0) > MAX_EXPONENT:
-                raise self._at(
-                    node.right,
-                    "rejected",
-                    f"on Python numbers, the right side of {symbol} must be at most {MAX_EXPONENT} "
-                    "(a huge Python number would hang the run)",
-                )
-        if isinstance(node.op, ast.Mod) and self.kind(node.left) is Kind.TEXT:
-            raise self._at(node.left, "rejected", "%-formatting of strings is not allowed")
-        if isinstance(node.op, ast.Mult):
-            for side in (node.left, node.right):
-                if isinstance(side, (ast.List, ast.Tuple)) or (
-                    isinstance(side, ast.Constant) and isinstance(side.value, str)
-                ):
-                    raise self._at(side, "rejected", "repeating a list, tuple or string with * is not allowed")
-
-    def _name(self, node: ast.Name, parent: ast.AST | None) -> None:
-        name = node.id
-        if name in ROOTS and not isinstance(parent, ast.Attribute):
-            raise self._at(node, "rejected", f"'{name}' {_NN_BARE if name == 'nn' else _TORCH_BARE}")
-        called = isinstance(parent, ast.Call) and parent.func is node
-        if name in self.bound and not called:
-            raise self._at(node, "rejected", f"'{name}' holds a layer: it {_LAYER_ONLY_CALLED}")
-        if name in ALLOWED_BUILTINS and not called:
-            raise self._at(node, "rejected", f"'{name}' can only be called, like {name}(x)")
-        if name in self.locals or name in RESERVED or name in ALLOWED_BUILTINS:
-            return
-        if name in self.inputs:
-            self.used.setdefault(name, self.inputs[name])
-            return
-        if hasattr(builtins, name) or name.startswith("_"):
-            what = f"calls to '{name}' are" if called else f"the name '{name}' is"
-            raise self._at(node, "rejected", f"{what} not allowed (builtins allowed: {', '.join(ALLOWED_BUILTINS)})")
-        if name in self.assigned:
-            raise self._at(node, "input", f"'{name}' is used before it is assigned on line {self.assigned[name]}")
-        known = ", ".join(self.inputs)
-        raise self._at(
-            node,
-            "input",
-            f"unknown name '{name}': the inputs are {known}; declare others like `{name}: [N] fp32`",
-        )
-
-    def _call(self, node: ast.Call, parent: ast.AST | None) -> None:
-        func = node.func
-        if constructed_layer(func) is not None:
-            self._construction(node, parent)
-            return
-        if (isinstance(func, ast.Call) and constructed_layer(func.func) is not None) or (
-            isinstance(func, ast.Name) and func.id in self.bound
-        ):
-            self._layer_call(node)
-            return
-        if isinstance(func, ast.Name) and (func.id in self.locals or func.id in self.inputs or func.id in RESERVED):
-            raise self._at(func, "rejected", f"'{func.id}' cannot be called (only functions and methods can)")
-        if not isinstance(func, (ast.Name, ast.Attribute)):
-            if isinstance(func, ast.Call) and isinstance(func.func, ast.Attribute):
-                self._attribute_chain(func.func, called=True)  # nn.Module(...)(x): say what nn.Module is
-            raise self._at(func, "rejected", "only functions and methods can be called, like torch.relu(a) or a.relu()")
-        if isinstance(func, ast.Name) and func.id == "round" and (len(node.args) > 1 or node.keywords):
-            raise self._at(node, "rejected", "round(x, ndigits) is not allowed: use torch.round(x, decimals=n)")
-        if isinstance(func, ast.Name) and func.id in ("min", "max") and len(node.args) == 1:
-            (arg,) = node.args
-            if self.is_tensor(arg):
-                raise self._at(
-                    node,
-                    "rejected",
-                    f"{func.id}() of one tensor walks it element by element in Python: "
-                    f"use torch.{func.id}(x) or x.{func.id}()",
-                )
-
-    def _construction(self, node: ast.Call, parent: ast.AST | None) -> int:
-        """Check ``nn.X(...)``: where it stands (called at once, or the whole value of an
-        assignment) and its literal arguments; the layer's index (once per node)."""
-        if id(node) in self.constructions:
-            return self.constructions[id(node)]
-        name = constructed_layer(node.func)
-        assert name is not None
-        called = isinstance(parent, ast.Call) and parent.func is node
-        if parent is None and node is not self._assigned_value:  # a line that is a layer: still being typed
-            raise self._at(node, "syntax", f"nn.{name}(...) is a layer, not a tensor: call it, like nn.{name}(...)(x)")
-        if not called and node is not self._assigned_value:
-            raise self._at(
-                node,
-                "rejected",
-                f"nn.{name}(...) makes a layer, which can only be called at once, like nn.{name}(...)(x), "
-                f"or named, like lin = nn.{name}(...), and then called",
-            )
-        if len(self.layers) >= MAX_LAYERS:
-            raise self._at(node, "rejected", f"a chain may construct at most {MAX_LAYERS} layers")
-        line = node.lineno
-        col = self._col(line, node.col_offset)
-        try:
-            layer = layer_from_call(name, node, line, col)
-        except LayerArgumentError as exc:
-            raise self._at(exc.node, "rejected", str(exc)) from None
-        self.constructions[id(node)] = len(self.layers)
-        self.layers.append(layer)
-        return self.constructions[id(node)]
-
-    def _layer_call(self, node: ast.Call) -> None:
-        """A call of a layer: one tensor, given by position."""
-        func = node.func
-        index = self._construction(func, node) if isinstance(func, ast.Call) else self.bound[cast(ast.Name, func).id]
-        layer = self.layers[index]
-        if len(node.args) != 1 or node.keywords:
-            raise self._at(node, "rejected", f"a layer is called with one input, like nn.{layer.name}(...)(x)")
-        self.layer_calls[id(node)] = index
-
-    def _attribute_chain(self, outer: ast.Attribute, called: bool) -> None:
-        """Check a whole chain ``root.x.y.z`` once, from its root outwards."""
-        chain: list[ast.Attribute] = []
-        node: ast.expr = outer
-        while isinstance(node, ast.Attribute):
-            chain.append(node)
-            node = node.value
-        chain.reverse()
-        root = node
-        if isinstance(root, ast.Constant):
-            raise self._at(root, "rejected", 'attributes of constants are not allowed (e.g. "...".format)')
-        if isinstance(root, (ast.List, ast.Tuple)):
-            raise self._at(root, "rejected", "attributes of list and tuple displays are not allowed")
-        if isinstance(root, ast.Name) and (root.id == "N" or root.id in ALLOWED_BUILTINS):
-            raise self._at(root, "rejected", f"attributes of '{root.id}' are not allowed")
-        torch_root = root.id if isinstance(root, ast.Name) and root.id in ROOTS else None
-        if isinstance(root, ast.Name) and root.id in self.bound:
-            raise self._at(root, "rejected", f"'{root.id}' holds a layer: it {_LAYER_ONLY_CALLED}")
-        layer_path = torch_root is not None and (torch_root, *(a.attr for a in chain[:-1])) in LAYER_PATHS
-        for attr in chain:
-            problem = _attribute_problem(attr.attr)
-            if problem is None and torch_root and attr.attr[0].isupper():
-                if layer_path and attr is chain[-1]:
-                    self._layer_class(attr, called)
-                    return
-                problem = ": classes like torch.Tensor cannot be used"
-            if problem:
-                raise self._at_attr(attr, f"attribute '{attr.attr}' is not allowed{problem}")
-        if torch_root:
-            self._torch_path(torch_root, chain, called)
-
-    def _layer_class(self, attr: ast.Attribute, called: bool) -> None:
-        """``nn.X`` / ``torch.nn.X``: an allowed layer, constructed."""
-        if attr.attr not in LAYERS:
-            raise self._at_attr(
-                attr, f"nn.{attr.attr} is not a layer a chain may construct; the layers are: {LAYER_NAMES}"
-            )
-        if not called:
-            raise self._at_attr(attr, f"nn.{attr.attr} can only be constructed and called, like nn.{attr.attr}(...)(x)")
-
-    def _torch_path(self, root: str, chain: list[ast.Attribute], called: bool) -> None:
-        """On torch, F and nn, call only functions, through the few math submodules (and
-        ``nn.functional``); else a dtype. (The layers, ``nn.X(...)``, are checked apart.)"""
-        dotted = ".".join([root] + [attr.attr for attr in chain])
-        if not called:
-            if root != "torch" or len(chain) > 1 or not _TORCH_VALUE.fullmatch(chain[0].attr):
-                raise self._at_attr(chain[-1], f"'{dotted}' {_TORCH_BARE}")
-            return
-        prefix = {"torch": ["torch"], "nn": ["torch", "nn"]}.get(root, ["torch", "nn", "functional"])
-        path = prefix + [attr.attr for attr in chain]
-        if len(path) > 2 and path[1] in _TORCH_SUBMODULES:
-            limit = 3
-        elif path[1:3] == ["nn", "functional"]:
-            limit = 4
-        else:
-            limit = 2
-        if len(path) > limit:
-            raise self._at_attr(chain[limit - len(prefix)], f"'{dotted}' is not allowed: {_TORCH_REACH}")
+            self.attributes.check_chain(node, called=isinstance(parent, ast.Call) and parent.func is node)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -881,19 +556,19 @@ class ParsedChain:
 
 def _analyse(text: str) -> tuple[ParsedChain, ast.Module, _Validator]:
     if len(text) > MAX_CHARS:
-        raise _error("rejected", f"the chain is too long ({len(text):,} characters; the limit is {MAX_CHARS:,})")
+        raise chain_error("rejected", f"the chain is too long ({len(text):,} characters; the limit is {MAX_CHARS:,})")
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for index, line in enumerate(lines):
         if "\x00" in line:
-            raise _error("syntax", "the chain contains a null byte", index + 1, line.index("\x00") + 1)
+            raise chain_error("syntax", "the chain contains a null byte", index + 1, line.index("\x00") + 1)
     declared = _split_declarations(lines)
     source = "\n".join(lines)
     module = _parse(source)
     _check_ascii_names(source)
     if _too_deep(module):
-        raise _error("rejected", f"nesting too deep (over {MAX_DEPTH} levels)")
+        raise chain_error("rejected", f"nesting too deep (over {MAX_DEPTH} levels)")
     if not module.body:
-        raise _error("syntax", f"the chain is empty: type an expression such as {EXAMPLE}")
+        raise chain_error("syntax", f"the chain is empty: type an expression such as {EXAMPLE}")
     validator = _Validator(source, declared)
     validator.run(module)
     last = module.body[-1]
