@@ -158,8 +158,17 @@ def message_lines(screen: str) -> list[str]:
 
 @pytest.mark.parametrize("chain", [SEED, SEED + " + q.sum("], ids=["rows", "an error"])
 def test_no_word_is_cut_at_80x24_or_at_200x60(tmp_path: Path, chain: str) -> None:
+    names = recorded_kernels(1_000_000)
+    assert names <= set(TAILS)
+
+    def rows_drawn(screen: str) -> bool:
+        """Done, laid out at 200 columns, and the kernel tables painted (a loaded machine can take
+        a picture between the pane's titles and its tables' first paint)."""
+        kernels = pane_text(screen, "kernels")
+        return done(screen) and laid_out_for(screen, 200) and all(name in kernels for name in names)
+
     with AppTerminal(tmp_path, replay_args(), width=200, height=60) as app:
-        app.wait_for(lambda s: done(s) and laid_out_for(s, 200), timeout=REPLAY_S, what="the first rows")
+        app.wait_for(rows_drawn, timeout=REPLAY_S, what="the first rows")
         if chain != SEED:
             app.type(chain.removeprefix(SEED))
             error = chain_error(chain)  # not an error of the chain half typed, which may show first
@@ -168,10 +177,7 @@ def test_no_word_is_cut_at_80x24_or_at_200x60(tmp_path: Path, chain: str) -> Non
                 timeout=SCREEN_S,
                 what=f"the chain's error: {error}",
             )
-        wide = app.screen()
-        kernels = pane_text(wide, "kernels")
-        names = recorded_kernels(1_000_000)
-        assert names <= set(TAILS) and all(name in kernels for name in names), kernels
+        wide = app.wait_for(rows_drawn, timeout=SCREEN_S, what="the kernel rows beside the error")
         messages = message_lines(wide)
         assert len(messages) == (2 if chain == SEED else 3), messages
         for line in wide.splitlines():  # on the wide screen every message ends before its pane's edge
