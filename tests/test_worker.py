@@ -173,7 +173,7 @@ async def test_a_worker_idle_for_longer_than_the_silence_limit_is_not_taken_for_
     try:
         await client.start()
         await assert_next_chain_works(client)
-        while time.monotonic() < client._last_heard + client.silence_s + 0.1:  # the pause: silent past the limit
+        while time.monotonic() < client._lines.last_heard + client.silence_s + 0.1:  # the pause: silent past the limit
             await asyncio.sleep(0.05)
         events = await collect(client, eager_request(client))
         assert not [e for e in events if isinstance(e, RequestFailed)], events

@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from probes.link import fast_paths
-from probes.link.client import Request, StartFailed, WorkerClient, WorkerState
+from probes.link.client import StartFailed, WorkerClient, WorkerState
 from probes.link.protocol import (
     ChainErrorInfo,
     Event,
@@ -31,6 +31,7 @@ from probes.link.protocol import (
     WarmupRequest,
     WorkerReady,
 )
+from probes.link.request_tracker import Request
 from probes.link.worker_process import EarlyWorker
 
 

@@ -64,7 +64,7 @@ def compile_worker_wanted(command: list[str] | str | None) -> bool:
 
 
 class PipedProcess:
-    """What ``WorkerClient`` uses of ``asyncio.subprocess.Process``, for a process started by
+    """What ``RunningWorker`` uses of ``asyncio.subprocess.Process``, for a process started by
     ``subprocess.Popen`` before the event loop existed."""
 
     def __init__(

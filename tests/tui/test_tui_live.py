@@ -478,7 +478,7 @@ async def test_quit_closes_the_worker(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        process = app.bridge.workers.primary._process
+        process = app.bridge.workers.primary._worker
         assert process is not None and process.returncode is None
         await pilot.press("escape", "q")
     assert process.returncode is not None  # quitting waited for the worker to go (briefly)
@@ -489,7 +489,7 @@ async def test_quitting_kills_the_worker_before_it_saves(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        process = app.bridge.workers.primary._process
+        process = app.bridge.workers.primary._worker
         seen_at_save: list[bool] = []
         save = app.save_workspace
 
@@ -513,7 +513,7 @@ async def test_quitting_mid_request_does_not_wait_for_the_worker(make_app) -> No
     app = make_app(worker_command=replay_command(delay=60.0))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.session.running() and app.bridge.workers.primary.state == "busy", what="busy")
-        process = app.bridge.workers.primary._process
+        process = app.bridge.workers.primary._worker
         started = time.monotonic()
         await pilot.press("ctrl+q")
     assert process.returncode is not None
@@ -524,7 +524,7 @@ async def test_ctrl_q_quits_from_the_editor(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: focus_done(app), what="results")
-        process = app.bridge.workers.primary._process
+        process = app.bridge.workers.primary._worker
         assert isinstance(app.focused, ChainEditor)
         await pilot.press("ctrl+q")
     assert process.returncode is not None
