@@ -321,11 +321,12 @@ def main(argv: list[str] | None = None) -> int:
 
         return profile_main(argv[1:])
     if argv and argv[0] == "worker":
-        # The worker runs in this process: the console script's import path starts with the
-        # script's own folder, not the current one, so a project's modules stay out of it.
-        from probes.engine.worker import main as worker_main  # no textual import
+        # This process becomes the worker, as the app starts its own: with a safe import path
+        # (python -P), so that nothing of the folder it starts in is imported.
+        from probes.link.worker_process import python_module
 
-        return worker_main(argv[1:], prog="kernel-tui worker")
+        command = python_module("probes.engine.worker", *argv[1:])
+        os.execv(command[0], command)
     meant = _mistyped_command(argv[0]) if argv else None
     if meant is not None:
         _refuse_mistyped(argv[0], meant)

@@ -537,8 +537,8 @@ workers, the bytecode filler, a user's subprocess) imports nothing from the fold
 as the worker itself does (``python -P``); a worker started over SSH sets it too."""
 
 
-def main(argv: list[str] | None = None, prog: str = "python -P -m probes.engine.worker") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -P -m probes.engine.worker", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--stuck-s",
         type=float,
