@@ -12,6 +12,8 @@ import argparse
 import asyncio
 import dataclasses
 import datetime
+import io
+import json
 import os
 import platform
 import re
@@ -39,9 +41,26 @@ from probes.link.protocol import (
     WorkerReady,
     read_report,
 )
-from probes.link.report_tables import output_console, plain, print_size, print_sweep
+from probes.link.report_tables import (
+    SIDE_BY_SIDE_LEGEND,
+    output_console,
+    plain,
+    print_size,
+    print_sweep,
+    side_by_side_table,
+)
 from probes.link.safe_text import inert_line
-from probes.link.settings import SettingError, Settings, add_flags, flags_given
+from probes.link.settings import (
+    MAX_DEVICES,
+    DeviceEntry,
+    SettingError,
+    Settings,
+    add_flags,
+    add_host_flag,
+    check_hosts,
+    flags_given,
+    parse_device_entries,
+)
 from probes.link.source_spec import parse_source_spec
 from probes.link.state_files import UnusableDir, user_cache_dir
 from probes.link.summary import SHORT_DTYPE_NAMES, format_size, sizes_measured
@@ -75,6 +94,13 @@ the two alike)."""
 USER_ERROR_KINDS = ("syntax", "rejected", "input")
 PROFILE_SETTINGS = ("sizes", "modes", "device", "dtype", "reps", "call_budget_s", "grad")
 """The settings ``kernel-tui profile`` takes flags for (``probes.link.settings.FLAGS``)."""
+PER_DEVICE_SETTINGS = tuple(name for name in PROFILE_SETTINGS if name != "device")
+"""The settings every entry of a device list is measured with alike."""
+PROFILE_NOTES = {
+    "device": f"or a comma list of at most {MAX_DEVICES} [HOST:]DEVICE, e.g. cpu,gpu2:cuda (HOST from --host), "
+    "each measured by its own worker in parallel, then compared side by side; --from, --baseline and "
+    "--fail-on take one"
+}
 
 
 def _exit_status_text() -> str:
@@ -120,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the op chain, e.g. '(a + b).relu()'; use '\\n' or ';' for several lines; or FILE.py:NAME, "
         "a function or nn.Module of your own file (its inputs declared with --input)",
     )
-    add_flags(parser, PROFILE_SETTINGS[:4])
+    add_flags(parser, PROFILE_SETTINGS[:4], PROFILE_NOTES)
+    add_host_flag(parser)
     parser.add_argument(
         "--input",
         action="append",
@@ -193,14 +220,29 @@ def _no_cuda_here() -> bool:
     return not (Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists())
 
 
-def parse_request(args: argparse.Namespace) -> ProfileRequest:
-    """The request the flags ask for, each checked by the settings model (UsageError otherwise)."""
+def device_entries(args: argparse.Namespace) -> tuple[list[DeviceEntry], dict[str, str]]:
+    """The ``--device`` entries (one, the worker's default, when not given) and the ``--host``
+    commands by name, each entry's host among them (UsageError otherwise)."""
     try:
-        settings = Settings().given(flags_given(args, PROFILE_SETTINGS))
+        entries = parse_device_entries(args.device) if args.device is not None else [DeviceEntry(None, None)]
+    except SettingError as exc:
+        raise UsageError(f"--device: {exc}") from None
+    try:
+        return entries, check_hosts(entries, args.host)
+    except SettingError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def parse_request(args: argparse.Namespace, entry: DeviceEntry | None = None) -> ProfileRequest:
+    """The request the flags ask for on ``entry`` (the first of ``--device`` when None), each
+    setting checked by the settings model (UsageError otherwise)."""
+    entry = entry or device_entries(args)[0][0]
+    try:
+        settings = Settings().given(flags_given(args, PER_DEVICE_SETTINGS) | {"device": entry.device})
     except SettingError as exc:
         raise UsageError(str(exc)) from None
     device = settings.device
-    if device is not None and device.startswith("cuda") and _no_cuda_here():
+    if entry.host is None and device is not None and device.startswith("cuda") and _no_cuda_here():
         raise UsageError(f"--device {device}: this machine has no NVIDIA GPU; use --device cpu")
     source = parse_source_spec(args.chain, args.input)
     chain = source.label if source else chain_text(args.chain, args.input)
@@ -258,12 +300,17 @@ def baseline_verdict(args: argparse.Namespace, results: list[Measurement], conso
     return {"failed": EXIT_FAILED, "unjudged": EXIT_UNJUDGED, "passed": EXIT_MEASURED}[verdict.outcome]
 
 
-def _failure_line(mode: str | None, size: int | None, message: str) -> Text:
-    """``error (compiled N=1,000): why``: one line, whatever the message held."""
+def _failure_line(mode: str | None, size: int | None, message: str, name: str | None = None) -> Text:
+    """``error (compiled N=1,000): why``: one line, whatever the message held. With several
+    devices it starts with the entry's ``name``, and a failure of the whole entry (a box that
+    cannot be reached) is ``name: why``."""
     where = " ".join(x for x in (mode or "", f"N={format_size(size)}" if size else "") if x)
-    line = Text("error", style="red")
-    line.append(f" ({where})" if where else "")
-    line.append(": " + inert_line(message))
+    line = Text(f"{inert_line(name)}: " if name else "", style="bold")
+    if where or not name:
+        line.append("error", style="red")
+        line.append(f" ({where})" if where else "")
+        line.append(": ")
+    line.append(inert_line(message))
     return line
 
 
@@ -286,23 +333,36 @@ def _is_usage_error(event: RequestFailed) -> bool:
 class _Run:
     """The events of one request, printed as they arrive."""
 
-    def __init__(self, request: ProfileRequest, console: Console, err: Console, as_json: bool) -> None:
+    def __init__(
+        self,
+        request: ProfileRequest,
+        console: Console,
+        err: Console,
+        as_json: bool,
+        entry: DeviceEntry | None = None,
+    ) -> None:
+        """``entry``: the device list's entry this run measures, when there are several (its
+        lines on stderr name it; no spinner, which the runs would share)."""
         self.request = request
         self.console = console
         self.err = err
         self.as_json = as_json
+        self.entry = entry
+        self.name = str(entry) if entry is not None else None
         self.results: list[Measurement] = []
         self.failures: list[RequestFailed] = []
         self.by_size: dict[int, list[Measurement]] = {}
         self.ready: WorkerReady | None = None
-        self.status = err.status("starting the worker") if err.is_terminal and not as_json else None
+        shows_status = err.is_terminal and not as_json and entry is None
+        self.status = err.status("starting the worker") if shows_status else None
         self.said_wait = False
         """Whether a wait for the device (held by another process) was said."""
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, Progress) and event.stage == "waiting" and not self.said_wait:
             self.said_wait = True  # once: a sweep may wait at each size
-            self.err.print(Text(f"{inert_line(event.message)}; ctrl+c to stop"), highlight=False, soft_wrap=True)
+            named = f"{self.name}: " if self.name else ""
+            self.err.print(Text(f"{named}{inert_line(event.message)}; ctrl+c to stop"), highlight=False, soft_wrap=True)
         if isinstance(event, Progress) and self.status is not None:
             self.status.update(Text(f"{inert_line(event.message)} ({event.step}/{event.total})"))
         elif isinstance(event, MeasurementResult):
@@ -318,8 +378,8 @@ class _Run:
                 print_size(self.console, self.by_size[m.size])
         elif isinstance(event, RequestFailed):
             self.failures.append(event)
-            if not _is_usage_error(event):  # that one becomes the usage line, printed once
-                line = _failure_line(event.mode, event.size, event.error.located())
+            if self.name or not _is_usage_error(event):  # alone, that one becomes the usage line
+                line = _failure_line(event.mode, event.size, event.error.located(), self.name)
                 self.err.print(line, highlight=False, soft_wrap=True)
 
     def measured_sizes(self) -> list[int]:
@@ -345,7 +405,7 @@ class _Run:
 
     def finish(self) -> None:
         for size, mode in self.unaccounted():
-            self.err.print(_failure_line(mode, size, "not measured"), highlight=False, soft_wrap=True)
+            self.err.print(_failure_line(mode, size, "not measured", self.name), highlight=False, soft_wrap=True)
         if not self.as_json:
             for size in sorted(self.by_size):
                 if len(self.by_size[size]) != len(self.request.modes):
@@ -356,20 +416,30 @@ class _Run:
                 failed = {f.size for f in self.failures if f.size is not None}
                 self.console.print(plain(sizes_measured(self.request.sizes, self.measured_sizes(), failed)))
             return
-        device = self.results[0].device if self.results else (self.request.device or "")
-        label = next((d.label for d in self.ready.devices if d.name == device), "") if self.ready else ""
-        report = ProfileReport(
-            device=device,
-            device_label=label,
+        if self.entry is None:  # several entries make one document of their reports
+            sys.stdout.write(inert_json(self.report().to_json()) + "\n")
+
+    def device(self) -> str:
+        """The device measured: the worker's name for it (``cuda:0`` for ``cuda``) once known."""
+        return self.results[0].device if self.results else (self.request.device or "")
+
+    def device_label(self) -> str:
+        """What people call the device (``NVIDIA H200``), from the worker's ready message."""
+        device = self.device()
+        return next((d.label for d in self.ready.devices if d.name == device), "") if self.ready else ""
+
+    def report(self) -> ProfileReport:
+        return ProfileReport(
+            device=self.device(),
+            device_label=self.device_label(),
             torch=self.ready.torch_version if self.ready else "",
             date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             results=self.results,
             failures=self.failures,
-            host=platform.node(),
+            host=self.entry.host if self.entry is not None and self.entry.host else platform.node(),
             peak_gbps=next((m.peak_gbps for m in self.results if m.peak_gbps), None),
             compute_peaks_tflops=compute_peaks(self.results),
         )
-        sys.stdout.write(inert_json(report.to_json()) + "\n")
 
     def exit_code(self) -> int:
         """2 for a request refused as a whole for bad input, 1 when any size or mode was not
@@ -388,12 +458,13 @@ Spoiled = Callable[[list[Measurement]], list[tuple[int, str]]]
 """The (size, mode) readings that a gate could not judge because the machine was busy."""
 
 
-async def _measure_in_worker(run: _Run, spoiled: Spoiled | None = None) -> None:
-    """Measure ``run``'s request; then, while ``spoiled`` names readings a busy machine kept a
-    gate from judging, wait and measure those again (``REMEASURES`` times at most), saying so."""
+async def _measure_in_worker(run: _Run, spoiled: Spoiled | None = None, command: str | None = None) -> None:
+    """Measure ``run``'s request in a worker started by ``command`` (a ``--host``'s; None: the
+    local worker); then, while ``spoiled`` names readings a busy machine kept a gate from judging,
+    wait and measure those again (``REMEASURES`` times at most), saying so."""
     from probes.link.client import WorkerClient
 
-    client = WorkerClient()
+    client = WorkerClient(command)
     try:
         if run.status is not None:
             run.status.start()
@@ -443,13 +514,70 @@ def _check_baseline_options(args: argparse.Namespace) -> None:
     args.pinned = report_given(args.baseline, "--baseline")[1] if args.baseline is not None else None
 
 
+def _side_by_side_console(console: Console) -> Console:
+    """A console that holds one entry's tables until every entry is measured, laid out as
+    ``console`` lays them out: the entries measure in parallel, their tables print in order."""
+    return Console(
+        file=io.StringIO(),
+        width=console.width,
+        soft_wrap=False,
+        force_terminal=console.is_terminal,
+        color_system=console.color_system,  # type: ignore[arg-type]  # the names it accepts
+    )
+
+
+def measure_side_by_side(
+    args: argparse.Namespace, entries: list[DeviceEntry], hosts: dict[str, str], console: Console, err: Console
+) -> int:
+    """Measure the chain on every entry at once, a worker each; then each entry's tables under a
+    heading naming it, and the side-by-side summary (or one JSON document of the entries'
+    reports). An entry that cannot be reached or drops is one line on stderr naming it; the
+    others' results are printed all the same, and the exit status is 1."""
+    runs = [_Run(parse_request(args, e), _side_by_side_console(console), err, args.json, e) for e in entries]
+
+    async def measure_all() -> None:
+        commands = [hosts.get(entry.host) if entry.host else None for entry in entries]
+        await asyncio.gather(*(_measure_in_worker(run, command=cmd) for run, cmd in zip(runs, commands, strict=True)))
+
+    asyncio.run(measure_all())
+    for measured in runs:
+        measured.finish()
+    if args.json:
+        document = {"reports": [_tagged_report(measured) for measured in runs]}
+        sys.stdout.write(inert_json(json.dumps(document, indent=1)) + "\n")
+    else:
+        for measured in runs:
+            label = measured.device_label() or "not reached"
+            console.print(plain(f"{measured.name}: {label}", "bold underline"), "\n", highlight=False, sep="")
+            held = measured.console.file
+            assert isinstance(held, io.StringIO)
+            console.file.write(held.getvalue())
+        named = [(str(measured.name), measured.results) for measured in runs if measured.results]
+        if len(named) > 1:
+            console.print(side_by_side_table(named))
+            console.print(plain(SIDE_BY_SIDE_LEGEND.format(first=named[0][0]), "dim"), highlight=False, soft_wrap=True)
+    return EXIT_FAILED if any(measured.exit_code() != EXIT_MEASURED for measured in runs) else EXIT_MEASURED
+
+
+def _tagged_report(measured: _Run) -> dict[str, object]:
+    """One entry's report (as a single ``--json`` run prints it) under the host and device that
+    name the entry."""
+    assert measured.entry is not None
+    report: dict[str, object] = json.loads(measured.report().to_json())
+    return {"host": measured.entry.host, "device": measured.entry.device, "report": report}
+
+
 def run(args: argparse.Namespace, console: Console, err: Console) -> int:
+    entries, hosts = device_entries(args)
+    several = len(entries) > 1
+    if several and (args.report is not None or args.baseline is not None or args.fail_on):
+        raise UsageError("--from, --baseline and --fail-on take one device: give --device one entry")
     _check_baseline_options(args)
     if args.report is not None:
         return show_report(args, console)
     if args.chain is None:
         raise UsageError("give an op chain, e.g. kernel-tui profile '(a + b).relu()'")
-    request = parse_request(args)
+    request = parse_request(args, entries[0])
     try:
         user_cache_dir()  # the worker's peaks and device locks: the same environment, the same folder
     except UnusableDir as exc:
@@ -464,10 +592,12 @@ def run(args: argparse.Namespace, console: Console, err: Console) -> int:
             parse_inputs(request.source.inputs)
     except ChainError as exc:
         raise UsageError(inert_line(str(exc))) from None
+    if several:
+        return measure_side_by_side(args, entries, hosts, console, err)
     measured = _Run(request, console, err, args.json)
     pinned, fail_on = args.pinned, args.fail_on_parsed
     spoiled = (lambda results: gate(pinned.results, results, fail_on).busy) if fail_on else None
-    asyncio.run(_measure_in_worker(measured, spoiled))
+    asyncio.run(_measure_in_worker(measured, spoiled, hosts.get(entries[0].host) if entries[0].host else None))
     measured.finish()
     code = measured.exit_code()
     if code == EXIT_BAD_INPUT:

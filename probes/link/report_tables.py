@@ -31,6 +31,7 @@ from probes.link.summary import (
     format_transfers,
     headline,
     mode_label,
+    ratio,
     sweep_verdict,
 )
 
@@ -259,6 +260,48 @@ def _ratio_cell(found: Ratio | None) -> Text:
         return Text(f"{found.span()} {HOST_BOUND_MARK}" + ("?" if found.verdict == "unclear" else ""), style="yellow")
     value = f"{format_ratio(found.value)}x"
     return Text(value + "?", style="yellow") if found.verdict == "unclear" else Text(value)
+
+
+SIDE_BY_SIDE_LEGEND = (
+    "x {first}: {first}'s device time over this one's (above 1: this one is faster), with the interval "
+    "the two spreads allow where it is wide"
+)
+
+
+def _against_first(found: Ratio | None) -> Text:
+    """A ratio to the first device in words (``1.68x``, its interval where wide, ``unclear: ...``
+    where its readings cannot be trusted), yellow where it is no conclusion."""
+    if found is None:
+        return Text("")
+    return Text(found.text(), style="yellow" if found.verdict == "unclear" else "")
+
+
+def side_by_side_table(named: list[tuple[str, list[Measurement]]]) -> Table:
+    """Each size and mode measured on several devices (``named``: each device's name and
+    results, the first the one the others are set against): per device its device time and GB/s,
+    and for the others how many times faster than the first, by device time with its spread."""
+    table = Table(title="side by side", title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    first_name = named[0][0]
+    table.add_column("N", justify="right", no_wrap=True)
+    table.add_column("mode", no_wrap=True)
+    for index, (name, _) in enumerate(named):
+        table.add_column(Text(f"{inert_line(name)} device"), justify="right", no_wrap=True)
+        table.add_column("GB/s", justify="right", no_wrap=True)
+        if index:
+            table.add_column(Text(f"x {inert_line(first_name)}"), justify="right", no_wrap=True)
+    found = [{(m.size, m.mode): m for m in results} for _, results in named]
+    keys = sorted({key for by_key in found for key in by_key}, key=lambda key: (key[0], _mode_order(key[1])))
+    for size, mode in keys:
+        first = found[0].get((size, mode))
+        cells: list[Text | str] = [format_size(size), plain(mode)]
+        for index, by_key in enumerate(found):
+            m = by_key.get((size, mode))
+            cells.append(_time_cell(m.device_time_us, m.device_time_us_iqr, m.noisy) if m else "")
+            cells.append(format_gbps(m.gbps).removesuffix(" GB/s") if m else "")
+            if index:
+                cells.append(_against_first(ratio(first, m, "device") if first and m else None))
+        table.add_row(*cells)
+    return table
 
 
 def print_size(console: Console, batch: list[Measurement]) -> None:

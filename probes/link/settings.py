@@ -173,9 +173,90 @@ def check_device(value: object) -> str | None:
     name = value.strip().lower()
     if not name:
         return None
+    if ("," in name or ":" in name) and not _DEVICE.fullmatch(name):
+        raise SettingError(f"'{_shown(value)}': {SEVERAL_DEVICES_ELSEWHERE}")
     if not _DEVICE.fullmatch(name):
         raise SettingError(f"unknown device '{_shown(value)}': use cpu, cuda or cuda:N")
     return name
+
+
+MAX_DEVICES = 8
+"""Most ``[HOST:]DEVICE`` entries one ``kernel-tui profile`` measures side by side: a worker each."""
+MAX_HOSTS = 8
+"""Most ``--host`` boxes one command line names."""
+_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+SEVERAL_DEVICES_ELSEWHERE = "several devices, or a HOST: device, are measured by kernel-tui profile only"
+"""Why the app and the demo refuse a device list: their views follow one worker."""
+
+
+class DeviceEntry(NamedTuple):
+    """One ``[HOST:]DEVICE`` of a device list: a worker on that box measuring that device."""
+
+    host: str | None
+    """A ``--host`` name; None for this machine's own worker."""
+    device: str | None
+    """As ``check_device`` gives it: None for the worker's default."""
+
+    def __str__(self) -> str:
+        device = self.device or "default"
+        return device if self.host is None else f"{self.host}:{device}"
+
+
+def parse_device_entries(text: str) -> list[DeviceEntry]:
+    """``cpu``, ``cuda:0,cuda:1`` or ``cpu,gpu2:cuda`` -> the entries, each device checked by
+    ``check_device``; a word before the first colon that is not a device (``gpu2:cuda``) is a host
+    name, which ``--host`` must define (``check_hosts``). An empty text is one default entry."""
+    if len(text) > MAX_SIZES_TEXT:
+        raise SettingError(f"the device list is too long (the limit is {MAX_SIZES_TEXT:,} characters)")
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) > MAX_DEVICES:
+        raise SettingError(f"{len(parts)} devices is too many to measure side by side (the limit is {MAX_DEVICES})")
+    entries = []
+    for part in parts:
+        host, _, device = part.partition(":")
+        if _DEVICE.fullmatch(part.lower()) or not device:
+            entries.append(DeviceEntry(None, check_device(part)))
+        elif _HOST_NAME.fullmatch(host):
+            entries.append(DeviceEntry(host, check_device(device)))
+        else:
+            raise SettingError(f"'{_shown(host)}' is not a host name: use letters, digits, '.', '-' and '_'")
+    if len(set(entries)) < len(entries):
+        raise SettingError("a device is named twice: give each [HOST:]DEVICE once")
+    return entries
+
+
+def parse_host(text: str) -> tuple[str, str]:
+    """``NAME=COMMAND`` -> (name, command): a box reached by COMMAND, which starts a worker on its
+    stdin/stdout (``gpu2=ssh gpu2 kernel-tui worker``); SettingError with a plain reason otherwise."""
+    import shlex  # only a command line that names a host pays for it
+
+    name, equals, command = text.partition("=")
+    if not equals or not _HOST_NAME.fullmatch(name.strip()):
+        raise SettingError(f"'{_shown(text)}' is not NAME=COMMAND, e.g. gpu2='ssh gpu2 kernel-tui worker'")
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise SettingError(f"{name.strip()}: {exc}") from None
+    if not words:
+        raise SettingError(f"{name.strip()}: empty command")
+    return name.strip(), command
+
+
+def check_hosts(entries: Iterable[DeviceEntry], hosts: Iterable[str]) -> dict[str, str]:
+    """The ``--host`` texts as name -> command, each entry's host among them; SettingError naming
+    an unknown host or one defined twice."""
+    commands: dict[str, str] = {}
+    for text in hosts:
+        name, command = parse_host(text)
+        if name in commands:
+            raise SettingError(f"host '{name}' is defined twice")
+        commands[name] = command
+    if len(commands) > MAX_HOSTS:
+        raise SettingError(f"{len(commands)} hosts is too many (the limit is {MAX_HOSTS})")
+    for entry in entries:
+        if entry.host is not None and entry.host not in commands:
+            raise SettingError(f"unknown host '{entry.host}': define it with --host {entry.host}=COMMAND")
+    return commands
 
 
 def check_reps(value: object) -> int | None:
@@ -406,6 +487,19 @@ def add_flags(parser: argparse.ArgumentParser, settings: Iterable[str], notes: M
             parser.add_argument(flag.name, dest=setting, action="store_const", const=True, help=text)
         else:
             parser.add_argument(flag.name, dest=setting, metavar=flag.metavar, help=text)
+
+
+def add_host_flag(parser: argparse.ArgumentParser) -> None:
+    """``--host NAME=COMMAND`` (repeatable), the box a ``HOST:`` of ``--device`` names; beside
+    ``--worker-cmd`` it says where a worker runs."""
+    parser.add_argument(
+        "--host",
+        action="append",
+        default=[],
+        metavar="NAME=COMMAND",
+        help="a box reached by COMMAND, which starts a worker on its stdin/stdout, for --device NAME:DEVICE, "
+        f"e.g. gpu2='ssh gpu2 kernel-tui worker' (repeatable, at most {MAX_HOSTS})",
+    )
 
 
 def flags_given(args: argparse.Namespace, settings: Iterable[str]) -> dict[str, Any]:

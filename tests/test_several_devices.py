@@ -1,0 +1,124 @@
+"""`kernel-tui profile --device cpu,b:cpu --host b=COMMAND`: several workers side by side.
+
+Two local workers stand in for two boxes: the second is reached through ``--host``, as
+``ssh BOX kernel-tui worker`` would reach it, and a host whose COMMAND exits 255 with ssh's
+message stands in for a box that cannot be reached.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+
+import pytest
+
+from probes.cli import main
+from probes.link.settings import DeviceEntry, SettingError, check_device, check_hosts, parse_device_entries
+
+CHAIN = "(a + b).relu()"
+SECOND_BOX = f"b={shlex.join([sys.executable, '-P', '-m', 'probes.engine.worker'])}"
+DEAD_BOX = "dead=sh -c 'echo ssh: connect to host dead port 22: Connection refused >&2; exit 255'"
+ONE_SIZE = ["--sizes", "1e3", "--modes", "eager"]
+
+
+def test_a_device_list_reads_as_entries_each_on_its_host() -> None:
+    assert parse_device_entries("cpu") == [DeviceEntry(None, "cpu")]
+    assert parse_device_entries("cuda:0, cuda:1") == [DeviceEntry(None, "cuda:0"), DeviceEntry(None, "cuda:1")]
+    assert parse_device_entries("cpu,gpu2:CUDA:1") == [DeviceEntry(None, "cpu"), DeviceEntry("gpu2", "cuda:1")]
+    assert [str(entry) for entry in parse_device_entries("cpu,b:cpu")] == ["cpu", "b:cpu"]
+
+
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        ("cpu,cpu", "named twice"),
+        ("cpu,b:tpu", "unknown device 'tpu'"),
+        (",".join(["cpu"] * 9), "too many"),
+        ("b c:cpu", "not a host name"),
+    ],
+)
+def test_a_bad_device_list_is_refused_in_one_line(text: str, refusal: str) -> None:
+    with pytest.raises(SettingError, match=refusal) as refused:
+        parse_device_entries(text)
+    assert "\n" not in str(refused.value)
+
+
+def test_the_app_and_demo_device_check_refuses_a_list_saying_where_it_works() -> None:
+    for text in ("cpu,cuda", "b:cpu"):
+        with pytest.raises(SettingError, match="kernel-tui profile only"):
+            check_device(text)
+    assert check_device("cuda:1") == "cuda:1"
+
+
+def test_hosts_are_name_equals_command_each_defined_once() -> None:
+    entries = parse_device_entries("cpu,b:cpu")
+    assert check_hosts(entries, ["b=ssh b kernel-tui worker"]) == {"b": "ssh b kernel-tui worker"}
+    for hosts, refusal in (
+        ([], "unknown host 'b'"),
+        (["b"], "not NAME=COMMAND"),
+        (["b="], "empty command"),
+        (["b=ssh 'b"], "quotation"),
+        (["b=x", "b=y"], "defined twice"),
+    ):
+        with pytest.raises(SettingError, match=refusal):
+            check_hosts(entries, hosts)
+
+
+def test_an_unknown_host_is_one_usage_line(capfd: pytest.CaptureFixture[str]) -> None:
+    assert main([CHAIN, *ONE_SIZE, "--device", "cpu,x:cpu"]) == 2
+    captured = capfd.readouterr()
+    assert captured.out == ""
+    assert captured.err == "kernel-tui profile: unknown host 'x': define it with --host x=COMMAND\n"
+
+
+def test_a_baseline_with_several_devices_is_refused_in_one_line(capfd: pytest.CaptureFixture[str]) -> None:
+    code = main([CHAIN, *ONE_SIZE, "--device", "cpu,b:cpu", "--host", SECOND_BOX, "--baseline", "x.json"])
+    assert code == 2
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and "--baseline" in err and "one device" in err
+
+
+@pytest.mark.slow
+def test_two_boxes_give_two_named_result_sets_and_a_side_by_side_summary(capfd: pytest.CaptureFixture[str]) -> None:
+    code = main([CHAIN, *ONE_SIZE, "--device", "cpu,b:cpu", "--host", SECOND_BOX])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    lines = out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("cpu: CPU"))
+    second = next(i for i, line in enumerate(lines) if line.startswith("b:cpu: CPU"))
+    summary = lines.index("side by side")
+    assert first < second < summary
+    for part in (lines[first:second], lines[second:summary]):
+        assert any("aten::add" in line for line in part)
+    header = lines[summary + 2]
+    assert "cpu device" in header and "b:cpu device" in header and "x cpu" in header
+    row = lines[summary + 4]
+    assert row.split()[:2] == ["1e3", "eager"] and "µs" in row
+
+
+@pytest.mark.slow
+def test_two_boxes_in_json_give_one_document_of_two_tagged_reports(capfd: pytest.CaptureFixture[str]) -> None:
+    code = main([CHAIN, *ONE_SIZE, "--device", "cpu,b:cpu", "--host", SECOND_BOX, "--json"])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    reports = json.loads(out)["reports"]
+    assert [(r["host"], r["device"]) for r in reports] == [(None, "cpu"), ("b", "cpu")]
+    for tagged in reports:
+        report = tagged["report"]
+        assert report["device"] == "cpu" and report["device_label"].startswith("CPU")
+        assert [(m["size"], m["mode"]) for m in report["results"]] == [(1000, "eager")]
+    assert reports[1]["report"]["host"] == "b"
+
+
+@pytest.mark.slow
+def test_a_dead_host_is_one_line_naming_it_and_the_other_results_are_kept(capfd: pytest.CaptureFixture[str]) -> None:
+    code = main([CHAIN, *ONE_SIZE, "--device", "cpu,dead:cpu", "--host", DEAD_BOX])
+    out, err = capfd.readouterr()
+    assert code == 1
+    said = [line for line in err.splitlines() if "ctrl+c to stop" not in line]  # a wait for a busy CPU, if any
+    refused = "ssh: connect to host dead port 22: Connection refused"
+    assert said == [f"dead:cpu: the connection failed (ssh exit 255): {refused}"]
+    assert out.startswith("cpu: CPU") and "aten::add" in out
+    assert "dead:cpu: not reached" in out
+    assert "side by side" not in out
