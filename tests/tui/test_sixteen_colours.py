@@ -9,7 +9,7 @@ import io
 import pytest
 from rich.color import ColorType
 from rich.console import Console
-from tui_helpers import focus_done, replay_command, wait_for
+from tui_helpers import focus_done, replay_command, settle, wait_for
 
 from tui import textual_compat
 from tui.screens.kernel_detail import KernelDetail
@@ -44,14 +44,18 @@ async def every_screen(pilot, app) -> list[dict[tuple[int, int], str]]:
     app.query_one(KernelPane).focus_table()
     await pilot.pause()
     found.append(shown_pairs(app))
+    main = app.screen
     await pilot.press("f1")
-    await pilot.pause(0.3)
+    await wait_for(pilot, lambda: app.screen is not main, what="the help screen")
+    await settle(pilot)
     found.append(shown_pairs(app))
+    help_screen = app.screen
     await pilot.press("escape", "ctrl+p")
-    await pilot.pause(0.3)
+    await wait_for(pilot, lambda: app.screen not in (main, help_screen), what="the palette")
+    await settle(pilot)
     found.append(shown_pairs(app))
     await pilot.press("escape")
-    await pilot.pause(0.2)
+    await wait_for(pilot, lambda: app.screen is main, what="the main screen again")
     app.query_one(KernelPane).focus_table()
     await pilot.press("enter")
     await wait_for(pilot, lambda: isinstance(app.screen, KernelDetail), what="the kernel detail")
