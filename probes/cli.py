@@ -26,6 +26,7 @@ from typing import NoReturn
 from rich.console import Console
 from rich.text import Text
 
+from probes.chain.command_line import chain_text
 from probes.link.baseline import METRICS, compare, gate, parse_fail_on
 from probes.link.help_text import HelpFormatter, SafeParser
 from probes.link.protocol import (
@@ -179,28 +180,6 @@ def build_parser() -> argparse.ArgumentParser:
         "beyond its noise, 3 when it cannot be judged, e.g. device_time:5%%",
     )
     return parser
-
-
-_KEPT = (
-    r"'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\""  # triple-quoted strings
-    r"|'(?:\\.|[^\\'\n])*'|\"(?:\\.|[^\\\"\n])*\""  # strings
-    r"|\#.*?(?=\\n|\n|$)"  # a comment, to its line's end
-)
-_PIECES = re.compile(f"(?P<kept>{_KEPT})|;[ \t]*|\\\\n", re.DOTALL)
-"""A string literal or a comment (kept as it is), else a statement's end: ``;`` and the spaces
-after it, or a literal ``\\n``."""
-
-
-def chain_lines(chain: str) -> str:
-    """A chain typed on one line as its lines: ``;`` and a literal ``\\n`` end a line, outside
-    string literals and comments (``x: [N, 64]; x * 2`` reads as two lines, the space after ``;``
-    is not an indent; ``torch.einsum('ij;j', ...)`` keeps its ``;``)."""
-    return _PIECES.sub(lambda match: match["kept"] or "\n", chain)
-
-
-def chain_text(chain: str, declarations: list[str]) -> str:
-    """The chain as the engine reads it: declarations first, then the chain's lines."""
-    return "\n".join([*declarations, chain_lines(chain)])
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7e]")

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from probes.cli import build_parser, chain_lines, inert_json, main, parse_request
+from probes.chain.command_line import chain_lines
+from probes.cli import build_parser, inert_json, main, parse_request
 
 JSON_KEYS = {
     "mode",

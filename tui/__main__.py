@@ -150,7 +150,7 @@ def build_app(argv: list[str]) -> KernelTuiApp:  # imported lazily
         _check_workspace(parser, args.workspace)
     early, early_compiler = _start_workers(command)
     with _killed_unless_built(early, early_compiler):
-        from probes.cli import chain_text  # after the workers start
+        from probes.chain.command_line import chain_text  # after the workers start
         from probes.link.settings import SettingError
         from tui.workspace import modes_toggle
 

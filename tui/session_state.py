@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from probes.chain.expr import ChainError, parse_chain
 from probes.link.protocol import ChainErrorInfo, Measurement, RequestFailed, SourceRef, WorkerReady
 from probes.link.settings import Settings
 from tui.runs import MeasureKey, Run, RunBook, SweepResults, Target, normalize
@@ -58,7 +57,8 @@ class SessionState:
         self.ready: WorkerReady | None = None
         self.text = ""
         self.chain = ""
-        self.parse_error: ChainErrorInfo | None = None
+        self._checked: tuple[str, ChainErrorInfo | None] | None = None
+        """The text last checked by the chain language, and what was wrong with it."""
         self.book = RunBook()
         self.shown: dict[str, Measurement] = {}
         """The last measurement shown per mode (shown stale once the text or settings move on)."""
@@ -161,15 +161,23 @@ class SessionState:
     def set_text(self, text: str) -> None:
         self.text = text
         self.chain = normalize(text)
+
+    @property
+    def parse_error(self) -> ChainErrorInfo | None:
+        """What is wrong with the text as a chain (None for a file's source), checked when first
+        asked: the app's first frame shows the text before the chain language is imported."""
         if self.source is not None:
-            self.parse_error = None
-            return
-        try:
-            parse_chain(text)
-        except ChainError as exc:
-            self.parse_error = exc.info
-        else:
-            self.parse_error = None
+            return None
+        if self._checked is None or self._checked[0] != self.text:
+            from probes.chain.expr import ChainError, parse_chain  # off the first frame
+
+            try:
+                parse_chain(self.text)
+            except ChainError as exc:
+                self._checked = (self.text, exc.info)
+            else:
+                self._checked = (self.text, None)
+        return self._checked[1]
 
     def sync_shown(self) -> None:
         for mode, key in self.focus_keys().items():

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from probes.chain.expr import ChainError, op_words
 from probes.link.settings import COMPILED_MODES, SettingError, Settings
 from probes.link.state_files import user_state_dir, write_private_file
 
@@ -67,6 +66,8 @@ UNNAMED = "chain"
 def name_from_text(text: str) -> str | None:
     """A name from the operations a chain spells, in order: ``(a + b).relu()`` -> ``add_relu``;
     None while the text is not a valid chain or spells none."""
+    from probes.chain.expr import ChainError, op_words  # off the app's first frame
+
     try:
         words = op_words(text)
     except ChainError:

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from probes.chain.expr import ChainError, parse_chain
 from probes.link.protocol import Measurement
 from probes.link.settings import MAX_SIZE as MAX_SIZE
 from probes.link.settings import parse_size as parse_size
@@ -30,6 +29,8 @@ def input_dtypes(m: Measurement) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _input_dtypes(chain: str, run_dtype: str) -> str:
+    from probes.chain.expr import ChainError, parse_chain  # off the app's first frame
+
     try:
         declared = [decl.dtype or run_dtype for decl in parse_chain(chain).inputs]
     except ChainError:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from probes.chain.expr import ChainError, parse_chain
 from probes.link.protocol import MODES, Measurement, ProfileRequest, RequestFailed
 from probes.link.safe_text import inert_line
 from tui import presenter
@@ -86,6 +85,8 @@ class Comparisons:
         screen = CompareScreen(made["left"], made["right"], title, one_chain=one_chain)
         self.screen.app.push_screen(screen)
         s = self.live.workspace.settings
+        from probes.chain.expr import ChainError, parse_chain  # off start-up
+
         for text, pairs in wanted.items():
             try:
                 parse_chain(text)
