@@ -46,7 +46,7 @@ def test_a_bad_device_list_is_refused_in_one_line(text: str, refusal: str) -> No
 
 def test_the_app_and_demo_device_check_refuses_a_list_saying_where_it_works() -> None:
     for text in ("cpu,cuda", "b:cpu"):
-        with pytest.raises(SettingError, match="kernel-tui profile only"):
+        with pytest.raises(SettingError, match="for --device of kernel-tui and kernel-tui profile"):
             check_device(text)
     assert check_device("cuda:1") == "cuda:1"
 

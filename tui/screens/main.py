@@ -84,7 +84,7 @@ class MainScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.live.bridge.start()  # adopts the worker started at launch (tui.__main__), or starts one
+        self.live.fleet.start()  # adopts the worker started at launch (tui.__main__), or starts one
         editor = self.query_one(ChainEditor)
         if self.live.frozen:
             editor.cursor_blink = False
@@ -133,6 +133,10 @@ class MainScreen(Screen[None]):
 
     @on(WorkerEvent)
     def _worker_event(self, event: WorkerEvent) -> None:
+        if event.entry:  # another device's: kept, and drawn with the next frame
+            self.session.on_entry_event(event.entry, event.event)
+            self.loop.draw_soon()
+            return
         effects = self.session.on_event(event.event, time.monotonic())
         if isinstance(event.event, Progress) and not effects:
             self.loop.draw_soon()
@@ -141,11 +145,15 @@ class MainScreen(Screen[None]):
 
     @on(WorkerStateChanged)
     def _worker_state(self, event: WorkerStateChanged) -> None:
-        self.link.worker_state(event)
+        if event.entry:
+            self.link.entry_state(event)
+        else:
+            self.link.worker_state(event)
 
     @on(CompileWorkerStateChanged)
     def _compile_worker_state(self, event: CompileWorkerStateChanged) -> None:
-        self.link.compile_worker_state(event)
+        if not event.entry:  # another device's compile worker: its own worker takes its compiles
+            self.link.compile_worker_state(event)
 
     @on(ChainsPane.Changed)
     def _chains_changed(self, event: ChainsPane.Changed) -> None:
@@ -206,6 +214,8 @@ class MainScreen(Screen[None]):
             return False  # typed as text there
         if action == "cycle_view":  # every pane is on screen but on a compact one
             return self.query_one(Workbench).compact
+        if action in ("cycle_device", "follow_device"):  # d: the device, or which of several to follow
+            return (action == "follow_device") == self.live.fleet.several
         return True
 
     def palette_commands(self) -> Iterable[SystemCommand]:
@@ -300,6 +310,14 @@ class MainScreen(Screen[None]):
 
     def action_cycle_device(self) -> None:
         self.settings.cycle_device()
+
+    def action_follow_device(self) -> None:
+        if not self.live.fleet.several:
+            self.message("one device is measured: --device cpu,b:cpu measures several side by side")
+            return
+        name = self.session.follow_next()
+        self.message(f"the kernel and sweep panes follow {name}")
+        self.loop.render_panes()
 
     def action_toggle_grad(self) -> None:
         self.settings.toggle_grad()
