@@ -1,6 +1,6 @@
 """``kernel-tui``: the app, or ``kernel-tui profile ...`` (headless, no textual imported).
 
-kernel-tui [CHAIN | FILE.py:NAME] [--input DECL ...] [--device cpu|cuda:N] [--sizes 1e2,1e4,...]
+kernel-tui [CHAIN | FILE.py:NAME] [--input DECL ...] [--device [HOST:]DEVICE,...] [--host NAME=CMD ...] [--sizes ...]
            [--dtype fp32|bf16|fp16] [--modes eager,compiled] [--n SIZE] [--reps N] [--grad]
            [--worker-cmd CMD] [--workspace FILE] [--replay REPORT.json ...] [--export-dir DIR]
 kernel-tui profile CHAIN [...]      # tables or JSON, no TUI (see kernel-tui profile --help)

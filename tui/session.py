@@ -26,7 +26,12 @@ The rules:
 - a run that lost the link to the worker (``ErrorKind`` "link") failed through no fault of its
   chain: its keys are measured again once a worker is ready (rows come when the link is back),
   once; the status bar says why (``tui.link_state``), not the panes. A worker's own failure is said
-  where its run's rows go (the kernel or the sweep pane), not again in the status bar.
+  where its run's rows go (the kernel or the sweep pane), not again in the status bar;
+- with several devices (``--device cpu,b:cpu``) the first one's events drive every rule above, and
+  each request goes to every device (``tui.fleet``); the others' events are only kept, per device
+  and under the same keys (``on_entry_event``), so that a device that is slow, unreachable or gone
+  holds nothing up. The views can be asked for any device; ``follow_next()`` moves the one the
+  panes show.
 """
 
 from __future__ import annotations
