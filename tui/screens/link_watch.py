@@ -82,11 +82,12 @@ class LinkWatch:
             if link.phase not in ("starting", "ready"):
                 shown = link.view(now)
                 lines.append(f"{names[entry]}: {shown.why or shown.words}" + (f" · {shown.short}" if shown.why else ""))
+        lead = f"{names[0]}: " if names[0] and view.why else ""  # several devices: which one's link
         self.screen.status.set(
             worker_state=view.phase,
             worker_words=view.words,
             worker_short=view.short,
-            worker_why=view.why,
+            worker_why=lead + view.why,
             entries_down=tuple(lines),
         )
 

@@ -13,6 +13,7 @@ off while a screen is over it: that screen has keys and a footer of its own.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from textual import events, on
 from textual.app import ComposeResult, SystemCommand
+from textual.binding import ActiveBinding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
 
@@ -214,9 +216,17 @@ class MainScreen(Screen[None]):
             return False  # typed as text there
         if action == "cycle_view":  # every pane is on screen but on a compact one
             return self.query_one(Workbench).compact
-        if action in ("cycle_device", "follow_device"):  # d: the device, or which of several to follow
-            return (action == "follow_device") == self.live.fleet.several
         return True
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """Textual's, with ``d`` in the footer where it moves the panes between several devices."""
+        found = super().active_bindings
+        active = found.get("d")
+        if active is not None and active.binding.action == "cycle_device" and self.live.fleet.several:
+            shown = dataclasses.replace(active.binding, show=True)
+            found["d"] = ActiveBinding(active.node, shown, active.enabled, active.tooltip)
+        return found
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         """Every command by name (``tui.commands``), then each setting's and each chain's choices."""
@@ -309,11 +319,9 @@ class MainScreen(Screen[None]):
         self.settings.cycle_dtype()
 
     def action_cycle_device(self) -> None:
-        self.settings.cycle_device()
-
-    def action_follow_device(self) -> None:
+        """The next device: of the setting, or with several (``--device``), the one the panes follow."""
         if not self.live.fleet.several:
-            self.message("one device is measured: --device cpu,b:cpu measures several side by side")
+            self.settings.cycle_device()
             return
         name = self.session.follow_next()
         self.message(f"the kernel and sweep panes follow {name}")
