@@ -107,6 +107,23 @@ def test_the_devices_and_hosts_are_kept_in_the_workspace(make_app, tmp_path: Pat
     again.store.release()
 
 
+def test_a_workspace_files_host_never_given_here_is_not_started(make_app, tmp_path: Path) -> None:
+    """A host's command is code: one a workspace file brings runs only once given as --host."""
+    from tui import workspace as ws
+
+    path = tmp_path / "shared.json"
+    shared = ws.Workspace.default()
+    shared.take_fleet(parse_device_entries("cpu,evil:cpu"), {"evil": "touch /tmp/owned"})
+    ws.save(shared, path)
+    app = make_app(workspace_path=path)
+    assert [str(entry) for entry in app.fleet.entries] == ["cpu"]
+    assert any("evil='touch /tmp/owned'" in notice and "--host" in notice for notice in app.store.notices)
+    app.store.release()
+    given = make_app(workspace_path=path, hosts={"evil": "touch /tmp/owned"})
+    assert [str(entry) for entry in given.fleet.entries] == ["cpu", "evil:cpu"]
+    given.store.release()
+
+
 def test_one_device_keeps_one_bridge_and_the_workspace_its_one_device(make_app) -> None:
     app = make_app(devices=parse_device_entries("cpu"))
     assert len(app.fleet.bridges) == 1 and not app.fleet.several
