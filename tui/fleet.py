@@ -7,6 +7,7 @@ entry has workers of its own, so ids never clash), and ``cancel`` stops it every
 bridge tags its messages with its entry (``tui.bridge.FromEntry``): the first entry's feed the
 session's loop as a single device always has, the others' are kept per entry
 (``LiveSession.on_entry_event``). With one entry the fleet is that entry's bridge and nothing more.
+The first entry leads: while its worker cannot be reached the session sends nothing, to any entry.
 """
 
 from __future__ import annotations
