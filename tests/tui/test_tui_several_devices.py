@@ -18,6 +18,7 @@ from tui_helpers import replay_command, wait_for
 from probes.link.settings import parse_device_entries
 from tui.widgets.chart import LogChart
 from tui.widgets.kernel_pane import KernelPane
+from tui.widgets.op_chain_pane import OpChainPane
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.sweep_pane import SweepPane
 
@@ -59,6 +60,7 @@ async def test_two_boxes_give_two_result_sets_each_named_and_d_switches_the_foll
             what="the kernel pane following b",
         )
         assert "b:cuda:0" in (app.query_one(SweepPane).shown_title or "")
+        assert "b:cuda:0" in (app.query_one(OpChainPane).shown_title or "")
         assert app.main.status.said[-1][0] == "the kernel and sweep panes follow b:cuda:0"
         await pilot.press("ctrl+q")
 
