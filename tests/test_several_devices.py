@@ -44,9 +44,9 @@ def test_a_bad_device_list_is_refused_in_one_line(text: str, refusal: str) -> No
     assert "\n" not in str(refused.value)
 
 
-def test_the_app_and_demo_device_check_refuses_a_list_saying_where_it_works() -> None:
+def test_a_one_device_check_refuses_a_list_saying_where_lists_work() -> None:
     for text in ("cpu,cuda", "b:cpu"):
-        with pytest.raises(SettingError, match="kernel-tui profile only"):
+        with pytest.raises(SettingError, match="for --device of kernel-tui and kernel-tui profile"):
             check_device(text)
     assert check_device("cuda:1") == "cuda:1"
 

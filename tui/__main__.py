@@ -1,6 +1,6 @@
 """``kernel-tui``: the app, or ``kernel-tui profile ...`` (headless, no textual imported).
 
-kernel-tui [CHAIN | FILE.py:NAME] [--input DECL ...] [--device cpu|cuda:N] [--sizes 1e2,1e4,...]
+kernel-tui [CHAIN | FILE.py:NAME] [--input DECL ...] [--device [HOST:]DEVICE,...] [--host NAME=CMD ...] [--sizes ...]
            [--dtype fp32|bf16|fp16] [--modes eager,compiled] [--n SIZE] [--reps N] [--grad]
            [--worker-cmd CMD] [--workspace FILE] [--replay REPORT.json ...] [--export-dir DIR]
 kernel-tui profile CHAIN [...]      # tables or JSON, no TUI (see kernel-tui profile --help)
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from probes.link.protocol import SourceRef
+    from probes.link.settings import DeviceEntry
     from probes.link.worker_process import EarlyWorker
     from tui.app import KernelTuiApp
     from tui.demo import DemoApp
@@ -52,6 +53,8 @@ APP_SETTINGS = ("device", "sizes", "dtype", "modes", "focus_size", "reps", "grad
 """The settings ``kernel-tui`` takes flags for (``probes.link.settings.FLAGS``); the others keep
 the workspace's values."""
 APP_NOTES = {
+    "device": "or a comma list of [HOST:]DEVICE, e.g. cpu,gpu2:cuda (HOST from --host), each measured by its own "
+    "worker in parallel, shown side by side (d switches the device the details follow)",
     "sizes": "without --n the first is also the size measured on every edit",
     "modes": "the app shows one or two side by side: eager, a compiled mode, eager and a compiled mode "
     "(eager,compiled), or a compiled mode and dynamic (compiled,dynamic)",
@@ -69,7 +72,7 @@ nothing more; a user's own ``TEXTUAL_FPS`` wins."""
 
 def build_parser() -> argparse.ArgumentParser:
     from probes.link.help_text import HelpFormatter, SafeParser  # keep `profile` free of app imports
-    from probes.link.settings import add_flags  # light: names and limits
+    from probes.link.settings import add_flags, add_host_flag  # light: names and limits
 
     commands = "\n".join(f"  {name:<9}{what} (kernel-tui {name} --help)" for name, what in SUBCOMMANDS.items())
     parser = SafeParser(
@@ -94,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="declare an input, e.g. 'x: [N, 4096] bf16' (repeatable): the inputs of FILE.py:NAME, in order",
     )
     add_flags(parser, APP_SETTINGS, APP_NOTES)
+    add_host_flag(parser)
     _add_worker_flags(parser)
     parser.add_argument(
         "--workspace", type=Path, metavar="FILE", help="the workspace file to open (default: the autosaved one)"
@@ -129,6 +133,23 @@ def _given(parser: argparse.ArgumentParser, args: argparse.Namespace, settings: 
         parser.error(str(exc))
 
 
+def _fleet(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> tuple[list[DeviceEntry] | None, dict[str, str] | None]:
+    """The devices ``--device`` gives and the hosts ``--host`` gives (None for one not given: the
+    workspace's; a host an entry names may be the workspace's too); a refusal is one usage line."""
+    from probes.link.settings import SettingError, check_hosts, parse_device_entries
+
+    try:
+        entries = parse_device_entries(args.device) if args.device is not None else None
+    except SettingError as exc:
+        parser.error(f"--device: {exc}")
+    try:
+        return entries, (check_hosts((), args.host) if args.host else None)
+    except SettingError as exc:
+        parser.error(f"--host: {exc}")
+
+
 def _export_dir(parser: argparse.ArgumentParser, given: Path | None) -> Path:
     """The folder exports go to, absolute so that each saved path is shown in full."""
     from tui.export import default_export_dir
@@ -154,7 +175,8 @@ def build_app(argv: list[str]) -> KernelTuiApp:  # imported lazily
         from probes.link.settings import SettingError
         from tui.workspace import modes_toggle
 
-        given = _given(parser, args, APP_SETTINGS)
+        given = _given(parser, args, tuple(name for name in APP_SETTINGS if name != "device"))
+        fleet = _fleet(parser, args)
         if "modes" in given:
             try:
                 modes_toggle(given["modes"])
@@ -175,10 +197,14 @@ def build_app(argv: list[str]) -> KernelTuiApp:  # imported lazily
                 early_compiler=early_compiler,
                 workspace_path=args.workspace,
                 settings=given,
+                devices=fleet[0],
+                hosts=fleet[1],
                 export_dir=_export_dir(parser, args.export_dir),
             )
         except WorkspaceRefused as exc:
             parser.exit(2, f"kernel-tui: {exc}\n")
+        except SettingError as exc:  # a device of a host neither --host nor the workspace defines
+            parser.error(str(exc))
 
 
 def _source(args: argparse.Namespace) -> SourceRef | None:  # imported lazily

@@ -1,7 +1,8 @@
 """The kernel-tui app: edit an op chain, see its kernels eager vs compiled, live.
 
 The app is a composition: it owns the workspace (and its autosave), the live session
-(``tui.session.LiveSession``, pure) and the one bridge to the worker (``tui.bridge``), and shows
+(``tui.session.LiveSession``, pure) and the bridges to the workers, one per device
+(``tui.fleet``; one unless ``--device`` lists several), and shows
 the main screen (``tui.screens.main.MainScreen``), which composes the panes and carries the
 session's effects out; screens over it (help, details, compare, roofline, dialogs) own their keys.
 Its own keys are the two that work on every screen: ctrl+q quits, ctrl+c stops or quits. Quitting
@@ -27,12 +28,13 @@ from textual.timer import Timer
 
 from probes.link.protocol import SourceRef
 from probes.link.safe_text import inert
+from probes.link.settings import DeviceEntry
 from probes.link.state_files import UnusableDir, user_cache_dir, user_state_dir
 from probes.link.worker_process import EarlyWorker
 from tui import commands
-from tui.bridge import WorkerBridge
 from tui.debug_log import log_error
 from tui.driver import driver_class
+from tui.fleet import DeviceFleet, entry_names
 from tui.screens.main import UNCONFIRMED, MainScreen
 from tui.session import LiveSession, Timing
 from tui.sixteen_colours import with_sixteen_colours
@@ -75,6 +77,8 @@ class KernelTuiApp(App[int]):
         compile_worker: bool | None = None,
         workspace_path: Path | None = None,
         settings: Mapping[str, Any] | None = None,
+        devices: list[DeviceEntry] | None = None,
+        hosts: Mapping[str, str] | None = None,
         export_dir: Path | None = None,
         frozen: bool = False,
         highlight: bool | None = None,
@@ -90,11 +94,19 @@ class KernelTuiApp(App[int]):
             self.workspace.select_text(chain)
             self.trust.add(chain)  # given on the command line: confirmed
         self.workspace.take(settings or {})  # given on the command line: checked values by name
+        if hosts is not None:
+            self.workspace.hosts = dict(hosts)
+            for name, command in hosts.items():
+                self.trust.add_host(name, command)  # given on the command line: confirmed
+        if devices is not None:
+            self.workspace.take_fleet(devices, self.workspace.hosts)
+        entries = self._trusted_entries(self.workspace.entries())  # SettingError: a host not defined
         self.export_dir = export_dir or Path.cwd()
         self.frozen = frozen
         """Tests and snapshots: no clock in the status bar, no cursor blink, no elapsed times."""
         self.autosave = autosave
         self.session = LiveSession(self.workspace.settings, inert(self.workspace.chain.text), timing=timing)
+        self.session.set_entries(entry_names(entries))
         if source is not None:
             self.session.hold(f"opening {inert(source.label)}")  # the chain waits: the file is what was asked for
         elif not self.trust.knows(self.workspace.chain.text):
@@ -102,17 +114,33 @@ class KernelTuiApp(App[int]):
         self.unsaved = False
         """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
         self.main = MainScreen(self, highlight=highlight, source=source, chain_given=chain is not None)
-        self.bridge = WorkerBridge(
+        self.fleet = DeviceFleet(
             self,
+            entries,
+            self.workspace.hosts,
             worker_command,
             early=early_worker,
             early_compiler=early_compiler,
             compile_worker=compile_worker,
             listener=self.main,
         )
+        self.bridge = self.fleet.lead
+        """The first device's bridge (the compare screen's requests go there)."""
         self._save_timer: Timer | None = None
         self._quitting = False
         self._exiting = False
+
+    def _trusted_entries(self, entries: list[DeviceEntry]) -> list[DeviceEntry]:
+        """``entries`` less those of a host whose command was never given on a command line here
+        (a workspace file's command is code: it runs once given as ``--host``), said in a notice."""
+        hosts = self.workspace.hosts
+        unknown = sorted({e.host for e in entries if e.host and not self.trust.knows_host(e.host, hosts[e.host])})
+        if not unknown:
+            return entries
+        named = ", ".join(f"{name}={hosts[name]!r}" for name in unknown)
+        self.store.notices.append(f"the workspace's hosts {inert(named)} are not started: give --host to use them")
+        kept = [entry for entry in entries if entry.host not in unknown]
+        return kept or [DeviceEntry(None, self.workspace.settings.device)]
 
     def get_default_screen(self) -> Screen[None]:
         return self.main
@@ -216,11 +244,11 @@ class KernelTuiApp(App[int]):
         if self._quitting:
             return
         self._quitting = True
-        self.bridge.kill()
+        self.fleet.kill()
         self.save_workspace()
         self.store.release()
 
     async def on_unmount(self) -> None:
         """The app's last step: what is left of the short wait for the workers to be gone."""
         self.begin_shutdown()
-        await self.bridge.close()
+        await self.fleet.close()

@@ -45,7 +45,14 @@ WARMUP_SILENCE_S = 2.0
 """A warm-up that has not said a word by then is not understood by this worker: it is let go."""
 
 
-class WorkerStateChanged(Message):
+class FromEntry(Message):
+    """A message of one device entry's workers (``tui.fleet``): ``entry`` is its index, 0 for the
+    first (the only one unless ``--device`` lists several)."""
+
+    entry = 0
+
+
+class WorkerStateChanged(FromEntry):
     """The worker is starting, ready, busy, lost (why), restarting, failed to start (why: another
     start may work) or stopped (given up, why; or closed)."""
 
@@ -56,7 +63,7 @@ class WorkerStateChanged(Message):
         self.ready = ready
 
 
-class CompileWorkerStateChanged(Message):
+class CompileWorkerStateChanged(FromEntry):
     """The compile worker is starting, ready, busy, lost, stopped, or failed to start (compiles
     then run in the eager worker)."""
 
@@ -66,7 +73,7 @@ class CompileWorkerStateChanged(Message):
         self.detail = detail
 
 
-class WorkerEvent(Message):
+class WorkerEvent(FromEntry):
     """One event of a request sent through the bridge."""
 
     def __init__(self, event: Event) -> None:
@@ -90,10 +97,13 @@ class WorkerBridge:
         listener: MessagePump | None = None,
         close_wait_s: float = CLOSE_WAIT_S,
         warmup_silence_s: float = WARMUP_SILENCE_S,
+        entry: int = 0,
     ) -> None:
         """``early``, ``early_compiler``: the workers, already started with ``command`` as the
-        program launched. ``compile_worker``: None decides by ``compile_worker_wanted``."""
+        program launched. ``compile_worker``: None decides by ``compile_worker_wanted``.
+        ``entry``: the device entry its messages are of (``FromEntry``)."""
         self.host = host
+        self.entry = entry
         self.listener: MessagePump = listener or host
         self.workers = WorkerPair(
             command,
@@ -225,6 +235,7 @@ class WorkerBridge:
         if not self.closing:
             self._post(self.listener, CompileWorkerStateChanged(state, detail))
 
-    @staticmethod
-    def _post(target: MessagePump, message: Message) -> None:
+    def _post(self, target: MessagePump, message: Message) -> None:
+        if isinstance(message, FromEntry):
+            message.entry = self.entry
         target.post_message(message)  # a screen closed meanwhile drops it: nobody waits for it any more

@@ -103,8 +103,14 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("cycle_dtype", "t", "Dtype", "Dtype: cycle", "fp32 / bf16 / fp16", "outside the editor", footer=False),
     Command(
-        "cycle_device", "d", "Device", "Device: cycle", "each cuda:N, then cpu", "outside the editor", footer=False
-    ),
+        "cycle_device",
+        "d",
+        "Device",
+        "Device: cycle",
+        "each cuda:N, then cpu; with several (--device cpu,b:cpu), the one the kernel and sweep panes follow",
+        "outside the editor",
+        footer=False,
+    ),  # in the footer with several devices (MainScreen.active_bindings)
     Command(
         "set_focus_size", "n", "N", "Size N…", "the size measured on every edit", "outside the editor", footer=False
     ),

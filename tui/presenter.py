@@ -8,6 +8,7 @@ milliseconds, and the app only hands the results to its widgets.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -18,7 +19,7 @@ from probes.link.settings import Settings
 from probes.link.summary import format_size
 from tui.baseline_view import baseline_line, pin_deltas
 from tui.session import LiveSession
-from tui.views import EditorStatus, FocusView, SweepPaneState
+from tui.views import EditorStatus, FocusView, SweepPaneState, SweepView
 from tui.workspace import describe_modes
 
 
@@ -114,6 +115,19 @@ def activity_status(session: LiveSession, now: float, *, frozen: bool = False) -
     return activity.text, "" if frozen else f"{now - activity.started:.1f}s"
 
 
+def followed_views(session: LiveSession, now: float) -> tuple[FocusView, SweepView]:
+    """The kernel and sweep panes' views of the followed device; where there are several, with
+    every device's view beside (the summary's lines, the chart's lines)."""
+    followed = session.followed
+    focus, sweep = session.focus_view(now, followed), session.sweep_view(followed)
+    names = session.entry_names()
+    if len(names) < 2:
+        return focus, sweep
+    devices = tuple(session.focus_view(now, entry) for entry in range(len(names)))
+    sweeps = tuple((name, session.state.entry_sweep(entry)) for entry, name in enumerate(names))
+    return dataclasses.replace(focus, devices=devices), dataclasses.replace(sweep, devices=sweeps)
+
+
 @dataclass(frozen=True)
 class Panes:
     """Every pane's state for one draw."""
@@ -140,11 +154,13 @@ def panes(
     read_only: bool = False,
 ) -> Panes:
     """What every pane shows now, for the chain ``name`` with its pin ``pinned``; the sweep chart
-    plots ``chart`` (one of ``tui.workspace.CHART_VIEWS``)."""
-    focus = session.focus_view(now)
+    plots ``chart`` (one of ``tui.workspace.CHART_VIEWS``). With several devices the kernel and
+    sweep panes show the followed one's, beside every device's summary and chart line."""
+    lead = session.focus_view(now)
+    focus, sweep_view = followed_views(session, now)
     settings = session.settings
     sweep = SweepPaneState(
-        session.sweep_view(),
+        sweep_view,
         chart,
         peak_gbps(session),
         sweep_hint(in_editor=in_editor),
@@ -155,7 +171,7 @@ def panes(
         focus,
         baseline_text(session, pinned, now),
         sweep,
-        EditorStatus(name, editor_status(session, focus)),
+        EditorStatus(name, editor_status(session, lead)),
         error,
         settings_line(settings, read_only=read_only),
     )

@@ -26,7 +26,12 @@ The rules:
 - a run that lost the link to the worker (``ErrorKind`` "link") failed through no fault of its
   chain: its keys are measured again once a worker is ready (rows come when the link is back),
   once; the status bar says why (``tui.link_state``), not the panes. A worker's own failure is said
-  where its run's rows go (the kernel or the sweep pane), not again in the status bar.
+  where its run's rows go (the kernel or the sweep pane), not again in the status bar;
+- with several devices (``--device cpu,b:cpu``) the first one's events drive every rule above, and
+  each request goes to every device (``tui.fleet``); the others' events are only kept, per device
+  and under the same keys (``on_entry_event``), so that a device that is slow, unreachable or gone
+  holds nothing up. The views can be asked for any device; ``follow_next()`` moves the one the
+  panes show.
 """
 
 from __future__ import annotations
@@ -50,13 +55,10 @@ from probes.link.summary import format_size
 from tui.runs import MeasureKey, RunBook, SweepResults, Target
 from tui.session_effects import Cancel, Effect, Notice, Send, WakeAt
 from tui.session_plan import RequestPlanner
-from tui.session_state import SessionState, Timing
+from tui.session_state import SWEEPS_KEPT, EntryBook, SessionState, Timing
 from tui.views import FocusView, SweepView, WorkerActivity
 
 __all__ = ["Cancel", "Effect", "LiveSession", "Notice", "Send", "Timing", "WakeAt"]
-
-SWEEPS_KEPT = 16
-"""Sweeps kept, one per chain text, so that going back to a text shows its sweep again."""
 
 T = TypeVar("T")
 
@@ -132,11 +134,19 @@ class LiveSession:
     def running(self) -> bool:
         return self.state.running()
 
-    def focus_view(self, now: float) -> FocusView:
-        return self.state.focus_view(now)
+    def focus_view(self, now: float, entry: int = 0) -> FocusView:
+        return self.state.focus_view(now, entry)
 
-    def sweep_view(self) -> SweepView:
-        return self.state.sweep_view()
+    def sweep_view(self, entry: int = 0) -> SweepView:
+        return self.state.sweep_view(entry)
+
+    @property
+    def followed(self) -> int:
+        """The device entry the kernel and sweep panes show."""
+        return self.state.followed
+
+    def entry_names(self) -> list[str]:
+        return [entry.name for entry in self.state.entries]
 
     def activity(self) -> WorkerActivity | None:
         return self.state.activity()
@@ -152,6 +162,49 @@ class LiveSession:
 
     def new_id(self) -> str:
         return self.planner.new_id()
+
+    # -- several devices ------------------------------------------------------------------------
+
+    def set_entries(self, names: list[str]) -> None:
+        """Measure on the device entries ``names`` (the first is this session's own book): every
+        request goes to each, their results kept apart (``on_entry_event``)."""
+        s = self.state
+        s.entries[0].name = names[0]
+        s.entries[1:] = [EntryBook(name, RunBook(), {}, {}, {}) for name in names[1:]]
+        s.followed = 0
+
+    def follow_next(self) -> str:
+        """The kernel and sweep panes show the next device entry; its name."""
+        s = self.state
+        s.followed = (s.followed + 1) % len(s.entries)
+        return s.entries[s.followed].name
+
+    def on_entry_event(self, entry: int, event: object) -> None:
+        """An event of a request from the workers of device ``entry`` (not the first: its events
+        are ``on_event``'s, which decides what runs next). Kept, never acted on: every entry
+        measures what the first one's loop sends."""
+        s = self.state
+        book = s.entries[entry].book
+        if isinstance(event, Progress):
+            book.progress(event)
+        elif isinstance(event, MeasurementResult):
+            if book.result(event) is not None:
+                sweep = s.entries[entry].sweeps.get(event.id)
+                if sweep is not None:
+                    sweep.results[(event.measurement.size, event.measurement.mode)] = event.measurement
+                s.sync_shown()
+        elif isinstance(event, RequestFailed):
+            book.failure(event)
+        elif isinstance(event, RequestDone):
+            book.done(event)
+
+    def entry_lost(self, entry: int) -> None:
+        """The workers of device ``entry`` (not the first) are gone: none of its runs goes on."""
+        book = self.state.entries[entry].book
+        for run in book.runs.values():
+            run.done = True
+        book.runs.clear()
+        book.pending.clear()
 
     # -- events --------------------------------------------------------------------------------
 
@@ -229,7 +282,8 @@ class LiveSession:
             return [self._fix_first()]
         s.held = None
         for key in s.focus_keys().values():
-            s.book.forget(key)
+            for entry in s.entries:
+                entry.book.forget(key)
         effects = self.planner.cancel(lambda run: run.kind == "focus")
         s.changed_at = s.eager_due = s.compiled_due = now
         s.why_stale = "measuring again"

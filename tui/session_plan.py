@@ -10,9 +10,9 @@ import itertools
 from collections.abc import Callable
 
 from probes.link.protocol import ProfileRequest, WarmupRequest
-from tui.runs import Run, RunKind, Target
+from tui.runs import Run, RunKind, SweepResults, Target
 from tui.session_effects import Cancel, Effect, Send, WakeAt
-from tui.session_state import SessionState
+from tui.session_state import SWEEPS_KEPT, SessionState
 
 
 class RequestPlanner:
@@ -32,15 +32,25 @@ class RequestPlanner:
         )
 
     def track(self, request: ProfileRequest, kind: RunKind, now: float) -> Run:
+        """Book ``request`` as sent (the first entry's run, returned) and as sent to every other
+        device entry, under the same keys."""
         s = self.state
         if s.compiles_apart and "eager" in request.modes and len(request.modes) > 1:
             s.split.add(request.id)
-        return s.book.track(
-            request, kind, Target(request.device or s.device, request.dtype, request.reps, request.grad), now
-        )
+        target = Target(request.device or s.device, request.dtype, request.reps, request.grad)
+        for entry in s.entries[1:]:
+            run = entry.book.track(request, kind, target, now)
+            if kind == "sweep":
+                entry.sweeps[request.id] = SweepResults(run)
+                while len(entry.sweeps) > SWEEPS_KEPT:
+                    del entry.sweeps[next(iter(entry.sweeps))]
+        return s.book.track(request, kind, target, now)
 
     def cancel(self, which: Callable[[Run], bool]) -> list[Effect]:
-        return [Cancel(rid) for rid in self.state.book.cancel(which)]
+        """Cancel the runs ``which`` picks on every entry (one entry may still run a request
+        another has finished)."""
+        ids = [rid for entry in self.state.entries for rid in entry.book.cancel(which)]
+        return [Cancel(rid) for rid in dict.fromkeys(ids)]
 
     def cancel_outdated(self) -> list[Effect]:
         """Cancel the runs whose chain or target no longer match (their late rows are still cached)."""

@@ -9,6 +9,7 @@ step. No textual, no torch.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from probes.link.protocol import ChainErrorInfo, Measurement, RequestFailed, SourceRef, WorkerReady
@@ -16,6 +17,8 @@ from probes.link.settings import Settings
 from tui.runs import MeasureKey, Run, RunBook, SweepResults, Target, normalize
 from tui.views import FocusView, ModeActivity, ModeView, SweepView, WorkerActivity, step_activity
 
+SWEEPS_KEPT = 16
+"""Sweeps kept, one per chain text, so that going back to a text shows its sweep again."""
 EMPTY = "empty"
 """What an empty editor is: no chain yet, not a chain with an error."""
 
@@ -46,6 +49,22 @@ class Timing:
     drawn this long after they come, unless something else draws first: a fast run's rows come
     within this moment, and a frame drawn for its progress just before them would hold them up.
     The rows' own frame shows the step anyway."""
+
+
+@dataclass
+class EntryBook:
+    """One device entry's runs, results and rows shown (``--device`` lists several): each entry
+    measures the session's requests on its own device, and its results are kept under the
+    session's keys, so that one key finds every device's reading."""
+
+    name: str
+    """What the views call the entry (``b:cpu``); empty for a single device."""
+    book: RunBook
+    shown: dict[str, Measurement]
+    """The last measurement shown per mode (see ``SessionState.shown``)."""
+    shown_batch: dict[str, str]
+    sweeps: dict[str, SweepResults]
+    """Its part of each sweep, by the sweep's request id (the first entry's are ``sweeps``)."""
 
 
 class SessionState:
@@ -92,6 +111,11 @@ class SessionState:
         self.source: SourceRef | None = None
         """A function of the user's file measured instead of a chain: the text then names the
         file's version (``tui.source_file``), and the worker says what is wrong with it."""
+        self.entries = [EntryBook("", self.book, self.shown, self.shown_batch, {})]
+        """Every device entry, the first one's book being ``book``: what is sent and when is
+        decided by it alone, and every entry measures it (``tui.fleet``)."""
+        self.followed = 0
+        """The entry the kernel and sweep panes show (``d`` moves it on)."""
         self.set_text(text)
 
     # -- what the loop is about now ----------------------------------------------------------
@@ -180,17 +204,20 @@ class SessionState:
         return self._checked[1]
 
     def sync_shown(self) -> None:
-        for mode, key in self.focus_keys().items():
-            m = self.book.cache.get(key)
-            if m is not None:
-                self.shown[mode] = m
-                self.shown_batch[mode] = self.book.batch[key]
+        for entry in self.entries:
+            for mode, key in self.focus_keys().items():
+                m = entry.book.cache.get(key)
+                if m is not None:
+                    entry.shown[mode] = m
+                    entry.shown_batch[mode] = entry.book.batch[key]
 
     # -- views ---------------------------------------------------------------------------------
 
-    def focus_view(self, now: float) -> FocusView:
-        """Per selected mode at the focus size: what to show, whether it is fresh, what runs for it."""
-        book = self.book
+    def focus_view(self, now: float, entry: int = 0) -> FocusView:
+        """Per selected mode at the focus size: what to show, whether it is fresh, what runs for it
+        (on the device of ``entry``)."""
+        of = self.entries[entry]
+        book = of.book
         keys = self.focus_keys()
         modes = []
         outdated = False
@@ -198,9 +225,9 @@ class SessionState:
         for mode, key in keys.items():
             fresh = book.cache.get(key)
             failure = book.failed.get(key)
-            shown = fresh or self.shown.get(mode)
-            batch = book.batch.get(key) if fresh is not None else self.shown_batch.get(mode)
-            activity = self.mode_activity(mode, key)
+            shown = fresh or of.shown.get(mode)
+            batch = book.batch.get(key) if fresh is not None else of.shown_batch.get(mode)
+            activity = self.mode_activity(mode, key, book)
             if fresh is None and shown is not None:
                 outdated = True
                 coming = coming and activity in ("waiting", "starting", "measuring", "compiling", "after a pause")
@@ -225,11 +252,13 @@ class SessionState:
         busy = any(key in book.pending for key in keys.values())
         batches = {view.batch for view in modes if view.measurement is not None}
         two = len(batches) == 1 and batches <= self.split and len(modes) > 1
-        return FocusView(self.settings.focus_size, tuple(modes), stale, updating, errors, busy, self.held, two)
+        view = FocusView(self.settings.focus_size, tuple(modes), stale, updating, errors, busy, self.held, two)
+        return dataclasses.replace(view, entry=of.name)
 
-    def mode_activity(self, mode: str, key: MeasureKey) -> ModeActivity:
-        """What happens for ``key`` (the current chain and settings in ``mode``) now."""
-        book = self.book
+    def mode_activity(self, mode: str, key: MeasureKey, book: RunBook | None = None) -> ModeActivity:
+        """What happens for ``key`` (the current chain and settings in ``mode``) now (in ``book``,
+        an entry's; the first entry's by default)."""
+        book = book or self.book
         rid = book.pending.get(key)
         if rid is not None:
             progress = book.runs[rid].progress
@@ -244,17 +273,26 @@ class SessionState:
             return "waiting"
         return "after a pause" if mode != "eager" else "waiting"
 
-    def sweep_view(self) -> SweepView:
-        """The last sweep of this text, stale (with why) when it no longer covers the settings; none
-        for a text never swept (another text's sweep is never shown for it)."""
-        s = self.settings
+    def entry_sweep(self, entry: int) -> SweepResults | None:
+        """``entry``'s part of the last sweep of this text."""
         sweep = self.sweep
+        if entry == 0 or sweep is None:
+            return sweep
+        return self.entries[entry].sweeps.get(sweep.run.request.id)
+
+    def sweep_view(self, entry: int = 0) -> SweepView:
+        """The last sweep of this text (on the device of ``entry``), stale (with why) when it no
+        longer covers the settings; none for a text never swept (another text's sweep is never
+        shown for it)."""
+        s = self.settings
+        sweep = self.entry_sweep(entry)
         stale = None
         if sweep is not None and not sweep.covers(self.chain, self.target(), self.modes(), s.sizes):
             stale = "settings changed: s sweeps again"
         running = sweep is not None and not sweep.run.done and not sweep.run.cancelled
         two = sweep is not None and sweep.run.request.id in self.split
-        return SweepView(sweep, s.sizes, s.compiled_mode, stale, running, self.sweep_lost, two)
+        view = SweepView(sweep, s.sizes, s.compiled_mode, stale, running, self.sweep_lost, two)
+        return dataclasses.replace(view, entry=self.entries[entry].name)
 
     def activity(self) -> WorkerActivity | None:
         """The run the worker is serving now (the oldest one not done), in words."""

@@ -1,5 +1,6 @@
 """Which chains have run here: a chain read from a workspace file runs only once the user has seen
-it and confirmed it (ctrl+r, or an edit), unless it ran in this app before.
+it and confirmed it (ctrl+r, or an edit), unless it ran in this app before; and which ``--host``
+commands were given here: a workspace file's host is started only if its command was.
 
 A chain is code: a workspace file shared by someone else could hold one that hangs the worker or
 is built to probe it. The hashes of the chains that ran (whitespace-insensitive) are kept in
@@ -27,6 +28,11 @@ def chain_hash(text: str) -> str:
     return hashlib.sha256(normalize(text).encode()).hexdigest()
 
 
+def host_hash(name: str, command: str) -> str:
+    """A ``--host`` box's command, as given (a command is code too: a workspace file may name one)."""
+    return hashlib.sha256(f"host {name}={command}".encode()).hexdigest()
+
+
 def _default_path() -> Path | None:
     try:
         return user_state_dir() / TRUST_FILE
@@ -48,9 +54,19 @@ class TrustedChains:
     def knows(self, text: str) -> bool:
         return not text.strip() or chain_hash(text) in self._known
 
+    def knows_host(self, name: str, command: str) -> bool:
+        """Whether the box ``name`` reached by ``command`` was given on a command line here."""
+        return host_hash(name, command) in self._known
+
+    def add_host(self, name: str, command: str) -> None:
+        """Remember a ``--host`` given on the command line: its workspace may start it next time."""
+        self._remember(host_hash(name, command))
+
     def add(self, text: str) -> None:
         """Remember ``text`` as confirmed (it is written at once: a crash must not forget it)."""
-        digest = chain_hash(text)
+        self._remember(chain_hash(text))
+
+    def _remember(self, digest: str) -> None:
         if digest in self._known:
             return
         self._known.add(digest)

@@ -54,6 +54,11 @@ class FocusView:
     two_processes: bool = False
     """The eager and compiled readings shown came from one request split between the eager and
     the compile worker: their wall times were timed in two processes."""
+    entry: str = ""
+    """The device entry shown (``b:cpu``), where ``--device`` lists several; empty otherwise."""
+    devices: tuple[FocusView, ...] = ()
+    """Every entry's view, the first entry's first, where there are several (the side-by-side
+    summary); empty for a single device."""
 
     def mode(self, mode: str) -> ModeView | None:
         return next((v for v in self.modes if v.mode == mode), None)
@@ -70,6 +75,10 @@ class SweepView:
     """The sweep ended because the worker (or its link) was lost."""
     two_processes: bool = False
     """Its eager and compiled rows were timed in two processes (the eager and the compile worker)."""
+    entry: str = ""
+    """The device entry shown, where there are several (see ``FocusView.entry``)."""
+    devices: tuple[tuple[str, SweepResults | None], ...] = ()
+    """Every entry's part of the sweep, by name, where there are several (a chart line each)."""
 
 
 def missing_sizes(rs: SweepResults) -> tuple[int, ...]:

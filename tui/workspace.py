@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from probes.link.settings import COMPILED_MODES, SettingError, Settings
+from probes.link.settings import COMPILED_MODES, DeviceEntry, SettingError, Settings, check_fleet
 from probes.link.state_files import user_state_dir, write_private_file
 
 VERSION = 1
@@ -147,6 +147,11 @@ class Workspace:
     """Each chain's pinned result, by chain name (read and written by ``tui.baseline_view``)."""
     source: SourceEntry | None = None
     """The user's file last profiled; offered at the next start, run only once confirmed."""
+    devices: list[str] = field(default_factory=list)
+    """The ``[HOST:]DEVICE`` entries measured side by side (``--device cpu,b:cpu``); empty for the
+    one device of ``settings``, measured by the app's own worker."""
+    hosts: dict[str, str] = field(default_factory=dict)
+    """The boxes a ``HOST:`` entry names, by name: the command that starts a worker there."""
     version: int = VERSION
 
     @classmethod
@@ -257,6 +262,8 @@ class Workspace:
                 "reps": s.reps,
                 "chart": self.chart,
                 "grad": s.grad,
+                "devices": self.devices,
+                "hosts": self.hosts,
             },
             "pins": self.pins,
             "source": dataclasses.asdict(self.source) if self.source is not None else None,
@@ -273,6 +280,18 @@ class Workspace:
     def toggled(self, toggle: str) -> Settings:
         """The settings with the mode toggle at ``toggle``."""
         return dataclasses.replace(self.settings, modes=toggle_modes(toggle, self.compile_mode))
+
+    def entries(self) -> list[DeviceEntry]:
+        """The devices measured: each ``devices`` entry, or the one device of the settings."""
+        return check_fleet(self.devices, self.hosts)[0] if self.devices else [DeviceEntry(None, self.settings.device)]
+
+    def take_fleet(self, entries: list[DeviceEntry], hosts: Mapping[str, str]) -> None:
+        """Measure ``entries`` (``--device``, checked) on ``hosts`` (``--host``): the first entry's
+        device is the settings' device; a list, or a host, is kept as ``devices``."""
+        self.hosts = dict(hosts)
+        several = len(entries) > 1 or entries[0].host is not None
+        self.devices = [str(entry) for entry in entries] if several else []
+        self.settings = dataclasses.replace(self.settings, device=entries[0].device)
 
     def take(self, given: Mapping[str, Any]) -> None:
         """Take the settings ``given`` (checked values by name: the command line's flags); modes
@@ -308,7 +327,8 @@ class Workspace:
                 problems.append("a chain that is not a name and a text")
         given = data.get("settings")
         raw: dict[str, Any] = given if isinstance(given, dict) else {}
-        unknown += sorted(f"settings.{k}" for k in raw if k not in (*SAVED_SETTINGS, "modes", "compile_mode", "chart"))
+        known = (*SAVED_SETTINGS, "modes", "compile_mode", "chart", "devices", "hosts")
+        unknown += sorted(f"settings.{k}" for k in raw if k not in known)
         settings, compile_mode, chart, fixed = _read_settings(raw)
         if fixed:
             problems.append(f"repaired settings: {', '.join(fixed)}")
@@ -316,6 +336,13 @@ class Workspace:
             problems.append(f"unknown fields: {', '.join(dict.fromkeys(unknown))}")
         current = data.get("current", 0)
         workspace = cls(chains, current if isinstance(current, int) else 0, settings, compile_mode, chart)
+        try:
+            entries, hosts = check_fleet(raw.get("devices", []), raw.get("hosts", {}))
+            workspace.hosts = hosts
+            if raw.get("devices"):
+                workspace.take_fleet(entries, hosts)
+        except SettingError as exc:
+            problems.append(f"repaired settings: {exc}")
         if not workspace.chains:
             workspace.chains = [Chain(name, text) for name, text in SEED_CHAINS]
         _ = workspace.chain  # clamps current

@@ -185,8 +185,8 @@ MAX_DEVICES = 8
 MAX_HOSTS = 8
 """Most ``--host`` boxes one command line names."""
 _HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
-SEVERAL_DEVICES_ELSEWHERE = "several devices, or a HOST: device, are measured by kernel-tui profile only"
-"""Why the app and the demo refuse a device list: their views follow one worker."""
+SEVERAL_DEVICES_ELSEWHERE = "a device list, or a HOST: device, is for --device of kernel-tui and kernel-tui profile"
+"""Why one device is wanted here (the demo's, a workspace's own device): its views follow one worker."""
 
 
 class DeviceEntry(NamedTuple):
@@ -257,6 +257,21 @@ def check_hosts(entries: Iterable[DeviceEntry], hosts: Iterable[str]) -> dict[st
         if entry.host is not None and entry.host not in commands:
             raise SettingError(f"unknown host '{entry.host}': define it with --host {entry.host}=COMMAND")
     return commands
+
+
+Fleet = tuple[list[DeviceEntry], dict[str, str]]
+"""The devices measured side by side, and the commands of the hosts they name, by name."""
+
+
+def check_fleet(devices: object, hosts: object) -> Fleet:
+    """A device list and its hosts from a file (``["cpu", "b:cpu"]``, ``{"b": "COMMAND"}``), each
+    checked as ``--device`` and ``--host`` check them; SettingError otherwise."""
+    if not isinstance(devices, list) or not all(isinstance(d, str) for d in devices):
+        raise SettingError("devices: not a list of [HOST:]DEVICE names")
+    if not isinstance(hosts, dict) or not all(isinstance(v, str) for v in hosts.values()):
+        raise SettingError("hosts: not a table of NAME: COMMAND")
+    entries = parse_device_entries(",".join(devices)) if devices else [DeviceEntry(None, None)]
+    return entries, check_hosts(entries, (f"{name}={command}" for name, command in hosts.items()))
 
 
 def check_reps(value: object) -> int | None:

@@ -30,6 +30,9 @@ class LinkWatch:
         self.live = screen.live
         self.session = screen.live.session
         self.state = WorkerLink()
+        self.entries = {entry: WorkerLink() for entry in range(1, len(self.session.entry_names()))}
+        """The links of the other device entries (``--device`` lists several), each its own
+        machine: one that cannot be reached or drops is a line of the status bar naming it."""
 
     def watch(self) -> None:
         """Tick while the screen lives: the countdown, and a start that is due."""
@@ -39,15 +42,8 @@ class LinkWatch:
         if self.live.closing:
             return
         link, now = self.state, time.monotonic()
-        if event.state == "starting":
-            link.starting()
-        elif event.state == "lost":
-            link.lost(event.detail)
-        elif event.state == "restarting":
-            link.restarting()
-        elif event.state in ("failed", "stopped") and event.detail:
+        if _moved(link, event, now) == "down":
             self.session.worker_lost()
-            link.failed(event.detail, now, permanent=event.state == "stopped")
             self.screen.loop.render_panes()
         elif event.state == "ready" and event.ready is not None:
             said = link.ready()
@@ -61,11 +57,38 @@ class LinkWatch:
                 self.screen.loop.apply(effects)
         self.show()
 
+    def entry_state(self, event: WorkerStateChanged) -> None:
+        """A state of another device entry's workers: its own link, said naming it."""
+        if self.live.closing:
+            return
+        link, name = self.entries[event.entry], self.session.entry_names()[event.entry]
+        if _moved(link, event, time.monotonic()) == "down":
+            self.session.entry_lost(event.entry)
+            self.screen.loop.render_panes()
+        elif event.state == "ready" and event.ready is not None:
+            said = link.ready()
+            if said is not None:
+                self.screen.message(f"{name}: {said}", "yellow")
+        self.show()
+
     def show(self) -> None:
-        """The link's state in the status bar, as of now."""
-        view = self.state.view(time.monotonic(), measuring=self.session.running())
+        """The link's state in the status bar, as of now, and a line for each other device whose
+        link is down or coming back."""
+        now = time.monotonic()
+        view = self.state.view(now, measuring=self.session.running())
+        names = self.session.entry_names()
+        lines = []
+        for entry, link in self.entries.items():
+            if link.phase not in ("starting", "ready"):
+                shown = link.view(now)
+                lines.append(f"{names[entry]}: {shown.why or shown.words}" + (f" · {shown.short}" if shown.why else ""))
+        lead = f"{names[0]}: " if names[0] and view.why else ""  # several devices: which one's link
         self.screen.status.set(
-            worker_state=view.phase, worker_words=view.words, worker_short=view.short, worker_why=view.why
+            worker_state=view.phase,
+            worker_words=view.words,
+            worker_short=view.short,
+            worker_why=lead + view.why,
+            entries_down=tuple(lines),
         )
 
     def compile_worker_state(self, event: CompileWorkerStateChanged) -> None:
@@ -88,13 +111,36 @@ class LinkWatch:
     def retry(self) -> None:
         """ctrl+r while no worker answers: start one now (not while one starts); a start that
         cannot be made this moment is made by the next tick."""
-        if self.state.retry_now(time.monotonic()):
+        now = time.monotonic()
+        if self.state.retry_now(now):
             self.live.bridge.start()
+        for entry, link in self.entries.items():
+            if link.retry_now(now):
+                self.live.fleet.start(entry)
 
     def _tick(self) -> None:
         if self.live.closing:
             return
-        if self.state.due(time.monotonic()):
+        now = time.monotonic()
+        if self.state.due(now):
             self.live.bridge.start()
-        if self.state.down:
+        for entry, link in self.entries.items():
+            if link.due(now):
+                self.live.fleet.start(entry)
+        if self.state.down or any(link.down for link in self.entries.values()):
             self.show()  # the countdown
+
+
+def _moved(link: WorkerLink, event: WorkerStateChanged, now: float) -> str:
+    """``link`` moved on by ``event`` (all but a worker's being ready, which says how it came
+    back); ``down`` when no worker answers any more."""
+    if event.state == "starting":
+        link.starting()
+    elif event.state == "lost":
+        link.lost(event.detail)
+    elif event.state == "restarting":
+        link.restarting()
+    elif event.state in ("failed", "stopped") and event.detail:
+        link.failed(event.detail, now, permanent=event.state == "stopped")
+        return "down"
+    return ""

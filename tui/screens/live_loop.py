@@ -48,9 +48,9 @@ class LiveLoop:
                 if isinstance(effect.request, ProfileRequest):
                     self.live.trust.add(effect.request.chain)  # it ran here: next time it runs by itself
                     run_sent = True
-                self.live.bridge.send(effect.request)
+                self.live.fleet.send(effect.request)
             elif isinstance(effect, Cancel):
-                self.live.bridge.cancel(effect.request_id)
+                self.live.fleet.cancel(effect.request_id)
             elif isinstance(effect, WakeAt):
                 if self._wake is not None:
                     self._wake.stop()

@@ -13,6 +13,7 @@ off while a screen is over it: that screen has keys and a footer of its own.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from textual import events, on
 from textual.app import ComposeResult, SystemCommand
+from textual.binding import ActiveBinding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
 
@@ -84,7 +86,7 @@ class MainScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.live.bridge.start()  # adopts the worker started at launch (tui.__main__), or starts one
+        self.live.fleet.start()  # adopts the worker started at launch (tui.__main__), or starts one
         editor = self.query_one(ChainEditor)
         if self.live.frozen:
             editor.cursor_blink = False
@@ -133,6 +135,10 @@ class MainScreen(Screen[None]):
 
     @on(WorkerEvent)
     def _worker_event(self, event: WorkerEvent) -> None:
+        if event.entry:  # another device's: kept, and drawn with the next frame
+            self.session.on_entry_event(event.entry, event.event)
+            self.loop.draw_soon()
+            return
         effects = self.session.on_event(event.event, time.monotonic())
         if isinstance(event.event, Progress) and not effects:
             self.loop.draw_soon()
@@ -141,11 +147,15 @@ class MainScreen(Screen[None]):
 
     @on(WorkerStateChanged)
     def _worker_state(self, event: WorkerStateChanged) -> None:
-        self.link.worker_state(event)
+        if event.entry:
+            self.link.entry_state(event)
+        else:
+            self.link.worker_state(event)
 
     @on(CompileWorkerStateChanged)
     def _compile_worker_state(self, event: CompileWorkerStateChanged) -> None:
-        self.link.compile_worker_state(event)
+        if not event.entry:  # another device's compile worker: its own worker takes its compiles
+            self.link.compile_worker_state(event)
 
     @on(ChainsPane.Changed)
     def _chains_changed(self, event: ChainsPane.Changed) -> None:
@@ -207,6 +217,16 @@ class MainScreen(Screen[None]):
         if action == "cycle_view":  # every pane is on screen but on a compact one
             return self.query_one(Workbench).compact
         return True
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """Textual's, with ``d`` in the footer where it moves the panes between several devices."""
+        found = super().active_bindings
+        active = found.get("d")
+        if active is not None and active.binding.action == "cycle_device" and self.live.fleet.several:
+            shown = dataclasses.replace(active.binding, show=True)
+            found["d"] = ActiveBinding(active.node, shown, active.enabled, active.tooltip)
+        return found
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         """Every command by name (``tui.commands``), then each setting's and each chain's choices."""
@@ -299,7 +319,13 @@ class MainScreen(Screen[None]):
         self.settings.cycle_dtype()
 
     def action_cycle_device(self) -> None:
-        self.settings.cycle_device()
+        """The next device: of the setting, or with several (``--device``), the one the panes follow."""
+        if not self.live.fleet.several:
+            self.settings.cycle_device()
+            return
+        name = self.session.follow_next()
+        self.message(f"the kernel and sweep panes follow {name}")
+        self.loop.render_panes()
 
     def action_toggle_grad(self) -> None:
         self.settings.toggle_grad()

@@ -75,6 +75,8 @@ class LogChart(Widget):
         self.vmark: tuple[float, str] | None = None
         self.y_format: Callable[[float], str] = time_label
         self.empty_message = "no sweep yet"
+        self.legend: tuple[Text, ...] = ()
+        """The legend's entries where the series' own labels would not say it (one per series)."""
 
     def set_data(
         self,
@@ -84,17 +86,21 @@ class LogChart(Widget):
         vmark: tuple[float, str] | None = None,
         y_format: Callable[[float], str] = time_label,
         empty_message: str | None = None,
+        legend: Sequence[Text] = (),
     ) -> None:
+        """``legend``: entries of the legend in place of one per series (several devices: a
+        marker per device, a colour per mode)."""
         data = (
             [s for s in series if s.points],
             [h for h in hlines if h.value and h.value > 0],
             vmark,
             y_format,
             self.empty_message if empty_message is None else empty_message,
+            tuple(legend),
         )
-        if data == (self.series, self.hlines, self.vmark, self.y_format, self.empty_message):
+        if data == (self.series, self.hlines, self.vmark, self.y_format, self.empty_message, self.legend):
             return  # the same picture: the sweep pane draws on every key, and each repaint re-plotted every line
-        self.series, self.hlines, self.vmark, self.y_format, self.empty_message = data
+        self.series, self.hlines, self.vmark, self.y_format, self.empty_message, self.legend = data
         self.refresh()
 
     # -- geometry ----------------------------------------------------------------------------
@@ -174,7 +180,7 @@ class LogChart(Widget):
 
         text = Text(no_wrap=True, overflow="crop")
         # Legend: whole entries only (one that does not fit is left out, never cut).
-        entries = [Text.assemble(("━━ ", s.style), f"{s.label}  ") for s in self.series]
+        entries = list(self.legend) or [Text.assemble(("━━ ", s.style), f"{s.label}  ") for s in self.series]
         entries += [Text.assemble(("╌╌ ", h.style), f"{h.label}  ") for h in self.hlines]
         if self.vmark is not None:
             entries.append(Text.assemble(("┆ ", "yellow"), self.vmark[1]))

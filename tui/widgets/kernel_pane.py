@@ -38,6 +38,7 @@ from tui.widgets.cells import (
     plain,
     share_width,
 )
+from tui.widgets.device_summary import devices_text
 from tui.widgets.facts import fact_lines
 from tui.widgets.headline import comparison_text, readings_apart
 from tui.widgets.keys_in_order import KeysInOrder
@@ -395,12 +396,16 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
 
     def draw(self, state: FocusView) -> None:
         head = headline_text(state, self.inner_width, self.baseline)
+        if state.devices:  # several devices: the side by side first, then the followed one's headline
+            head = devices_text(state.devices, state.entry, self.inner_width).append("\n").append_text(head)
         self.head_lines = lines_of(self.app.console, head, self.inner_width)
         self.query_one("#headline", PaneText).show_text(head)
         shown = next((v.measurement for v in state.modes if v.measurement is not None), None)
         where = f"N={format_size(state.size)}"
         if shown is not None:
-            where += f" · {input_dtypes(shown)} · {plain(shown.device).plain}"
+            where += f" · {input_dtypes(shown)} · {plain(state.entry or shown.device).plain}"
+        if state.entry:  # one of several devices: named as --device names it
+            where += f"{'' if shown is not None else ' · ' + plain(state.entry).plain} (d: next device)"
         self.set_border(f"kernels · {where}", f"STALE: {state.stale}" if state.stale else "")
         width = self.inner_width
         count = len(state.modes)

@@ -224,7 +224,8 @@ class OpChainPane(Pane):
         if compiled is not None and compiled.grad:
             info.append_text(backward_fusion(compiled, groups[-1].ops))
         self.query_one("#compile-info", PaneText).show_text(info)
-        self.set_border(None, "STALE" if stale and ops else "")
+        title = f"{self.TITLE} · {plain(state.entry).plain}" if state.entry else self.TITLE  # of several devices
+        self.set_border(title, "STALE" if stale and ops else "")
 
     @staticmethod
     def _row(group: OpGroup, i: int, with_shape: bool, base: str) -> list[object]:

@@ -41,6 +41,8 @@ class StatusInfo:
     """The words where the line has no room for them beside the settings (none: the same)."""
     worker_why: str = ""
     """Why the link is down (the current attempt's reason), on a line of its own."""
+    entries_down: tuple[str, ...] = ()
+    """Another device whose link is down, named, with why: a line of its own each."""
     device: str = ""
     torch: str = ""
     settings: str = ""
@@ -153,6 +155,11 @@ class StatusBar(Widget):
             why.append_text(plain(info.worker_why, "red"))
             why.truncate(width, overflow="ellipsis")
             lines.append(why)
+        for down in info.entries_down:  # one line each, like the link's own why
+            entry = Text(" ✗ ", style="bold red", no_wrap=True, overflow="ellipsis")
+            entry.append_text(plain(down, "red"))
+            entry.truncate(width, overflow="ellipsis")
+            lines.append(entry)
         if not fits and (info.activity or info.message):  # on lines of its own, the settings kept on the first
             message = Text(" ")
             message.append_text(right)

@@ -281,6 +281,26 @@ def chart_series(results: list[Measurement], chart: str) -> list[Series]:
     return series
 
 
+DEVICE_MARKERS = ("●", "◆", "▲", "■", "✚", "✖", "◼", "★")
+"""Each device's marker on the chart, in ``--device`` order (the colour stays the mode's)."""
+
+
+def device_chart(devices: tuple[tuple[str, SweepResults | None], ...], chart: str) -> tuple[list[Series], list[Text]]:
+    """Several devices' sweeps on one chart: a line per device and mode, each device with its
+    marker, and a legend that names each device by its marker and each mode by its colour."""
+    series: list[Series] = []
+    legend: list[Text] = []
+    styles: dict[str, str] = {}
+    for index, (name, rs) in enumerate(devices):
+        marker = DEVICE_MARKERS[index % len(DEVICE_MARKERS)]
+        legend.append(Text.assemble((f"{marker} ", "bold"), f"{name}  "))
+        for line in chart_series(rs.measurements() if rs else [], chart):
+            series.append(Series(f"{name} {line.label}", line.style, line.points, marker))
+            styles.setdefault(line.label, line.style)
+    legend += [Text.assemble(("━━ ", style), f"{mode}  ") for mode, style in styles.items()]
+    return series, legend
+
+
 class SweepPane(Pane, can_focus=True):
     """The sweep's table and chart; a tab stop itself while it has no sweep (``s`` starts one), so
     that Tab visits every pane."""
@@ -315,18 +335,23 @@ class SweepPane(Pane, can_focus=True):
         if rs is not None and self.has_focus:
             self.screen.set_focus(table)  # a sweep started from the empty pane: its rows have the focus
         self.query_one("#crossover", PaneText).show_text(status_line(state))
+        following = f" · {plain(view.entry).plain} (d: next device)" if view.entry else ""
         self.set_border(
-            f"sweep · N={sizes_text(view.sizes)} · {CHART_TITLES.get(state.chart, state.chart)}",
+            f"sweep · N={sizes_text(view.sizes)} · {CHART_TITLES.get(state.chart, state.chart)}{following}",
             f"STALE: {view.stale}" if view.stale and rs else "",
         )
         results = rs.measurements() if rs else []
         peak = next((m.peak_gbps for m in results if m.peak_gbps), None) or state.peak_gbps
         pairs = comparisons(results, view.compile_mode, two_processes=view.two_processes)
         cross = crossover(pairs) if finished(state) else None
+        series, legend = chart_series(results, state.chart), list[Text]()
+        if view.devices:
+            series, legend = device_chart(view.devices, state.chart)
         self.query_one(LogChart).set_data(
-            chart_series(results, state.chart),
+            series,
+            legend=legend,
             hlines=[HLine(peak, f"peak {format_gbps(peak)}", "red")] if state.chart == "gbps" and peak else [],
             vmark=(cross, f"crossover {format_size(cross)}") if cross else None,
             y_format=gbps_label if state.chart == "gbps" else time_label,
-            empty_message="" if not results else "nothing to plot",
+            empty_message="" if not series else "nothing to plot",
         )

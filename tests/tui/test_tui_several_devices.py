@@ -1,0 +1,173 @@
+"""The app on several devices side by side (``--device cpu,b:cpu --host b=COMMAND``).
+
+Two workers stand in for two boxes: the replay worker (fast, the same answers on both) and, in the
+end-to-end test, two real CPU workers, one of them reached through ``kernel-tui worker`` as
+``ssh BOX kernel-tui worker`` would reach it. A host whose COMMAND exits 255 with ssh's message
+stands in for a box that cannot be reached.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from tui_helpers import replay_command, wait_for
+
+from probes.link.settings import parse_device_entries
+from tui.widgets.chart import LogChart
+from tui.widgets.kernel_pane import KernelPane
+from tui.widgets.op_chain_pane import OpChainPane
+from tui.widgets.status_bar import StatusBar
+from tui.widgets.sweep_pane import SweepPane
+
+DEAD_HOST = "sh -c 'echo \"ssh: connect to host gpu2 port 22: Connection refused\" >&2; exit 255'"
+"""A box that cannot be reached: what ssh prints and its exit status."""
+
+
+def both_measured(app, entries: int = 2) -> bool:
+    views = [app.session.focus_view(0.0, entry) for entry in range(entries)]
+    return all(v.measurement is not None and v.fresh for view in views for v in view.modes)
+
+
+def headline(app) -> str:
+    return str(app.query_one("#headline").render())
+
+
+def status_text(app) -> str:
+    return str(app.query_one(StatusBar).render())
+
+
+def two_box_app(make_app, devices: str, hosts: dict[str, str], **kwargs: object):
+    return make_app(devices=parse_device_entries(devices), hosts=hosts, **kwargs)
+
+
+async def test_two_boxes_give_two_result_sets_each_named_and_d_switches_the_followed_one(make_app) -> None:
+    replay = shlex.join(replay_command())
+    app = two_box_app(make_app, "cuda:0,b:cuda:0", {"b": replay})
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: both_measured(app), what="both devices' rows")
+        await wait_for(pilot, lambda: "b:cuda:0" in headline(app), what="the side-by-side summary")
+        lines = headline(app).splitlines()
+        assert any(line.startswith("▸ cuda:0") for line in lines)  # the followed one, marked
+        assert any(line.strip().startswith("b:cuda:0") and "1.00x" in line for line in lines)
+        assert "cuda:0 (d: next device)" in (app.query_one(KernelPane).shown_title or "")
+        await pilot.press("escape", "d")
+        await wait_for(
+            pilot,
+            lambda: "b:cuda:0 (d: next device)" in (app.query_one(KernelPane).shown_title or ""),
+            what="the kernel pane following b",
+        )
+        assert "b:cuda:0" in (app.query_one(SweepPane).shown_title or "")
+        assert "b:cuda:0" in (app.query_one(OpChainPane).shown_title or "")
+        assert app.main.status.said[-1][0] == "the kernel and sweep panes follow b:cuda:0"
+        await pilot.press("ctrl+q")
+
+
+async def test_the_sweep_chart_draws_a_line_per_device_named_in_its_legend(make_app) -> None:
+    replay = shlex.join(replay_command())
+    app = two_box_app(make_app, "cuda:0,b:cuda:0", {"b": replay}, sizes=(100, 10_000, 1_000_000))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: both_measured(app), what="both devices' rows")
+        await pilot.press("escape", "s")
+        session = app.session
+
+        def swept() -> bool:
+            other = session.state.entry_sweep(1)
+            return session.sweep is not None and other is not None and len(other.results) == 6
+
+        await wait_for(pilot, swept, what="both devices' sweeps")
+        await pilot.pause(0.2)
+        chart = app.query_one(LogChart)
+        assert {s.label for s in chart.series} >= {"cuda:0 eager", "b:cuda:0 eager", "b:cuda:0 compiled"}
+        legend = str(chart.render()).splitlines()[0]
+        assert "● cuda:0" in legend and "◆ b:cuda:0" in legend
+        await pilot.press("ctrl+q")
+
+
+async def test_a_box_that_cannot_be_reached_is_one_line_naming_it_and_the_other_goes_on(make_app) -> None:
+    app = two_box_app(make_app, "cuda:0,gpu2:cuda:0", {"gpu2": DEAD_HOST})
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: "gpu2:cuda:0: " in status_text(app), what="the dead box's line")
+        lines = [line for line in status_text(app).splitlines() if "gpu2" in line]
+        assert len(lines) == 1 and "Connection refused" in lines[0]
+        await wait_for(pilot, lambda: both_measured(app, entries=1), what="the first device's rows")
+        assert app.session.focus_view(0.0, 1).modes[0].measurement is None
+        await pilot.press("ctrl+q")
+
+
+def test_the_devices_and_hosts_are_kept_in_the_workspace(make_app, tmp_path: Path) -> None:
+    path = tmp_path / "workspace.json"
+    first = two_box_app(make_app, "cpu,b:cpu", {"b": "ssh b kernel-tui worker"}, workspace_path=path)
+    first.store.save()
+    first.store.release()
+    again = make_app(workspace_path=path)
+    assert [str(entry) for entry in again.fleet.entries] == ["cpu", "b:cpu"]
+    assert again.workspace.hosts == {"b": "ssh b kernel-tui worker"}
+    assert again.workspace.settings.device == "cpu"
+    again.store.release()
+
+
+def test_a_workspace_files_host_never_given_here_is_not_started(make_app, tmp_path: Path) -> None:
+    """A host's command is code: one a workspace file brings runs only once given as --host."""
+    from tui import workspace as ws
+
+    path = tmp_path / "shared.json"
+    shared = ws.Workspace.default()
+    shared.take_fleet(parse_device_entries("cpu,evil:cpu"), {"evil": "touch /tmp/owned"})
+    ws.save(shared, path)
+    app = make_app(workspace_path=path)
+    assert [str(entry) for entry in app.fleet.entries] == ["cpu"]
+    assert any("evil='touch /tmp/owned'" in notice and "--host" in notice for notice in app.store.notices)
+    app.store.release()
+    given = make_app(workspace_path=path, hosts={"evil": "touch /tmp/owned"})
+    assert [str(entry) for entry in given.fleet.entries] == ["cpu", "evil:cpu"]
+    given.store.release()
+
+
+def test_one_device_keeps_one_bridge_and_the_workspace_its_one_device(make_app) -> None:
+    app = make_app(devices=parse_device_entries("cpu"))
+    assert len(app.fleet.bridges) == 1 and not app.fleet.several
+    assert (app.workspace.devices, app.workspace.settings.device) == ([], "cpu")
+    app.store.release()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--device", "cpu,b:cpu"], "unknown host 'b': define it with --host b=COMMAND"),
+        (["--host", "b"], "--host: 'b' is not NAME=COMMAND"),
+        (["--device", "cpu,cpu"], "--device: a device is named twice"),
+    ],
+)
+def test_a_bad_device_list_or_host_is_one_usage_line(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    import tui.__main__
+    from tui.__main__ import main
+
+    monkeypatch.setattr(tui.__main__, "_start_workers", lambda command: (None, None))
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--workspace", str(tmp_path / "w.json")])
+    assert exc.value.code == 2
+    reason = capsys.readouterr().err.strip().splitlines()[-1]  # after the usage
+    assert reason.startswith("kernel-tui: error: ") and message in reason
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+async def test_two_local_workers_stand_in_for_two_boxes(make_app, tmp_path: Path) -> None:
+    worker = shlex.join([sys.executable, "-P", "-m", "tui", "worker"])
+    app = two_box_app(
+        make_app, "cpu,b:cpu", {"b": worker}, worker_command=None, modes=("eager",), focus_size=1000, reps=3
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: both_measured(app), timeout=180, what="both workers' rows")
+        await wait_for(pilot, lambda: "b:cpu" in headline(app), what="the summary")
+        lines = headline(app).splitlines()
+        assert any(line.startswith("▸ cpu") for line in lines) and any("b:cpu" in line for line in lines)
+        for entry in (0, 1):
+            (view,) = app.session.focus_view(0.0, entry).modes
+            assert view.measurement is not None and view.measurement.kernels_per_call == 2
+        await pilot.press("ctrl+q")

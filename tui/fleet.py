@@ -1,0 +1,106 @@
+"""The devices the app measures side by side (``--device cpu,b:cpu``): one worker bridge per entry,
+and the one place a request goes out to all of them.
+
+The live session (``tui.session.LiveSession``) decides once what to measure; ``DeviceFleet.send``
+hands the same request to every entry, its device swapped for the entry's, under the same id (each
+entry has workers of its own, so ids never clash), and ``cancel`` stops it everywhere. Each
+bridge tags its messages with its entry (``tui.bridge.FromEntry``): the first entry's feed the
+session's loop as a single device always has, the others' are kept per entry
+(``LiveSession.on_entry_event``). With one entry the fleet is that entry's bridge and nothing more.
+The first entry leads: while its worker cannot be reached the session sends nothing, to any entry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from probes.link.protocol import ProfileRequest, WarmupRequest
+from probes.link.settings import DeviceEntry
+from probes.link.worker_process import EarlyWorker
+from tui.bridge import WorkerBridge
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.message_pump import MessagePump
+
+
+def entry_names(entries: list[DeviceEntry]) -> list[str]:
+    """What the views call each entry: ``cpu``, ``b:cpu``; none for a single device, which the
+    views name as they always have (by the device the worker reports)."""
+    return [str(entry) for entry in entries] if len(entries) > 1 else [""]
+
+
+class DeviceFleet:
+    """The bridges of the device entries, first one first (see the module doc)."""
+
+    def __init__(
+        self,
+        host: App[Any],
+        entries: list[DeviceEntry],
+        hosts: dict[str, str],
+        command: list[str] | str | None,
+        *,
+        early: EarlyWorker | None = None,
+        early_compiler: EarlyWorker | None = None,
+        compile_worker: bool | None = None,
+        listener: MessagePump | None = None,
+    ) -> None:
+        """``command`` starts this machine's workers (entries without a host); a host's entry
+        starts its worker with that host's command. The workers started at launch go to the first
+        entry of this machine, or are killed where every entry is a host's."""
+        self.entries = entries
+        self.names = entry_names(entries)
+        self.bridges: list[WorkerBridge] = []
+        for index, entry in enumerate(entries):
+            local = entry.host is None
+            adopts = local and not any(e.host is None for e in entries[:index])
+            self.bridges.append(
+                WorkerBridge(
+                    host,
+                    command if local else hosts[entry.host or ""],
+                    early=early if adopts else None,
+                    early_compiler=early_compiler if adopts else None,
+                    compile_worker=compile_worker if local else False,
+                    listener=listener,
+                    entry=index,
+                )
+            )
+        if all(entry.host is not None for entry in entries):
+            for worker in (early, early_compiler):
+                if worker is not None:
+                    worker.kill()
+
+    @property
+    def lead(self) -> WorkerBridge:
+        """The first entry's bridge: the one a single device has, and the compare screen uses."""
+        return self.bridges[0]
+
+    @property
+    def several(self) -> bool:
+        return len(self.bridges) > 1
+
+    def start(self, entry: int | None = None) -> None:
+        """Start every entry's workers at once (or ``entry``'s alone), each in its own task."""
+        for index, bridge in enumerate(self.bridges):
+            if entry in (None, index):
+                bridge.start()
+
+    def send(self, request: ProfileRequest | WarmupRequest) -> None:
+        """``request`` to every entry, on that entry's device."""
+        self.lead.send(request)
+        for entry, bridge in zip(self.entries[1:], self.bridges[1:], strict=True):
+            bridge.send(dataclasses.replace(request, device=entry.device))
+
+    def cancel(self, request_id: str) -> None:
+        for bridge in self.bridges:
+            bridge.cancel(request_id)
+
+    def kill(self) -> None:
+        for bridge in self.bridges:
+            bridge.kill()
+
+    async def close(self) -> None:
+        """Every entry's workers gone (each bridge waits its short while, all at once)."""
+        await asyncio.gather(*(bridge.close() for bridge in self.bridges))
