@@ -48,6 +48,7 @@ from probes.link.settings import (
     MAX_SIZES,
     SettingError,
     Settings,
+    check_host_name,
     check_size,
 )
 from probes.link.settings import DEFAULT_SIZES as DEFAULT_SIZES
@@ -56,7 +57,7 @@ from probes.link.settings import MODES as MODES
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 """Bumped whenever a message changes shape; ``WorkerReady.protocol`` carries the worker's."""
 
 EXIT_DEVICE_POISONED = 3
@@ -83,6 +84,8 @@ Size = Annotated[int, check_size]
 """A size N read from a line or a report: a whole number from 1 to MAX_SIZE (bytes are divided by it)."""
 Time = Annotated[float, _not_negative]
 """A duration read from a line or a report: finite, as every number read, and not negative."""
+HostName = Annotated[str, check_host_name]
+"""A ``--host`` name read from a report: bounded, in the characters a host name uses."""
 
 
 def json_name(name: str) -> dict[str, str]:
@@ -277,6 +280,14 @@ class Measurement:
     """On the CPU: the threads torch ran its kernels on (``torch.get_num_threads()``)."""
     source: SourceRef | None = None
     """The user's file and function measured (with the file's hash), when not a chain."""
+    host: HostName | None = None
+    """The ``--host`` box whose worker measured it (None: this machine's); the client sets it,
+    so that a sweep spread over several boxes says which measured what (``measured_on``)."""
+
+    @property
+    def measured_on(self) -> str:
+        """``b:cuda:1``: the box and the device that measured it, as a device list names them."""
+        return f"{self.host}:{self.device}" if self.host else self.device
 
     @property
     def compile_time_s(self) -> float | None:
