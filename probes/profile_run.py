@@ -20,7 +20,9 @@ from rich.console import Console
 from rich.text import Text
 
 from probes.link.protocol import (
+    MAX_NAME_CHARS,
     ChainErrorInfo,
+    DeviceIdentity,
     Event,
     Measurement,
     MeasurementResult,
@@ -209,6 +211,20 @@ class ProfileRun:
         device = self.device()
         return next((d.label for d in self.ready.devices if d.name == device), "") if self.ready else ""
 
+    def identity(self) -> DeviceIdentity | None:
+        """The device that measured this run (``ProfileReport.devices``), once its worker answered."""
+        if self.ready is None:
+            return None
+        device = self.device()
+        info = next((d for d in self.ready.devices if d.name == device), None)
+        return DeviceIdentity(
+            host=self.host,
+            device=device or self.ready.default_device,
+            label=self.device_label()[:MAX_NAME_CHARS],
+            torch=self.ready.torch_version[:MAX_NAME_CHARS],
+            driver=info.driver if info else None,
+        )
+
     def report(self) -> ProfileReport:
         return ProfileReport(
             device=self.device(),
@@ -220,6 +236,7 @@ class ProfileRun:
             host=self.host or platform.node(),
             peak_gbps=next((m.peak_gbps for m in self.results if m.peak_gbps), None),
             compute_peaks_tflops=compute_peaks(self.results),
+            devices=[identity] if (identity := self.identity()) else [],
         )
 
     def exit_code(self) -> int:

@@ -197,7 +197,7 @@ def _measure_spread(job: _Job) -> int:
     results = sorted((m for run in runs for m in run.results), key=lambda m: pairs.index((m.size, m.mode)))
     failed = [failure for run in runs for failure in run.failures]
     if job.as_json:
-        sys.stdout.write(inert_json(_spread_report(runs, entries, results).to_json()) + "\n")
+        sys.stdout.write(inert_json(_spread_report(runs_by_entry, entries, results).to_json()) + "\n")
     else:
         _print_spread(job.console, whole, runs, results, failed_sizes={f.size for f in failed if f.size is not None})
     return EXIT_FAILED if failed or missing else EXIT_MEASURED
@@ -211,10 +211,15 @@ def _not_measured(share: list[Pair], runs: list[ProfileRun]) -> list[Pair]:
     return [pair for pair in share if pair not in measured and not failed & {pair, (pair[0], None)}]
 
 
-def _spread_report(runs: list[ProfileRun], entries: list[DeviceEntry], results: list[Measurement]) -> ProfileReport:
+def _spread_report(
+    runs_by_entry: list[list[ProfileRun]], entries: list[DeviceEntry], results: list[Measurement]
+) -> ProfileReport:
     """The merged results as one report, as a single device's ``--json`` prints it: ``device``
-    names the entries, and each measurement its own (``host`` and ``device``)."""
+    names the entries, ``devices`` each one that answered, and each measurement its own (``host``
+    and ``device``)."""
+    runs = [run for entry_runs in runs_by_entry for run in entry_runs]
     ready = next((run.ready for run in runs if run.ready is not None), None)
+    identities = [identity for entry_runs in runs_by_entry if entry_runs and (identity := entry_runs[0].identity())]
     labels = dict.fromkeys(label for run in runs if (label := run.device_label()))
     return ProfileReport(
         device=",".join(str(entry) for entry in entries),
@@ -226,6 +231,7 @@ def _spread_report(runs: list[ProfileRun], entries: list[DeviceEntry], results: 
         host=platform.node(),
         peak_gbps=next((m.peak_gbps for m in results if m.peak_gbps), None),
         compute_peaks_tflops=compute_peaks(results),
+        devices=identities,
     )
 
 

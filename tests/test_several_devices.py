@@ -111,6 +111,10 @@ def test_two_boxes_in_json_give_one_document_of_two_tagged_reports(capfd: pytest
         assert report["device"] == "cpu" and report["device_label"].startswith("CPU")
         assert [(m["size"], m["mode"]) for m in report["results"]] == [(1000, "eager")]
     assert reports[1]["report"]["host"] == "b"
+    for (host, _), tagged in zip([(None, "cpu"), ("b", "cpu")], reports, strict=True):
+        (identity,) = tagged["report"]["devices"]
+        assert (identity["host"], identity["device"]) == (host, "cpu")
+        assert identity["label"].startswith("CPU") and identity["torch"] and identity["driver"] is None
 
 
 @pytest.mark.slow
@@ -193,6 +197,7 @@ def test_a_spread_sweep_in_json_is_one_report_each_measurement_naming_its_entry(
     assert [(m["size"], m["mode"]) for m in results] == [(1000, "eager"), (10_000, "eager")]
     assert sorted((m["host"], m["device"]) for m in results if m["host"]) == [("b", "cpu")]
     assert sum(m["host"] is None for m in results) == 1
+    assert [(d["host"], d["device"]) for d in report["devices"]] == [(None, "cpu"), ("b", "cpu")]
 
 
 @pytest.mark.slow
