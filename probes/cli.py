@@ -218,10 +218,11 @@ def show_report(args: argparse.Namespace, console: Console) -> int:
     by_size: dict[int, list[Measurement]] = {}
     for m in report.results:
         by_size.setdefault(m.size, []).append(m)
+    spread = len({m.measured_on for m in report.results}) > 1  # a sweep --spread over several devices
     for size in sorted(by_size):
-        print_size(console, by_size[size])
+        print_size(console, by_size[size], measured_on=spread)
     if len(by_size) > 1:
-        print_sweep(console, report.results)
+        print_sweep(console, report.results, measured_on=spread)
     return baseline_verdict(args, report.results, console, Console(file=sys.stderr))
 
 

@@ -7,14 +7,16 @@ message stands in for a box that cannot be reached.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import sys
+from pathlib import Path
 
 import pytest
 
 from probes.cli import main
-from probes.link.protocol import ProfileRequest
+from probes.link.protocol import ProfileReport, ProfileRequest
 from probes.link.settings import DeviceEntry, SettingError, check_device, check_hosts, parse_device_entries
 from probes.several_devices import share_out, share_requests
 
@@ -211,3 +213,18 @@ def test_a_dead_host_in_a_spread_names_what_it_left_and_the_rest_is_kept(capfd: 
     assert "spread over cpu (CPU" in out and "dead:cpu (not reached)" in out
     assert "N = 1e4" in out and "N = 1e3" not in out
     assert out.splitlines()[-1] == "1 of 2 sizes measured, 1e3 missing"
+
+
+def test_a_saved_spread_report_prints_again_with_the_device_of_each_row(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    report = ProfileReport.from_json((Path(__file__).parent / "data" / "h200_add_relu_sweep.json").read_text())
+    report.results = [dataclasses.replace(m, host="b" if i % 2 else None) for i, m in enumerate(report.results)]
+    saved = tmp_path / "spread.json"
+    saved.write_text(report.to_json())
+    assert main(["--from", str(saved)]) == 0
+    lines = capfd.readouterr().out.splitlines()
+    sweep = lines.index("sweep")
+    assert lines[sweep + 2].split()[:3] == ["N", "mode", "on"]
+    device = report.results[0].device
+    assert [line.split()[2] for line in lines[sweep + 4 : sweep + 6]] == [device, f"b:{device}"]
