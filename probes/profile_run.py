@@ -124,7 +124,8 @@ class ProfileRun:
         """``entry``: the device list's entry this run measures, when there are several (its
         lines on stderr name it; no spinner, which the runs would share). ``host``: the ``--host``
         box the worker runs on (``entry``'s when None), which each measurement is tagged with.
-        ``as_json``: no tables, the caller prints the report."""
+        ``as_json``: no tables; the report goes out as JSON instead (``finish`` prints it for one
+        device, the caller one document for several)."""
         self.request = request
         self.console = console
         self.err = err

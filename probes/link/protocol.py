@@ -9,7 +9,8 @@ a number out of its bounds is a ``ProtocolError``, one line. Unknown keys are ig
 written by a newer version still reads; a worker of another protocol version is refused at
 ``WorkerReady`` with one line. Every line and report that comes in is read here (``decode``,
 ``read_report``): numbers are finite, integers at most ``MAX_INT_DIGITS`` long, sizes from 1 to
-``MAX_SIZE``, times not negative, and a report at most ``REPORT_LIMIT_BYTES`` and
+``MAX_SIZE``, times not negative, a device's name and versions at most ``MAX_NAME_CHARS``, a host
+name as ``--host`` writes it, and a report at most ``REPORT_LIMIT_BYTES`` and
 ``MAX_REPORT_RESULTS`` measurements of ``MAX_REPORT_ROWS`` kernel rows in all.
 """
 
