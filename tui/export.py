@@ -7,7 +7,8 @@ they would pile up among the sources as untracked files.
 - JSON is a ``ProfileReport`` (the format ``kernel-tui profile --json`` prints and
   ``python -m probes.link.replay`` serves), so an export can be replayed.
 - CSV has one row per kernel (and memcpy/memset) row of every measurement, with the
-  measurement's mode, size and totals repeated on each row. A text cell that a spreadsheet would
+  measurement's mode, size, host and device (which box and device measured it) and totals
+  repeated on each row. A text cell that a spreadsheet would
   read as a formula (a chain ``-a + b``, a kernel name from a hostile report) is written with a
   leading single quote, as OWASP's CSV-injection guidance recommends; numbers stay numbers.
 - The Chrome trace (open it in https://ui.perfetto.dev or chrome://tracing) is *rebuilt* from
@@ -15,7 +16,8 @@ they would pile up among the sources as untracked files.
   it lays out one call, each kernel launch as one event of its median device time, end to end
   in the order the profiler listed the kernels; memcpy/memset rows go on a second track. Gaps
   between launches (host overhead) are not shown: the wall time per call is in the process
-  name. Fractional launches per call are rounded up.
+  name, and the device that measured it in its label (``b:cuda:0``) and the trace's metadata.
+  Fractional launches per call are rounded up.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 
 import platformdirs
 
-from probes.link.protocol import KernelRow, Measurement, ProfileReport, RequestFailed
+from probes.link.protocol import MAX_NAME_CHARS, DeviceIdentity, KernelRow, Measurement, ProfileReport, RequestFailed
 from probes.link.state_files import APP_NAME, write_private_file
 from probes.link.summary import format_size, format_time_us, mode_label
 
@@ -62,6 +64,7 @@ CSV_COLUMNS = (
     "mode",
     "ran_compiled",
     "size",
+    "host",
     "device",
     "dtype",
     "kernel",
@@ -103,7 +106,19 @@ def report(
     peak_gbps: float | None = None,
     failures: Iterable[RequestFailed] = (),
     date: str | None = None,
+    host: str | None = None,
+    driver: str | None = None,
 ) -> ProfileReport:
+    """The results as a report, naming the device that measured them (``ProfileReport.devices``):
+    ``host`` is the ``--host`` box of the worker (None: this machine's), ``driver`` a CUDA
+    device's driver version where the worker stated it."""
+    identity = DeviceIdentity(
+        host=host,
+        device=device,
+        label=device_label[:MAX_NAME_CHARS],
+        torch=torch_version[:MAX_NAME_CHARS],
+        driver=driver,
+    )
     return ProfileReport(
         device=device,
         device_label=device_label,
@@ -111,8 +126,9 @@ def report(
         date=date or datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         results=list(results),
         failures=list(failures),
-        host="",
+        host=host or "",
         peak_gbps=peak_gbps,
+        devices=[identity],
     )
 
 
@@ -181,6 +197,7 @@ def to_csv(results: Iterable[Measurement]) -> str:
                     m.mode,
                     m.ran_compiled,
                     m.size,
+                    m.host or "",
                     m.device,
                     m.dtype,
                     row.name,
@@ -209,6 +226,7 @@ def to_csv(results: Iterable[Measurement]) -> str:
                     m.mode,
                     m.ran_compiled,
                     m.size,
+                    m.host or "",
                     m.device,
                     m.dtype,
                     "",
@@ -254,8 +272,10 @@ def launch_args(row: KernelRow) -> dict[str, object]:
 def chrome_trace(results: Iterable[Measurement]) -> dict[str, object]:
     """A Chrome trace-event document rebuilt from the kernel rows (see the module doc)."""
     events: list[dict[str, object]] = []
+    measured_on: dict[str, dict[str, str | None]] = {}
     for pid, m in enumerate(results, start=1):
         name = f"{mode_label(m)} N={format_size(m.size)}"
+        measured_on.setdefault(m.measured_on, {"host": m.host, "device": m.device})
         events.append(
             {
                 "ph": "M",
@@ -265,6 +285,7 @@ def chrome_trace(results: Iterable[Measurement]) -> dict[str, object]:
                 "args": {"name": f"{name} (wall {format_time_us(m.wall_time_us)} per call)"},
             }
         )
+        events.append({"ph": "M", "name": "process_labels", "pid": pid, "tid": 0, "args": {"labels": m.measured_on}})
         events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
         events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": 1, "args": {"name": "kernels"}})
         if m.transfers:
@@ -298,7 +319,10 @@ def chrome_trace(results: Iterable[Measurement]) -> dict[str, object]:
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",
-        "otherData": {"source": "kernel-tui: rebuilt from median kernel times, one call per measurement"},
+        "otherData": {
+            "source": "kernel-tui: rebuilt from median kernel times, one call per measurement",
+            "devices": list(measured_on.values()),
+        },
     }
 
 

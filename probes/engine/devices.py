@@ -4,6 +4,8 @@ device's memory and measured peak bandwidth for ``WorkerReady``."""
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import torch
 
@@ -18,6 +20,20 @@ def default_device() -> str:
     return "cuda:0" if torch.cuda.is_available() else "cpu"
 
 
+NVIDIA_DRIVER_FILE = Path("/proc/driver/nvidia/version")
+_DRIVER_VERSION = re.compile(r"Kernel Module(?: for \S+)?\s+([0-9][0-9.]{0,30})")
+
+
+def nvidia_driver_version(version_file: Path = NVIDIA_DRIVER_FILE) -> str | None:
+    """The NVIDIA driver's version (``550.54.15``) as its kernel module states it (Linux), or None
+    where there is none to read: torch names the CUDA it was built with, not the driver."""
+    try:
+        found = _DRIVER_VERSION.search(version_file.read_text(errors="replace")[:4096])
+    except OSError:
+        return None
+    return found.group(1).rstrip(".") if found else None
+
+
 def _device_info(device: torch.device, label: str, measure_peak: bool) -> DeviceInfo:
     free, total = free_memory(device)
     peak = bandwidth.peak(device) if measure_peak else None
@@ -28,6 +44,7 @@ def _device_info(device: torch.device, label: str, measure_peak: bool) -> Device
         free_memory=free,
         peak_gbps=peak.value if peak else None,
         peak_gbps_iqr=peak.iqr if peak else None,
+        driver=nvidia_driver_version() if device.type == "cuda" else None,
     )
 
 

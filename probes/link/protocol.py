@@ -9,7 +9,8 @@ a number out of its bounds is a ``ProtocolError``, one line. Unknown keys are ig
 written by a newer version still reads; a worker of another protocol version is refused at
 ``WorkerReady`` with one line. Every line and report that comes in is read here (``decode``,
 ``read_report``): numbers are finite, integers at most ``MAX_INT_DIGITS`` long, sizes from 1 to
-``MAX_SIZE``, times not negative, and a report at most ``REPORT_LIMIT_BYTES`` and
+``MAX_SIZE``, times not negative, a device's name and versions at most ``MAX_NAME_CHARS``, a host
+name as ``--host`` writes it, and a report at most ``REPORT_LIMIT_BYTES`` and
 ``MAX_REPORT_RESULTS`` measurements of ``MAX_REPORT_ROWS`` kernel rows in all.
 """
 
@@ -45,9 +46,12 @@ from probes.link.settings import (
     DEFAULT_DTYPE,
     DEFAULT_FOCUS_SIZE,
     DEFAULT_MODES,
+    MAX_DEVICES,
     MAX_SIZES,
     SettingError,
     Settings,
+    check_device,
+    check_host_name,
     check_size,
 )
 from probes.link.settings import DEFAULT_SIZES as DEFAULT_SIZES
@@ -56,7 +60,7 @@ from probes.link.settings import MODES as MODES
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 """Bumped whenever a message changes shape; ``WorkerReady.protocol`` carries the worker's."""
 
 EXIT_DEVICE_POISONED = 3
@@ -83,6 +87,28 @@ Size = Annotated[int, check_size]
 """A size N read from a line or a report: a whole number from 1 to MAX_SIZE (bytes are divided by it)."""
 Time = Annotated[float, _not_negative]
 """A duration read from a line or a report: finite, as every number read, and not negative."""
+HostName = Annotated[str, check_host_name]
+"""A ``--host`` name read from a report: bounded, in the characters a host name uses."""
+MAX_NAME_CHARS = 200
+"""Longest name or version a device's identity carries (``NVIDIA H200``, ``2.6.0+cu124``)."""
+
+
+def _short(value: str) -> None:
+    if len(value) > MAX_NAME_CHARS:
+        raise ValueError(f"{len(value):,} characters (the most is {MAX_NAME_CHARS})")
+
+
+ShortText = Annotated[str, _short]
+"""A device's name or a version, read from a line or a report: at most MAX_NAME_CHARS."""
+
+
+def _device_name(value: str) -> None:
+    if check_device(value) is None:
+        raise ValueError("empty device name")
+
+
+DeviceName = Annotated[str, _device_name]
+"""``cpu``, ``cuda`` or ``cuda:N``, as ``probes.link.settings.check_device`` reads it."""
 
 
 def json_name(name: str) -> dict[str, str]:
@@ -277,6 +303,14 @@ class Measurement:
     """On the CPU: the threads torch ran its kernels on (``torch.get_num_threads()``)."""
     source: SourceRef | None = None
     """The user's file and function measured (with the file's hash), when not a chain."""
+    host: HostName | None = None
+    """The ``--host`` box whose worker measured it (None: this machine's); the client sets it,
+    so that a sweep spread over several boxes says which measured what (``measured_on``)."""
+
+    @property
+    def measured_on(self) -> str:
+        """``b:cuda:1``: the box and the device that measured it, as a device list names them."""
+        return f"{self.host}:{self.device}" if self.host else self.device
 
     @property
     def compile_time_s(self) -> float | None:
@@ -327,6 +361,21 @@ class DeviceInfo:
     peak_gbps_iqr: list[float] | None = None
     compute_peaks_tflops: dict[str, float] = field(default_factory=dict)
     """Measured compute peak by dtype (``fp32``, ``bf16``...), where measured."""
+    driver: ShortText | None = None
+    """A CUDA device's NVIDIA driver version (``550.54.15``), where the worker can read it."""
+
+
+@dataclass
+class DeviceIdentity:
+    """Which device measured a report's results, to tell them apart from another box's: the
+    ``--host`` box (None: the machine that ran the command), the device as the worker names it,
+    what people call it, the torch it ran and, on CUDA, the driver."""
+
+    host: HostName | None
+    device: DeviceName
+    label: ShortText
+    torch: ShortText
+    driver: ShortText | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -711,6 +760,11 @@ def incoming(stream: IO[str], answer: Callable[[Event], None]) -> Iterator[Reque
             yield message
 
 
+def _at_most_devices(devices: list[DeviceIdentity]) -> None:
+    if len(devices) > MAX_DEVICES:
+        raise ValueError(f"{len(devices)} devices (the most is {MAX_DEVICES})")
+
+
 @dataclass
 class ProfileReport:
     """A whole headless run: where it ran and every measurement, as committed under tests/data."""
@@ -725,6 +779,10 @@ class ProfileReport:
     peak_gbps: float | None = None
     compute_peaks_tflops: dict[str, float] = field(default_factory=dict)
     """The compute peaks by dtype that the results' roofline figures use."""
+    devices: Annotated[list[DeviceIdentity], _at_most_devices] = field(default_factory=list)
+    """The devices that measured the results: one, or each entry of a sweep spread over several
+    (each measurement names its own with ``host`` and ``device``); empty in reports written
+    before protocol 5."""
     protocol: int = PROTOCOL_VERSION
 
     def to_json(self) -> str:

@@ -116,10 +116,11 @@ def _time_cell(us: float | None, iqr: list[float] | None, noisy: bool) -> Text:
     return text
 
 
-def kernels_table(size: int, results: list[Measurement], width: int = FULL_WIDTH) -> Table:
+def kernels_table(size: int, results: list[Measurement], width: int = FULL_WIDTH, measured_on: bool = False) -> Table:
     """Kernel rows of every mode at one size, a section per mode; memcpy/memset rows dimmed.
     ``width``: the console's; the kernel names get what the other columns leave (at least
-    NAME_WIDTH) and are cut with an ellipsis only past that."""
+    NAME_WIDTH) and are cut with an ellipsis only past that. ``measured_on``: each mode's section
+    says which device measured it (a sweep spread over several)."""
     table = Table(
         title=f"N = {format_size(size)}  ({size:,} elements)",
         title_justify="left",
@@ -136,7 +137,8 @@ def kernels_table(size: int, results: list[Measurement], width: int = FULL_WIDTH
         table.add_column("regs/occ", justify="right", no_wrap=True)
     table.add_column("ops", overflow="fold", min_width=8)
     for m in results:
-        table.add_row(plain(mode_label(m), "bold"))
+        on = plain(f"  on {m.measured_on}", "dim") if measured_on else ""
+        table.add_row(Text.assemble(plain(mode_label(m), "bold"), on))
         for row in m.kernels + m.transfers:
             name = plain(row.short_name) if row.kind == "kernel" else plain(f"{row.short_name} ({row.kind})", "dim")
             if row.pass_:  # in front, so that a long name is cut at its end, never its pass
@@ -173,15 +175,18 @@ def _with_peaks(results: list[Measurement]) -> bool:
     return any(m.peak_memory_bytes is not None for m in results)
 
 
-def headline_table(results: list[Measurement]) -> Table:
+def headline_table(results: list[Measurement], measured_on: bool = False) -> Table:
+    """Each mode's counts and times; ``measured_on``: with an ``on`` column naming the device
+    that measured it."""
     table = Table(box=None, padding=(0, 1))
     peaks = _with_peaks(results)
-    columns = ("mode", "kernels", "bytes/call", "transfers", "device", "wall", "compile")
-    for column in (*columns, "peak mem") if peaks else columns:
-        table.add_column(column, justify="left" if column == "mode" else "right", no_wrap=True)
+    columns = ("mode", *(["on"] if measured_on else []), "kernels", "bytes/call", "transfers", "device", "wall")
+    for column in (*columns, "compile", *(["peak mem"] if peaks else [])):
+        table.add_column(column, justify="left" if column in ("mode", "on") else "right", no_wrap=True)
     for m in results:
         table.add_row(
             plain(mode_label(m)),
+            *([plain(m.measured_on)] if measured_on else []),
             f"{m.kernels_per_call:g}",
             format_bytes(m.bytes_per_call),
             format_transfers(m),
@@ -215,14 +220,15 @@ def pass_peaks(m: Measurement) -> str:
     return f"; peak memory forward {format_bytes(forward)}, backward {format_bytes(backward)}"
 
 
-def sweep_table(results: list[Measurement]) -> Table:
+def sweep_table(results: list[Measurement], measured_on: bool = False) -> Table:
     """Every size x mode, with compiled/eager speedups by device time and by wall time (and each
-    result's peak memory, where known)."""
+    result's peak memory, where known); ``measured_on``: with an ``on`` column naming the device
+    that measured each."""
     table = Table(title="sweep", title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
     peaks = _with_peaks(results)
-    columns = ("N", "mode", "kernels", "device", "wall", "GB/s", "x device", "x wall")
-    for column in (*columns, "peak mem") if peaks else columns:
-        table.add_column(column, justify="left" if column == "mode" else "right", no_wrap=True)
+    columns = ("N", "mode", *(["on"] if measured_on else []), "kernels", "device", "wall", "GB/s", "x device")
+    for column in (*columns, "x wall", *(["peak mem"] if peaks else [])):
+        table.add_column(column, justify="left" if column in ("mode", "on") else "right", no_wrap=True)
     speedups = {(p.size, mode): p for mode in COMPILED_MODES for p in comparisons(results, mode)}
     for m in sorted(results, key=lambda r: (r.size, _mode_order(r.mode))):
         pair = speedups.get((m.size, m.mode))
@@ -230,6 +236,7 @@ def sweep_table(results: list[Measurement]) -> Table:
         table.add_row(
             format_size(m.size),
             plain(mode_label(m)),
+            *([plain(m.measured_on)] if measured_on else []),
             f"{m.kernels_per_call:g}",
             _time_cell(m.device_time_us, m.device_time_us_iqr, m.noisy),
             _time_cell(m.wall_time_us, m.wall_time_us_iqr, m.noisy),
@@ -304,11 +311,12 @@ def side_by_side_table(named: list[tuple[str, list[Measurement]]]) -> Table:
     return table
 
 
-def print_size(console: Console, batch: list[Measurement]) -> None:
-    """One size: its kernel rows, the headline counts, notes, and the eager -> compiled line."""
+def print_size(console: Console, batch: list[Measurement], measured_on: bool = False) -> None:
+    """One size: its kernel rows, the headline counts, notes, and the eager -> compiled line;
+    ``measured_on``: each mode says which device measured it."""
     batch = sorted(batch, key=lambda m: _mode_order(m.mode))
-    console.print(kernels_table(batch[0].size, batch, console.width))
-    console.print(headline_table(batch))
+    console.print(kernels_table(batch[0].size, batch, console.width, measured_on))
+    console.print(headline_table(batch, measured_on))
     for line in notes(batch):
         console.print(line, soft_wrap=True)
     eager = next((m for m in batch if m.mode == "eager"), None)
@@ -316,10 +324,13 @@ def print_size(console: Console, batch: list[Measurement]) -> None:
     console.print(plain(headline(eager, compiled), "bold"), "\n", highlight=False, sep="")
 
 
-def print_sweep(console: Console, results: list[Measurement], *, complete: bool = True) -> None:
+def print_sweep(
+    console: Console, results: list[Measurement], *, complete: bool = True, measured_on: bool = False
+) -> None:
     """The sweep table, then its verdict where every size is in (``complete``): a verdict on part
-    of the sizes would be a guess shown as fact."""
-    console.print(sweep_table(results))
+    of the sizes would be a guess shown as fact. ``measured_on``: each row says which device
+    measured it."""
+    console.print(sweep_table(results, measured_on))
     if any(p.wall_ratio and p.wall_ratio.host_bound for mode in COMPILED_MODES for p in comparisons(results, mode)):
         console.print(plain(HOST_BOUND_LEGEND, "dim"), highlight=False, soft_wrap=True)
     pairs = comparisons(results)

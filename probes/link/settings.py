@@ -225,6 +225,27 @@ def parse_device_entries(text: str) -> list[DeviceEntry]:
     return entries
 
 
+def check_spread(entries: list[DeviceEntry]) -> None:
+    """A device list a sweep can be spread over: several entries, each naming a device, all of
+    one kind (all cpu or all cuda: the pairs each measures are set side by side in one sweep);
+    SettingError saying what is wrong otherwise."""
+    if len(entries) < 2:
+        raise SettingError("give --device several entries to share the sweep among, e.g. cuda:0,cuda:1")
+    if any(entry.device is None for entry in entries):
+        raise SettingError("name each entry's device (cpu, cuda or cuda:N): the kinds must match")
+    kinds = sorted({str(entry.device).partition(":")[0] for entry in entries})
+    if len(kinds) > 1:
+        raise SettingError(f"the devices share one sweep, so they must be of one kind: {' and '.join(kinds)} are mixed")
+
+
+def check_host_name(value: object) -> str:
+    """A ``--host`` name as a report or a measurement carries it: letters, digits, '.', '-' and
+    '_', at most 63 characters."""
+    if not isinstance(value, str) or not _HOST_NAME.fullmatch(value):
+        raise SettingError(f"{_shown(repr(value))} is not a host name: use letters, digits, '.', '-' and '_'")
+    return value
+
+
 def parse_host(text: str) -> tuple[str, str]:
     """``NAME=COMMAND`` -> (name, command): a box reached by COMMAND, which starts a worker on its
     stdin/stdout (``gpu2=ssh gpu2 kernel-tui worker``); SettingError with a plain reason otherwise."""
@@ -346,6 +367,9 @@ class Settings:
     """The longest one call may take (see DEFAULT_CALL_BUDGET_S)."""
     focus_size: int = DEFAULT_FOCUS_SIZE
     """The app's live N, measured on every edit."""
+    spread: bool = False
+    """With several devices of one kind (``kernel-tui profile`` only): the sweep's sizes and modes
+    shared out among them and measured in parallel, instead of measured on each."""
 
     @property
     def compiled_mode(self) -> str:
@@ -396,6 +420,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "grad": check_flag,
     "call_budget_s": check_call_budget,
     "focus_size": check_size,
+    "spread": check_flag,
 }
 """Each setting's check of a value from a file or the wire (a list of sizes becomes a tuple)."""
 SHOWN: dict[str, str] = {name: name for name in CHECKS} | {"call_budget_s": "call budget", "focus_size": "focus size"}
@@ -480,6 +505,13 @@ FLAGS: dict[str, Flag] = {
             f"stop when one call of the chain takes longer than this (default: {DEFAULT_CALL_BUDGET_S:g} s)",
             parse_call_budget,
             "SECONDS",
+        ),
+        Flag(
+            "--spread",
+            "spread",
+            "with several devices of one kind (--device cuda:0,cuda:1): share the sweep's sizes and modes "
+            "out among them, measured in parallel and printed as one sweep, instead of measuring each on all",
+            None,
         ),
         Flag(
             "--grad",
