@@ -32,6 +32,8 @@ class Trick:
     figures: tuple[str, ...]
     """The latency benchmark's sections that show what it saves: "frame" (launch -> first frame and
     first eager rows), "edit" (last key -> new and cache-hit rows), "quit" (q -> exit)."""
+    devices: tuple[str, ...] = ("cpu", "cuda")
+    """The device types where it does anything."""
 
 
 TRICKS: dict[str, Trick] = {
@@ -59,6 +61,7 @@ TRICKS: dict[str, Trick] = {
         "first rows on a GPU: the device's context made through the driver on a thread while torch imports "
         "(probes/engine/driver_context.py)",
         ("frame",),
+        ("cuda",),
     ),
     "early_meta_run": Trick(
         "first rows: the context made on a thread beside a meta run that loads what the first request's "
@@ -115,6 +118,7 @@ TRICKS: dict[str, Trick] = {
         "new compiled rows on the CPU: the kernels' profiler range declared from torch's C shim "
         "(probes/engine/cpu_kernel_record.py)",
         ("edit",),
+        ("cpu",),
     ),
     "raw_profile_events": Trick(
         "edit -> rows: the profiler's raw events read instead of function_events (probes/engine/profile_events.py)",
@@ -137,6 +141,7 @@ TRICKS: dict[str, Trick] = {
         "compiled rows on a GPU: the device lock let go while Inductor compiles and benchmarks "
         "(probes/engine/device_lock.py)",
         ("edit",),
+        ("cuda",),
     ),
     "host_heap": Trick(
         "CPU rows: glibc's heap thresholds pinned, so that runs do not take page faults (probes/engine/host_heap.py)",
