@@ -29,7 +29,7 @@ beside what it is compared with, measured in the same run:
 
 --fast-paths on,off runs each section twice in turns, with the start-up and latency tricks on and
 with all of them off (KERNEL_TUI_FAST_PATHS=0, probes.link.fast_paths), and prints what the tricks
-save on each figure a user feels: a trick is worth its code only where it saves at least 5%.
+save on each figure a user feels, all together.
 
 --fast-paths each measures what each trick buys on its own (leave-one-out): all tricks on, then each
 trick turned off alone (probes.link.fast_paths.TRICKS), in turns, each in a fresh app, on the
