@@ -2,7 +2,7 @@
 
     python benchmarks/tui_latency.py [--device cpu|cuda] [--n 1e4] [--edits 5] [--out FILE]
                                      [--only frame,edit,save,cold,sweep,quit] [--poll-ms MS]
-                                     [--fast-paths on|off|on,off]
+                                     [--fast-paths on|off|on,off|each] [--launches N]
 
 Each figure is timed from the user's side of the screen: tmux capture-pane, polled every --poll-ms
 (2 ms on a machine of 8 cores or more; 10 ms on fewer, where the polling would take the cores the
@@ -29,7 +29,15 @@ beside what it is compared with, measured in the same run:
 
 --fast-paths on,off runs each section twice in turns, with the start-up and latency tricks on and
 with all of them off (KERNEL_TUI_FAST_PATHS=0, probes.link.fast_paths), and prints what the tricks
-save on each figure a user feels: a trick is worth its code only where it saves at least 5%.
+save on each figure a user feels, all together.
+
+--fast-paths each measures what each trick buys on its own (leave-one-out): all tricks on, then each
+trick turned off alone (probes.link.fast_paths.TRICKS), in turns, each in a fresh app, on the
+figures that trick claims (of frame: first frame, first eager rows; edit: new and cache-hit eager and
+compiled rows, --edits chains; quit: q -> exit, idle); --launches rounds (default 3), --only to
+narrow the sections. It prints, per trick and figure, turned off minus all on round by round (median,
+p25-p75, n) and a verdict: buys >= 20 ms, < 20 ms, or within noise (the spread wider than the
+difference). Each round takes about 25 fresh apps on the CPU (a few minutes on 2 cores).
 
 The app's sources are compiled to bytecode first, as an installed tool's are; whether torch's own
 modules import from bytecode is recorded (``torch_bytecode``, ``pycache_prefix``), and where the
@@ -65,6 +73,7 @@ from terminal import Terminal, TerminalError, alive  # noqa: E402
 
 from probes.link.bytecode_cache import FILL_ENV, has_bytecode, with_bytecode_cache  # noqa: E402
 from probes.link.fast_paths import ENV as FAST_PATHS_ENV  # noqa: E402
+from probes.link.fast_paths import TRICKS, setting_without  # noqa: E402
 from probes.link.summary import parse_size  # noqa: E402
 
 KEY_INTERVAL_S = 0.030
@@ -264,16 +273,9 @@ def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
     chain = TEMPLATE.format(op="relu")
     profile = [sys.executable, "-m", "tui", "profile", chain, "--device", args.device, "--sizes", str(args.n)]
     for i in range(args.launches + 1):  # the first is a warm-up (.pyc, disk caches)
-        session = Session(args, chain)
-        try:
-            session.term.wait_for(chain, timeout=30, what="the first frame")
-            frame = session.since_start()
-            session.term.wait_for(rows_show("relu", "eager"), timeout=120, what="the first eager rows")
-            eager = session.since_start()
-            if not i:  # as a user's first session would, it lives until the worker's bytecode is cached
-                filled_after = wait_for_bytecode_cache(timeout=120)
-        finally:
-            session.close()
+        # as a user's first session would, the first lives until the worker's bytecode is cached
+        frame, eager, filled = launch(args, chain, fill_bytecode_cache=not i)
+        filled_after = filled if not i else filled_after
         minimal = Terminal([sys.executable, str(FLOOR), chain], width=120, height=40, cwd=ROOT, poll_s=args.poll_s)
         try:
             minimal.wait_for(chain, timeout=30, what="the minimal Textual app's first frame")
@@ -299,6 +301,23 @@ def bench_frame(args: argparse.Namespace, report: dict[str, Any]) -> None:
         "first_eager_rows_over_bare_script": spread([a / b for a, b in zip(rows, bare, strict=True)]),
         "bytecode_cache_filled_after_rows_s": filled_after,
     }
+
+
+def launch(
+    args: argparse.Namespace, chain: str, *, fill_bytecode_cache: bool = False
+) -> tuple[float, float, float | None]:
+    """The app launched on ``chain`` (relu's): seconds to its first frame and to its first eager
+    rows; with ``fill_bytecode_cache``, then how long until the worker's bytecode cache is filled."""
+    session = Session(args, chain)
+    try:
+        session.term.wait_for(chain, timeout=30, what="the first frame")
+        frame = session.since_start()
+        session.term.wait_for(rows_show("relu", "eager"), timeout=120, what="the first eager rows")
+        eager = session.since_start()
+        filled = wait_for_bytecode_cache(timeout=120) if fill_bytecode_cache else None
+    finally:
+        session.close()
+    return frame, eager, filled
 
 
 def worker_bytecode() -> str:
@@ -343,14 +362,9 @@ def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
             for round_name, op in rounds:
                 if round_name == "after_pause":
                     time.sleep(args.pause_s)  # a user's pause to think: the app, its workers and the device idle
-                last_key = change_op(term, current, op)
+                for figure, seconds in time_edit(term, current, op).items():
+                    results[f"{round_name}_{figure}"].append(seconds)
                 current = op
-                term.wait_for(rows_show(op, "eager"), timeout=120, what=f"eager rows of {op}")
-                results[f"{round_name}_eager"].append(time.monotonic() - last_key)
-                term.wait_for(rows_show(op, "compiled"), timeout=300, what=f"compiled rows of {op}")
-                results[f"{round_name}_compiled"].append(time.monotonic() - last_key)
-                term.wait_for(wall_time_shows(op, "compiled"), timeout=60, what=f"the compiled wall time of {op}")
-                results[f"{round_name}_compiled_wall"].append(time.monotonic() - last_key)
                 if round_name == "new":
                     bare.append(compiler.compile(SIBLING.format(op=op)))
     finally:
@@ -362,6 +376,18 @@ def bench_edit(args: argparse.Namespace, report: dict[str, Any]) -> None:
     report["edit"]["new_chains"] = [
         {"op": op, "app_compiled_rows_s": app, "bare_compile_s": own} for op, (app, own) in zip(ops, pairs, strict=True)
     ]
+
+
+def time_edit(term: Terminal, old: str, new: str) -> dict[str, float]:
+    """Change the chain's op from ``old`` to ``new`` at a human rate; seconds from the last key to
+    the eager rows, the compiled rows and the compiled wall time, on screen."""
+    last_key = change_op(term, old, new)
+    term.wait_for(rows_show(new, "eager"), timeout=120, what=f"eager rows of {new}")
+    eager = time.monotonic() - last_key
+    term.wait_for(rows_show(new, "compiled"), timeout=300, what=f"compiled rows of {new}")
+    compiled = time.monotonic() - last_key
+    term.wait_for(wall_time_shows(new, "compiled"), timeout=60, what=f"the compiled wall time of {new}")
+    return {"eager": eager, "compiled": compiled, "compiled_wall": time.monotonic() - last_key}
 
 
 SAVE_FIGURES = ("save_eager", "save_compiled")
@@ -561,44 +587,47 @@ def bench_sweep(args: argparse.Namespace, report: dict[str, Any]) -> None:
     report["sweep"] = {"s_to_whole_sweep_s": spread(times)}
 
 
+def quit_in_state(args: argparse.Namespace, state: str) -> dict[str, Any]:
+    """q -> the program gone, with the app ``state`` ("idle", "mid-compile", "mid-sweep"), in a
+    freshly started app."""
+    session = Session(args, TEMPLATE.format(op="relu"))
+    term = session.term
+    try:
+        term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
+        if state == "mid-compile":  # a constant no cache has seen: a real compile starts
+            term.press("End")
+            term.type_slowly(f" * {time.time_ns() % 9973 + 2}.5", KEY_INTERVAL_S)
+            term.wait_for(
+                lambda s: "compil" in "\n".join(pane(s, "kernels")).lower(),
+                timeout=60,
+                what="the compile in progress",
+            )
+        workers = term.descendants()
+        term.press("Escape")
+        # out of the editor (the footer offers q): a q right behind the Escape would be read with
+        # it as one escape sequence, ~0.1 s later (Textual's escape delay), which no person sees
+        term.wait_for(lambda s: "q Quit" in s.splitlines()[-1], timeout=10, what="the editor left")
+        if state == "mid-sweep":
+            term.press("s")
+            term.wait_for(lambda s: re.search(r"measuring \d+/\d+", s) is not None, timeout=60, what="the sweep")
+        begin = time.monotonic()
+        term.press("q")
+        gone = term.wait_until_exited(timeout=30)
+        left = [pid for pid in workers if alive(pid)]
+        return {
+            "q_to_exit_s": gone,
+            "workers_left": len(left),
+            "exit_status": term.exit_status(),
+            "waited_s": time.monotonic() - begin,
+        }
+    except TerminalError as exc:
+        return {"error": str(exc).splitlines()[0]}
+    finally:
+        session.close()
+
+
 def bench_quit(args: argparse.Namespace, report: dict[str, Any]) -> None:
-    found = {}
-    for state in ("idle", "mid-compile", "mid-sweep"):
-        session = Session(args, TEMPLATE.format(op="relu"))
-        term = session.term
-        try:
-            term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
-            if state == "mid-compile":  # a constant no cache has seen: a real compile starts
-                term.press("End")
-                term.type_slowly(f" * {time.time_ns() % 9973 + 2}.5", KEY_INTERVAL_S)
-                term.wait_for(
-                    lambda s: "compil" in "\n".join(pane(s, "kernels")).lower(),
-                    timeout=60,
-                    what="the compile in progress",
-                )
-            workers = term.descendants()
-            term.press("Escape")
-            # out of the editor (the footer offers q): a q right behind the Escape would be read with
-            # it as one escape sequence, ~0.1 s later (Textual's escape delay), which no person sees
-            term.wait_for(lambda s: "q Quit" in s.splitlines()[-1], timeout=10, what="the editor left")
-            if state == "mid-sweep":
-                term.press("s")
-                term.wait_for(lambda s: re.search(r"measuring \d+/\d+", s) is not None, timeout=60, what="the sweep")
-            begin = time.monotonic()
-            term.press("q")
-            gone = term.wait_until_exited(timeout=30)
-            left = [pid for pid in workers if alive(pid)]
-            found[state] = {
-                "q_to_exit_s": gone,
-                "workers_left": len(left),
-                "exit_status": term.exit_status(),
-                "waited_s": time.monotonic() - begin,
-            }
-        except TerminalError as exc:
-            found[state] = {"error": str(exc).splitlines()[0]}
-        finally:
-            session.close()
-    report["quit"] = found
+    report["quit"] = {state: quit_in_state(args, state) for state in ("idle", "mid-compile", "mid-sweep")}
 
 
 SECTIONS = {
@@ -725,6 +754,212 @@ def summary(report: dict[str, Any], worker_bytecode: str) -> list[str]:
     return lines
 
 
+# ---------------------------------------------------------------------------------------------
+# Each trick on its own
+# ---------------------------------------------------------------------------------------------
+
+
+WORTH_S = 0.020
+"""What a trick must save on a figure a user feels to be worth its code."""
+ALL_ON = "all on"
+TRICK_FIGURES = {
+    "frame": ("first_frame", "first_eager_rows"),
+    "edit": ("new_eager", "new_compiled", "hit_eager", "hit_compiled"),
+    "quit": ("q_to_exit_idle",),
+}
+"""Per section of the each-trick run, the figures it reads (seconds; an edit's, one per chain)."""
+FIGURE_NAMES = {
+    "first_frame": "launch -> first frame",
+    "first_eager_rows": "launch -> first eager rows",
+    "new_eager": "last key -> new eager rows",
+    "new_compiled": "last key -> new compiled rows",
+    "hit_eager": "last key -> eager rows, hit",
+    "hit_compiled": "last key -> compiled rows, hit",
+    "q_to_exit_idle": "q -> exit, idle",
+}
+
+
+def launch_figures(args: argparse.Namespace) -> dict[str, list[float]]:
+    frame, eager, _ = launch(args, TEMPLATE.format(op="relu"))
+    return {"first_frame": [frame], "first_eager_rows": [eager]}
+
+
+def edit_figures(args: argparse.Namespace) -> dict[str, list[float]]:
+    """A fresh app's edits: ``--edits`` new chains, then each again (compile-cache hits). A
+    constant of this session's own makes every chain new to the compile caches the run shares."""
+    ops = OPS[: args.edits]
+    start = f"(a + b * {time.time_ns() % 99991 + 2}.5).relu()"
+    session = Session(args, start)
+    found: dict[str, list[float]] = {figure: [] for figure in TRICK_FIGURES["edit"]}
+    try:
+        term = session.term
+        term.wait_for(rows_show("relu", "compiled"), timeout=300, what="the first compiled rows")
+        current = "relu"
+        for round_name, op in [("new", op) for op in ops] + [("hit", op) for op in ops]:
+            times = time_edit(term, current, op)
+            current = op
+            found[f"{round_name}_eager"].append(times["eager"])
+            found[f"{round_name}_compiled"].append(times["compiled"])
+    finally:
+        session.close()
+    return found
+
+
+def quit_figures(args: argparse.Namespace) -> dict[str, list[float]]:
+    quit_idle = quit_in_state(args, "idle")
+    if "error" in quit_idle:
+        raise TerminalError(quit_idle["error"])
+    return {"q_to_exit_idle": [quit_idle["q_to_exit_s"]]}
+
+
+TRICK_SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, list[float]]]] = {
+    "frame": launch_figures,
+    "edit": edit_figures,
+    "quit": quit_figures,
+}
+
+
+def tricks_of(section: str, device: str, wanted: list[str] | None = None) -> list[str]:
+    """The tricks (of ``wanted``; default all) that claim to save a figure of ``section`` and act
+    on ``device``."""
+    kind = device.split(":")[0]
+    return [
+        name
+        for name, trick in TRICKS.items()
+        if section in trick.figures and kind in trick.devices and (wanted is None or name in wanted)
+    ]
+
+
+def verdict(difference: dict[str, Any]) -> str:
+    """Whether turning a trick off costs a figure WORTH_S or more, read from the differences'
+    spread (turned off minus all on, in turns)."""
+    if not difference["n"]:
+        return "not measured"
+    median, width = difference["median"], difference["p75"] - difference["p25"]
+    if width > abs(median):
+        return "within noise (spread wider than the difference)"
+    return f"buys >= {WORTH_S * 1e3:.0f} ms" if median >= WORTH_S else f"< {WORTH_S * 1e3:.0f} ms"
+
+
+def trick_verdict(per_figure: dict[str, str]) -> str:
+    """A trick buys its time if it saves WORTH_S on any figure it claims; else it is within noise
+    if any figure is, else it buys less."""
+    verdicts = list(per_figure.values())
+    for kind in ("buys", "within noise", "<"):
+        found = next((v for v in verdicts if v.startswith(kind)), None)
+        if found:
+            return found
+    return "not measured"
+
+
+def bench_each_trick(args: argparse.Namespace, sections: list[str]) -> dict[str, Any]:
+    """All tricks on, and each trick turned off alone, in turns (the order rotated each round, so
+    that the machine's drift hits every setting alike), on the figures of ``sections`` that the
+    trick claims (fast_paths.TRICKS); ``--launches`` rounds, each a fresh app per setting and
+    section. The compile caches are the run's own, warmed by a first launch and quit."""
+    cache = Path(tempfile.mkdtemp(prefix="kt-each-"))
+    saved = {name: os.environ.get(name) for name in (FAST_PATHS_ENV, "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}
+    os.environ.update(
+        {"TORCHINDUCTOR_CACHE_DIR": str(cache / "torchinductor"), "TRITON_CACHE_DIR": str(cache / "triton")}
+    )
+    os.environ[FAST_PATHS_ENV] = setting_without([])
+    samples: dict[str, dict[str, list[dict[str, list[float]]]]] = {
+        section: {setting: [] for setting in [ALL_ON, *tricks_of(section, args.device, args.tricks)]}
+        for section in sections
+    }
+    errors: list[str] = []
+    begin = time.monotonic()
+    try:
+        launch(args, TEMPLATE.format(op="relu"), fill_bytecode_cache=True)  # warm-up: .pyc, bytecode cache
+        quit_in_state(args, "idle")  # warm-up: relu's compile in the run's caches
+        for round_ in range(args.launches):
+            for section in sections:
+                settings = list(samples[section])
+                turn = round_ % len(settings)
+                for setting in settings[turn:] + settings[:turn]:
+                    os.environ[FAST_PATHS_ENV] = setting_without([] if setting == ALL_ON else [setting])
+                    try:
+                        samples[section][setting].append(TRICK_SECTIONS[section](args))
+                    except (TerminalError, subprocess.SubprocessError, OSError) as exc:
+                        samples[section][setting].append({})
+                        errors.append(f"round {round_ + 1}, {section}, {setting}: {str(exc).splitlines()[0]}")
+            print(
+                f"[round {round_ + 1}/{args.launches}: {time.monotonic() - begin:.0f} s]", file=sys.stderr, flush=True
+            )
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(cache, ignore_errors=True)
+    return {
+        "rounds": args.launches,
+        "edits": args.edits,
+        "seconds": time.monotonic() - begin,
+        "all_on": {
+            figure: spread([v for run in samples[section][ALL_ON] for v in run.get(figure, [])])
+            for section in sections
+            for figure in TRICK_FIGURES[section]
+        },
+        "tricks": trick_differences(samples),
+        "not_on_this_device": sorted(
+            set(TRICKS) - {t for section in TRICK_FIGURES for t in tricks_of(section, args.device)}
+        ),
+        "errors": errors,
+        "samples": samples,
+    }
+
+
+def trick_differences(samples: dict[str, dict[str, list[dict[str, list[float]]]]]) -> dict[str, Any]:
+    """Per trick, per figure it claims: turned off minus all on, round by round (an edit's chain
+    by chain), with its spread and verdict."""
+    tricks: dict[str, Any] = {}
+    for section, by_setting in samples.items():
+        for name, runs in by_setting.items():
+            if name == ALL_ON:
+                continue
+            entry = tricks.setdefault(name, {"buys": TRICKS[name].buys, "figures": {}})
+            for figure in TRICK_FIGURES[section]:
+                differences = [
+                    off - on
+                    for with_all, without in zip(by_setting[ALL_ON], runs, strict=True)
+                    if len(with_all.get(figure, [])) == len(without.get(figure, []))
+                    for on, off in zip(with_all.get(figure, []), without.get(figure, []), strict=True)
+                ]
+                difference = spread(differences)
+                entry["figures"][figure] = {"off_minus_on_s": difference, "verdict": verdict(difference)}
+    for entry in tricks.values():
+        entry["verdict"] = trick_verdict({f: v["verdict"] for f, v in entry["figures"].items()})
+    return tricks
+
+
+def each_trick_summary(found: dict[str, Any]) -> list[str]:
+    lines = [f"-- all tricks on ({found['rounds']} rounds, {found['edits']} edits each) --"]
+    for figure, values in found["all_on"].items():
+        lines.append(
+            f"{FIGURE_NAMES[figure]:32} median {ms(values['median'])} "
+            f"(p25-p75 {ms(values.get('p25'))}-{ms(values.get('p75'))}, n={values['n']})"
+        )
+    lines += [
+        "-- each trick turned off alone: what it costs (off minus all on, in turns) --",
+        f"{'trick':28} {'figure':32} {'median':>9} {'p25..p75':>17} {'n':>3}  verdict",
+    ]
+    for name, entry in found["tricks"].items():
+        for figure, measured in entry["figures"].items():
+            d = measured["off_minus_on_s"]
+            spread_text = "-" if not d["n"] else f"{d['p25'] * 1e3:+.0f}..{d['p75'] * 1e3:+.0f} ms"
+            median_text = "-" if not d["n"] else f"{d['median'] * 1e3:+.0f} ms"
+            row = f"{name:28} {FIGURE_NAMES[figure]:32} {median_text:>9} {spread_text:>17} {d['n']:>3}"
+            lines.append(f"{row}  {measured['verdict']}")
+    lines.append("-- per trick --")
+    lines += [f"{name:28} {entry['verdict']}" for name, entry in found["tricks"].items()]
+    if found["not_on_this_device"]:
+        lines.append(f"not measured (they act only on another device): {', '.join(found['not_on_this_device'])}")
+    lines += [f"error: {error}" for error in found["errors"]]
+    return lines
+
+
 FELT_FIGURES: tuple[tuple[str, Callable[[dict[str, Any]], float | None]], ...] = (
     ("launch -> first frame", lambda r: r["frame"]["first_frame_s"]["median"]),
     ("launch -> first eager rows", lambda r: r["frame"]["first_eager_rows_s"]["median"]),
@@ -760,8 +995,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if shutil.which("nvidia-smi") else "cpu")
     parser.add_argument("--n", default=None, help="the size N profiled on every edit (default 1e6 CUDA, 1e4 CPU)")
-    parser.add_argument("--edits", type=int, default=5, help="chains per round (each round: new, then cache hits)")
-    parser.add_argument("--launches", type=int, default=5)
+    parser.add_argument(
+        "--edits", type=int, help="chains per round (each round: new, then cache hits; default 5, 2 with each)"
+    )
+    parser.add_argument(
+        "--launches", type=int, help="launches of the frame section (default 5); with each, rounds (default 3)"
+    )
     parser.add_argument(
         "--pause-s", type=float, default=20.0, help="then one more new chain after this long idle (0: none)"
     )
@@ -776,13 +1015,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fast-paths",
         default="on",
-        choices=("on", "off", "on,off"),
-        help="the start-up and latency tricks: on, off, or each section with both in turns (default on)",
+        choices=("on", "off", "on,off", "each"),
+        help="the start-up and latency tricks: on, off, each section with both in turns, or each: all on "
+        "and each trick off alone, in turns, on the figures of frame, edit, quit it claims (default on)",
     )
+    parser.add_argument("--tricks", help="with --fast-paths each: only these tricks (comma list; default all)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    args.tricks = args.tricks.split(",") if args.tricks else None
+    unknown = [name for name in args.tricks or [] if name not in TRICKS]
+    if unknown:
+        parser.error(f"no trick named {unknown[0]!r}; tricks: {', '.join(TRICKS)}")
     args.n = args.n or ("1e6" if args.device.startswith("cuda") else "1e4")
     args.poll_s = args.poll_ms / 1e3
+    each = args.fast_paths == "each"
+    args.launches = args.launches or (3 if each else 5)
+    args.edits = args.edits or (2 if each else 5)
     report: dict[str, Any] = {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
@@ -799,6 +1047,19 @@ def main(argv: list[str] | None = None) -> int:
     report["torch_bytecode"] = has_bytecode("torch")
     report["pycache_prefix"] = sys.pycache_prefix
     report["worker_bytecode"] = worker_bytecode()
+    if each:
+        report["fast_paths"] = "each"
+        report["each_trick"] = bench_each_trick(args, [s for s in args.only.split(",") if s in TRICK_SECTIONS])
+        report["load_at_end"] = os.getloadavg()
+        lines = [
+            f"load average at start {report['load_at_start'][0]:.1f}, at end {report['load_at_end'][0]:.1f} "
+            f"({report['cpus']} cores); the worker's bytecode: {report['worker_bytecode']}",
+            *each_trick_summary(report["each_trick"]),
+        ]
+        print("\n".join(lines))
+        if args.out:
+            args.out.write_text(json.dumps(report, indent=1) + "\n")
+        return 0
     settings = args.fast_paths.split(",")
     report["fast_paths"] = settings
     found: dict[str, dict[str, Any]] = {setting: {} for setting in settings}

@@ -283,7 +283,7 @@ def _start_workers(command: list[str] | str | None) -> tuple[EarlyWorker | None,
     from probes.link import fast_paths
     from probes.link.worker_process import EarlyWorker, compile_worker_wanted
 
-    if not fast_paths.enabled():
+    if not fast_paths.enabled("early_worker"):
         return None, None  # the plain path: the app starts its workers once it is built
     started = []
     for wanted in (True, compile_worker_wanted(command)):
@@ -342,6 +342,12 @@ def _refuse_mistyped(word: str, meant: str) -> NoReturn:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from probes.link import fast_paths
+
+    problem = fast_paths.setting_error()
+    if problem is not None:  # before anything starts: the worker inherits the setting
+        sys.stderr.write(f"kernel-tui: {problem}\n")
+        return 2
     if argv and argv[0] == "profile":
         from probes.cli import main as profile_main  # headless: no textual import
 
@@ -356,11 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     meant = _mistyped_command(argv[0]) if argv else None
     if meant is not None:
         _refuse_mistyped(argv[0], meant)
-    from probes.link import fast_paths
-
-    fast = fast_paths.enabled()
-    if fast:
+    if fast_paths.enabled("frame_rate"):
         os.environ.setdefault("TEXTUAL_FPS", FRAME_RATE)  # before Textual is imported
+    collector_off = fast_paths.enabled("app_collector_off")
+    if collector_off:
         # Start-up makes a few hundred thousand objects that live as long as the app: the
         # collector's passes over them delay the first frame. It is off until that frame is drawn
         # (the apps' on_ready), and what start-up made is left out of its later passes (frozen).
@@ -369,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         app: DemoApp | KernelTuiApp = build_demo(argv[1:])
     else:
         app = build_app(argv)
-    if fast:
+    if collector_off:
         gc.freeze()
     result = app.run()
     return result if isinstance(result, int) else 0
@@ -382,7 +387,7 @@ def run() -> None:
     code = main()
     from probes.link import fast_paths
 
-    if not fast_paths.enabled():
+    if not fast_paths.enabled("quick_quit"):
         raise SystemExit(code)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError):  # a closed pipe (kernel-tui profile ... | head)

@@ -28,5 +28,5 @@ def driver_class(app: App[Any]) -> type[Driver]:
     """The driver for ``app``: the quick-exit driver where fast paths are on and it can be had
     (``tui.textual_compat.quick_exit_driver``, for a faster quit), else Textual's own choice."""
     read_escape_then_tab()
-    quick = textual_compat.quick_exit_driver(app) if fast_paths.enabled() else None
+    quick = textual_compat.quick_exit_driver(app) if fast_paths.enabled("quick_quit") else None
     return quick or App.get_driver_class(app)

@@ -124,7 +124,7 @@ def make_spare_wrapper() -> None:
     the chain's compiled rows. The wrapper is what the compile would make then: the config is only
     read by torch again as the chain compiles. A fast path (``probes.link.fast_paths``)."""
     global _spare
-    if _spare is None and fast_paths.enabled():
+    if _spare is None and fast_paths.enabled("spare_compile_wrapper"):
         end_dynamo_deferral()
         _spare = _wrapped("compiled")
 

@@ -73,6 +73,6 @@ def light_kernel_records() -> contextlib.AbstractContextManager[None]:
     """For the duration of the block, C++ kernels given to Inductor's code cache are built with
     ``light_record_source`` (the cache's key is the source built, so a user's own compile of the
     same kernel keeps its own entry); as Inductor writes them where the fast paths are off."""
-    if not fast_paths.enabled():
+    if not fast_paths.enabled("cpu_kernel_record"):
         return contextlib.nullcontext()
     return torch_compat.rewriting_cpp_kernels(light_record_source)

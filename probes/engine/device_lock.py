@@ -292,7 +292,11 @@ def compiling(device: Any) -> Iterator[None]:
     be reached, it is held."""
     global _compiling
     lock = device_lock(device)
-    if not _is_cuda(device) or not fast_paths.enabled() or not torch_compat.wrap_inductor_benchmarks(_guarded):
+    if (
+        not _is_cuda(device)
+        or not fast_paths.enabled("device_lock_during_compile")
+        or not torch_compat.wrap_inductor_benchmarks(_guarded)
+    ):
         with lock.measuring():
             yield
         return

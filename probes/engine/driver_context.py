@@ -39,7 +39,7 @@ def make_primary_context(lib: Any, ordinal: int = 0) -> ctypes.c_void_p | None:
 
 def start_driver_context(load: Callable[[str], Any] = ctypes.CDLL) -> threading.Thread | None:
     """Make device 0's context on a daemon thread, where a CUDA driver can be loaded."""
-    if not fast_paths.enabled():
+    if not fast_paths.enabled("driver_context"):
         return None
     try:
         lib = load("libcuda.so.1")

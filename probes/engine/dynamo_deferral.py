@@ -26,7 +26,7 @@ from probes.link import fast_paths
 
 def defer_dynamo_import() -> int:
     """Give each of torch's Dynamo-marked functions a stand-in mark; how many have one."""
-    if not fast_paths.enabled() or torch_compat.dynamo_imported():
+    if not fast_paths.enabled("dynamo_deferral") or torch_compat.dynamo_imported():
         return 0
     return torch_compat.defer_dynamo_marks(gc.get_objects())
 

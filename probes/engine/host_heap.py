@@ -41,7 +41,7 @@ def _glibc() -> bool:
 def pin_malloc_thresholds() -> bool:
     """Fix both thresholds (the first call of a process does; glibc only, with the fast paths on).
     True where they are fixed."""
-    return fast_paths.enabled() and _pin()
+    return fast_paths.enabled("host_heap") and _pin()
 
 
 @functools.cache

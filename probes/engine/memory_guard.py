@@ -76,7 +76,7 @@ def release_memory(device: torch.device, *, full: bool = False) -> None:
     object Inductor ever built (tens of milliseconds after a few compiles, in the way of the next
     request), so it is only for when memory runs short, where every byte counts, or where the fast
     paths are off (``probes.link.fast_paths``)."""
-    if full or not fast_paths.enabled():
+    if full or not fast_paths.enabled("young_collections"):
         gc.collect()
     else:
         gc.collect(1)

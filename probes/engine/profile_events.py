@@ -82,7 +82,7 @@ def read_profile(prof: profile) -> list[ProfileEvent]:
     """The events of a finished profile, CPU events nested, in order of start: read from its raw
     results where that is a fast path here, else copied from torch's own reading."""
     results = prof.kineto_results
-    if results is not None and fast_paths.enabled() and torch_compat.raw_profile_events_readable():
+    if results is not None and fast_paths.enabled("raw_profile_events") and torch_compat.raw_profile_events_readable():
         return read_events(results)
     return from_function_events(prof.function_events)
 

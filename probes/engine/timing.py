@@ -155,7 +155,7 @@ the GPU's lock (``DeviceLock.mark_timed``), where it can be."""
 def needs_warm_up(device: torch.device, now: float) -> bool:
     """Whether the clocks may have dropped since the last timed rep on the device (see WARM_FOR_S);
     ``now`` from time.time()."""
-    if device.type != "cuda" or not fast_paths.enabled():
+    if device.type != "cuda" or not fast_paths.enabled("short_warm_up"):
         return True
     last = max(_last_timed, device_lock(device).last_timed() or float("-inf"))
     return not 0 <= now - last < WARM_FOR_S
@@ -170,7 +170,7 @@ def warm_up(call: Callable[[], Any], device: torch.device, single_s: float) -> f
     """Back-to-back calls for at least WARMUP_MIN_S (CPU_WARMUP_MIN_S on the CPU), so clocks are
     up when the reps start (one call where they are: ``needs_warm_up``); returns the page faults
     of a warm call."""
-    length = CPU_WARMUP_MIN_S if device.type != "cuda" and fast_paths.enabled() else WARMUP_MIN_S
+    length = CPU_WARMUP_MIN_S if device.type != "cuda" and fast_paths.enabled("short_warm_up") else WARMUP_MIN_S
     wanted = length if needs_warm_up(device, time.time()) else 0.0
     calls = int(min(WARMUP_MAX_CALLS, max(1, wanted / single_s)))
     before = page_faults()
@@ -262,7 +262,7 @@ def _public_profiler(device: torch.device) -> Iterator[profile]:
 def set_up_ahead() -> bool:
     """Whether a compiled mode's profile is set up while it compiles (``ProfilerSetUp``): a fast
     path, where this torch sets a profile up apart from its start."""
-    return fast_paths.enabled() and torch_compat.profiler_set_up_apart()
+    return fast_paths.enabled("profiler_set_up_ahead") and torch_compat.profiler_set_up_apart()
 
 
 SET_UP_AFTER_S = 0.1
@@ -428,7 +428,7 @@ def _running(prepared: profile | None, device: torch.device) -> Iterator[profile
     """A profile for the block: ``prepared`` (set up already) started, or a new one (the public
     profiler's where the fast paths are off)."""
     if prepared is None:
-        new = _new_profiler(device) if fast_paths.enabled() else _public_profiler(device)
+        new = _new_profiler(device) if fast_paths.enabled("light_profiler") else _public_profiler(device)
         with new as prof:
             yield prof
         return

@@ -211,7 +211,7 @@ class _MainThreadStop:
                 raise_in_thread(self._main, StopRequest)
                 if interrupt is not None:
                     interrupt()
-                    if self._can_wake and fast_paths.enabled():
+                    if self._can_wake and fast_paths.enabled("stop_signal"):
                         signal.pthread_kill(self._main, STOP_SIGNAL)
 
 
@@ -364,7 +364,11 @@ class Worker:
         """In a worker that compiles (its compiler imported), with no request waiting: the next
         compile's ``torch.compile`` wrapper, made now rather than on a new chain's way to its rows
         (a fast path: ``probes.engine.compiling.make_spare_wrapper``)."""
-        if not fast_paths.enabled() or not torch_compat.compiler_imported() or not self._requests.empty():
+        if (
+            not fast_paths.enabled("spare_compile_wrapper")
+            or not torch_compat.compiler_imported()
+            or not self._requests.empty()
+        ):
             return
         from probes.engine.compiling import make_spare_wrapper
 
@@ -459,7 +463,7 @@ def long_lived() -> Iterator[None]:
     import, and every later full pass would walk them again. What is garbage already is collected
     first: frozen, a dead cycle holding a tensor would hold it for good. A fast path
     (``probes.link.fast_paths``): without it the collector runs as Python runs it."""
-    if not fast_paths.enabled():
+    if not fast_paths.enabled("frozen_imports"):
         yield
         return
     gc.collect()
@@ -477,7 +481,7 @@ def _release() -> None:
     """Give back what a stopped request held (its tensors went with its frames). Only the young
     generations, a fast path: a stop comes with the next edit, whose request must not wait for a
     full collection (the memory guard runs one before it would refuse a size)."""
-    if fast_paths.enabled():
+    if fast_paths.enabled("young_collections"):
         gc.collect(1)
     else:
         gc.collect()
@@ -505,7 +509,7 @@ def _initialise_device(driver_context: threading.Thread | None = None) -> None:
 
     defer_dynamo_import()
     device = torch.device(default_device())
-    if not fast_paths.enabled():
+    if not fast_paths.enabled("early_meta_run"):
         torch.ones(1, device=device).add_(1)
         if device.type == "cuda":
             torch.cuda.synchronize(device)

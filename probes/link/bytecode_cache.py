@@ -69,7 +69,11 @@ def _filled_marker(cache: Path, torch_origin: str) -> Path:
 
 def _cache_wanted(env: dict[str, str]) -> tuple[Path, str] | None:
     """The cache and torch's ``__init__``, where the worker should have a cache; else None."""
-    if not fast_paths.enabled(env) or env.get(BYTECODE_CACHE_ENV) == "0" or env.get("PYTHONPYCACHEPREFIX"):
+    if (
+        not fast_paths.enabled("bytecode_cache", env)
+        or env.get(BYTECODE_CACHE_ENV) == "0"
+        or env.get("PYTHONPYCACHEPREFIX")
+    ):
         return None
     origin = _origin("torch")
     if origin is None or _compiled(origin):
@@ -100,7 +104,7 @@ def fill_later(modules: Iterable[ModuleType]) -> subprocess.Popen[bytes] | None:
 
     It runs in the worker's process group, so it dies with the worker when the app kills that."""
     cache = os.environ.get(FILL_ENV)
-    if not fast_paths.enabled():
+    if not fast_paths.enabled("bytecode_cache"):
         return None
     torch = sys.modules.get("torch")
     origin = getattr(torch, "__file__", None)

@@ -102,7 +102,7 @@ class WorkerPair:
         try:
             await asyncio.wait(starts.values(), return_when=asyncio.FIRST_COMPLETED)
             swap = _started(starts[compiler]) and not _started(starts[eager])
-            if swap and fast_paths.enabled():
+            if swap and fast_paths.enabled("first_ready_worker"):
                 self._swap_roles()
             assert self.compiler is not None
             self._compiler_start = asyncio.ensure_future(self._compiler_started(starts[self.compiler]))

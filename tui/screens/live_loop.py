@@ -70,7 +70,7 @@ class LiveLoop:
         fast path; at once where fast paths are off). A new run and a run's progress are drawn
         so: an edit's eager rows usually come within that moment, and a frame drawn for the edit
         alone would hold them up behind its layout; they show the run's state anyway."""
-        if not fast_paths.enabled():
+        if not fast_paths.enabled("coalesced_draws"):
             self.render_panes()
         elif self._pending_draw is None:
             self._pending_draw = self.screen.set_timer(self.session.timing.progress_delay_s, self._draw_pending)

@@ -94,7 +94,7 @@ class MainScreen(Screen[None]):
         self.query_one(ChainsPane).show()
         self.set_interval(CLOCK_S, self.loop.tick_clock)
         self.link.watch()
-        if fast_paths.enabled():
+        if fast_paths.enabled("after_first_frame"):
             self.call_after_refresh(self._first_frame)  # the panes' first state: after the first frame
         else:
             self._first_frame()

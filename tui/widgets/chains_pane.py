@@ -89,7 +89,7 @@ class ChainsPane(KeysInOrder, Bordered, OptionList):
         if state is None:
             return
         labels = [chain_label(state, i) for i in range(len(state.chains))]
-        if len(labels) == self.option_count and fast_paths.enabled():
+        if len(labels) == self.option_count and fast_paths.enabled("repaint_without_layout"):
             # Each key in the editor changes one chain's text: its prompt is replaced in place
             # (a repaint of the list); rebuilding the list lays the whole screen out again.
             for i, label in enumerate(labels):

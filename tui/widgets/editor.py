@@ -69,7 +69,7 @@ class ChainEditor(KeysInOrder, Bordered, TextArea):
         self.move_to_end()
         if self._highlight is False:
             return
-        if fast_paths.enabled():
+        if fast_paths.enabled("after_first_frame"):
             # Loading the grammar takes tens of ms: after the first frame, not before it.
             self.call_after_refresh(self._start_highlighting)
         else:
@@ -124,7 +124,7 @@ class ChainEditor(KeysInOrder, Bordered, TextArea):
         loaded = self._loading is not None and self.text == self._loading
         self._loading = None
         edited = self.Edited(self.text, loaded)
-        if fast_paths.enabled():
+        if fast_paths.enabled("edit_straight_to_screen"):
             # To the screen itself, not bubbled: each widget between takes a turn of the event
             # loop, and the screen can draw the key's frame meanwhile, before the edit's run is sent.
             self.screen.post_message(edited)

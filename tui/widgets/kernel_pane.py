@@ -368,7 +368,7 @@ class KernelPane(KeysInOrder, Pane, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield PaneText(id="headline")
-        if fast_paths.enabled():
+        if fast_paths.enabled("after_first_frame"):
             yield Container(id="mode-blocks")
         else:
             self.blocks = tuple(ModeBlock(mode) for mode in MODES)

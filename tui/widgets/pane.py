@@ -41,7 +41,9 @@ def set_border_text(widget: Widget, which: str, text: str) -> None:
     """Set ``widget``'s ``border_title`` or ``border_subtitle``, repainting the border's row alone
     where fast paths are on and it has been drawn (before, nothing drawn needs keeping)."""
     outer = widget.outer_size
-    if not (outer and fast_paths.enabled() and textual_compat.can_set_border_text_quietly(widget)):
+    if not (
+        outer and fast_paths.enabled("repaint_without_layout") and textual_compat.can_set_border_text_quietly(widget)
+    ):
         setattr(widget, which, text)
         return
     textual_compat.set_border_text_quietly(widget, which, text)
@@ -68,7 +70,7 @@ class PaneText(Static):
         self.shown = key
         size = self.content_size
         width = self.styles.width
-        if not fast_paths.enabled() or not size.width or (width is not None and width.is_auto):
+        if not fast_paths.enabled("repaint_without_layout") or not size.width or (width is not None and width.is_auto):
             self.update(content)
             return
         self.update(content, layout=False)

@@ -98,7 +98,7 @@ class StatusBar(Widget):
         if info == self.info:
             return
         self.info = info
-        if not fast_paths.enabled() or len(self.render().split("\n")) != self.size.height:
+        if not fast_paths.enabled("repaint_without_layout") or len(self.render().split("\n")) != self.size.height:
             self.refresh(layout=True)
 
     def render(self) -> Text:
