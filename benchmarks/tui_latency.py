@@ -872,7 +872,10 @@ def bench_each_trick(args: argparse.Namespace, sections: list[str]) -> dict[str,
     try:
         launch(args, TEMPLATE.format(op="relu"), fill_bytecode_cache=True)  # warm-up: .pyc, bytecode cache
         quit_in_state(args, "idle")  # warm-up: relu's compile in the run's caches
+        rounds = 0
         for round_ in range(args.launches):
+            if rounds and args.stop_after_s and (time.monotonic() - begin) * (rounds + 1) / rounds > args.stop_after_s:
+                break  # the next round would end past the time given: report the rounds made
             for section in sections:
                 settings = list(samples[section])
                 turn = round_ % len(settings)
@@ -883,6 +886,7 @@ def bench_each_trick(args: argparse.Namespace, sections: list[str]) -> dict[str,
                     except (TerminalError, subprocess.SubprocessError, OSError) as exc:
                         samples[section][setting].append({})
                         errors.append(f"round {round_ + 1}, {section}, {setting}: {str(exc).splitlines()[0]}")
+            rounds += 1
             print(
                 f"[round {round_ + 1}/{args.launches}: {time.monotonic() - begin:.0f} s]", file=sys.stderr, flush=True
             )
@@ -894,7 +898,7 @@ def bench_each_trick(args: argparse.Namespace, sections: list[str]) -> dict[str,
                 os.environ[name] = value
         shutil.rmtree(cache, ignore_errors=True)
     return {
-        "rounds": args.launches,
+        "rounds": rounds,
         "edits": args.edits,
         "seconds": time.monotonic() - begin,
         "all_on": {
@@ -1018,6 +1022,11 @@ def main(argv: list[str] | None = None) -> int:
         choices=("on", "off", "on,off", "each"),
         help="the start-up and latency tricks: on, off, each section with both in turns, or each: all on "
         "and each trick off alone, in turns, on the figures of frame, edit, quit it claims (default on)",
+    )
+    parser.add_argument(
+        "--stop-after-s",
+        type=float,
+        help="with --fast-paths each: start no round that would end past this many seconds (0: none)",
     )
     parser.add_argument("--tricks", help="with --fast-paths each: only these tricks (comma list; default all)")
     parser.add_argument("--out", type=Path)
