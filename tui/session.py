@@ -157,8 +157,8 @@ class LiveSession:
     def measured_together(self, text: str, modes: tuple[str, str]) -> bool:
         return self.state.measured_together(text, modes)
 
-    def shown_measurements(self) -> list[Measurement]:
-        return self.state.shown_measurements()
+    def shown_measurements(self, entry: int = 0) -> list[Measurement]:
+        return self.state.shown_measurements(entry)
 
     def new_id(self) -> str:
         return self.planner.new_id()

@@ -315,11 +315,13 @@ class SessionState:
         one, other = ((normalize(text), self.target(), self.settings.focus_size, mode) for mode in modes)
         return self.book.same_batch(one, other)
 
-    def shown_measurements(self) -> list[Measurement]:
-        """Everything on screen now (sweep rows and the focus rows), once each."""
+    def shown_measurements(self, entry: int = 0) -> list[Measurement]:
+        """Everything on screen now (sweep rows and the focus rows) of the device ``entry``, once each."""
         seen: dict[tuple[str, int, str, str, str], Measurement] = {}
-        sweep = self.sweep.measurements() if self.sweep else []
-        focus = [m for mode in self.modes() if (m := self.shown.get(mode)) is not None]
+        of = self.entries[entry]
+        sweep_results = self.entry_sweep(entry)
+        sweep = sweep_results.measurements() if sweep_results else []
+        focus = [m for mode in self.modes() if (m := of.shown.get(mode)) is not None]
         for m in [*sweep, *focus]:
             seen[(m.chain, m.size, m.mode, m.dtype, m.device)] = m
         return list(seen.values())

@@ -8,6 +8,9 @@ stands in for a box that cannot be reached.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -16,6 +19,7 @@ import pytest
 from tui_helpers import replay_command, wait_for
 
 from probes.link.settings import parse_device_entries
+from tui.screens.exports import export
 from tui.widgets.chart import LogChart
 from tui.widgets.kernel_pane import KernelPane
 from tui.widgets.op_chain_pane import OpChainPane
@@ -61,7 +65,8 @@ async def test_two_boxes_give_two_result_sets_each_named_and_d_switches_the_foll
         )
         assert "b:cuda:0" in (app.query_one(SweepPane).shown_title or "")
         assert "b:cuda:0" in (app.query_one(OpChainPane).shown_title or "")
-        assert app.main.status.said[-1][0] == "the kernel and sweep panes follow b:cuda:0"
+        # said, though a worker's news may have come after it
+        assert "the kernel and sweep panes follow b:cuda:0" in [text for text, _ in app.main.status.said]
         await pilot.press("ctrl+q")
 
 
@@ -171,3 +176,20 @@ async def test_two_local_workers_stand_in_for_two_boxes(make_app, tmp_path: Path
             (view,) = app.session.focus_view(0.0, entry).modes
             assert view.measurement is not None and view.measurement.kernels_per_call == 2
         await pilot.press("ctrl+q")
+
+
+async def test_exports_hold_every_devices_rows_each_naming_its_box(make_app) -> None:
+    replay = shlex.join(replay_command())
+    app = two_box_app(make_app, "cuda:0,b:cuda:0", {"b": replay})
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: both_measured(app), what="both devices' rows")
+        csv_path = export(app.main, "csv")
+        json_path = export(app.main, "json")
+        await pilot.press("ctrl+q")
+    assert csv_path is not None and json_path is not None
+    rows = list(csv.DictReader(io.StringIO(csv_path.read_text())))
+    assert {row["host"] for row in rows} == {"", "b"}  # this machine's worker, and box b's
+    assert {row["mode"] for row in rows if row["host"] == "b"} == {row["mode"] for row in rows if not row["host"]}
+    report = json.loads(json_path.read_text())
+    assert [(d["host"], d["device"]) for d in report["devices"]] == [(None, "cuda:0"), ("b", "cuda:0")]
+    assert {m.get("host") for m in report["results"]} == {None, "b"}

@@ -6,9 +6,11 @@ Every file is written 0600, atomically (``probes.link.state_files.write_private_
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from probes.link.protocol import MAX_NAME_CHARS, DeviceIdentity, Measurement
 from tui import presenter
 from tui.debug_log import log_error
 from tui.screens.pins import still_timing
@@ -23,7 +25,7 @@ def export(screen: MainScreen, kind: str) -> Path | None:
 
     live = screen.live
     session = live.session
-    results = session.shown_measurements()
+    results = measured_on_every_device(screen)
     if not results and kind != "svg":
         screen.message("nothing to export yet: no results", "yellow")
         return None
@@ -41,7 +43,11 @@ def export(screen: MainScreen, kind: str) -> Path | None:
                 device_label=info.label if info else device,
                 torch_version=ready.torch_version if ready else "",
                 peak_gbps=next((m.peak_gbps for m in results if m.peak_gbps), None),
+                host=results[0].host,
+                driver=info.driver if info else None,
             )
+            if len(live.fleet.entries) > 1:
+                rep = dataclasses.replace(rep, devices=identities(screen))
             path = files.write(target, files.to_json(rep))
         elif kind == "csv":
             path = files.write(target, files.to_csv(results))
@@ -59,3 +65,38 @@ def export(screen: MainScreen, kind: str) -> Path | None:
 
 
 SUFFIXES = {"json": ".json", "csv": ".csv", "trace": ".trace.json", "svg": ".svg"}
+
+
+def measured_on_every_device(screen: MainScreen) -> list[Measurement]:
+    """What is on screen for each device entry (``--device`` lists several), each measurement
+    naming the ``--host`` box that measured it: an export holds every device's rows, not only the
+    device the panes follow."""
+    session = screen.live.session
+    return [
+        dataclasses.replace(m, host=entry.host) if entry.host is not None else m
+        for index, entry in enumerate(screen.live.fleet.entries)
+        for m in session.shown_measurements(index)
+    ]
+
+
+def identities(screen: MainScreen) -> list[DeviceIdentity]:
+    """Each device entry with results on screen, as its worker names it (``ProfileReport.devices``)."""
+    live = screen.live
+    found = []
+    for index, (entry, bridge) in enumerate(zip(live.fleet.entries, live.fleet.bridges, strict=True)):
+        ready = bridge.workers.ready
+        shown = live.session.shown_measurements(index)
+        if ready is None or not shown:
+            continue
+        device = shown[0].device
+        info = next((d for d in ready.devices if d.name == device), None)
+        found.append(
+            DeviceIdentity(
+                host=entry.host,
+                device=device,
+                label=(info.label if info else device)[:MAX_NAME_CHARS],
+                torch=ready.torch_version[:MAX_NAME_CHARS],
+                driver=info.driver if info else None,
+            )
+        )
+    return found
