@@ -34,7 +34,7 @@ from probes.link.worker_process import EarlyWorker
 from tui import commands
 from tui.debug_log import log_error
 from tui.driver import driver_class
-from tui.fleet import DeviceFleet, entry_names
+from tui.fleet import DeviceFleet, entry_names, trusted_entries
 from tui.screens.main import UNCONFIRMED, MainScreen
 from tui.session import LiveSession, Timing
 from tui.sixteen_colours import with_sixteen_colours
@@ -94,13 +94,7 @@ class KernelTuiApp(App[int]):
             self.workspace.select_text(chain)
             self.trust.add(chain)  # given on the command line: confirmed
         self.workspace.take(settings or {})  # given on the command line: checked values by name
-        if hosts is not None:
-            self.workspace.hosts = dict(hosts)
-            for name, command in hosts.items():
-                self.trust.add_host(name, command)  # given on the command line: confirmed
-        if devices is not None:
-            self.workspace.take_fleet(devices, self.workspace.hosts)
-        entries = self._trusted_entries(self.workspace.entries())  # SettingError: a host not defined
+        entries = trusted_entries(self.workspace, self.trust, devices, hosts, self.store.notices)
         self.export_dir = export_dir or Path.cwd()
         self.frozen = frozen
         """Tests and snapshots: no clock in the status bar, no cursor blink, no elapsed times."""
@@ -129,18 +123,6 @@ class KernelTuiApp(App[int]):
         self._save_timer: Timer | None = None
         self._quitting = False
         self._exiting = False
-
-    def _trusted_entries(self, entries: list[DeviceEntry]) -> list[DeviceEntry]:
-        """``entries`` less those of a host whose command was never given on a command line here
-        (a workspace file's command is code: it runs once given as ``--host``), said in a notice."""
-        hosts = self.workspace.hosts
-        unknown = sorted({e.host for e in entries if e.host and not self.trust.knows_host(e.host, hosts[e.host])})
-        if not unknown:
-            return entries
-        named = ", ".join(f"{name}={hosts[name]!r}" for name in unknown)
-        self.store.notices.append(f"the workspace's hosts {inert(named)} are not started: give --host to use them")
-        kept = [entry for entry in entries if entry.host not in unknown]
-        return kept or [DeviceEntry(None, self.workspace.settings.device)]
 
     def get_default_screen(self) -> Screen[None]:
         return self.main
