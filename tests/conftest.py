@@ -84,6 +84,8 @@ def pytest_configure(config: pytest.Config) -> None:
 ONE_AT_A_TIME: dict[str, set[str] | None] = {
     # The app in a terminal: each waits seconds at most for a screen, a key or a quit.
     "e2e": None,
+    # But the packaging tests, which install into a venv and wait a minute for their one screen.
+    "e2e/test_packaging.py": set(),
     # Tests that keep the cores busy on purpose.
     "test_baseline_processes.py": {"test_a_heavier_chain_on_a_busy_machine_never_passes_the_gate"},
     "test_engine_truth.py": {"test_a_measurement_under_cpu_load_says_it_is_noisy"},
@@ -91,7 +93,7 @@ ONE_AT_A_TIME: dict[str, set[str] | None] = {
 """Tests that never run beside one another in two processes (``--dist loadgroup``: one
 ``xdist_group``, so one worker runs them in turn): a test that loads the machine on purpose would
 stretch the screen waits of a terminal test into timeouts."""
-ONE_AT_A_TIME_GROUP = "one at a time"
+ONE_AT_A_TIME_GROUP = "one-at-a-time"
 
 
 def _entry(path: Path, table: dict[str, set[str] | None]) -> tuple[str, set[str] | None] | None:
@@ -119,6 +121,7 @@ def _listed(item: pytest.Item, table: dict[str, set[str] | None], name: str) -> 
     return getattr(item, "originalname", item.name) in names
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if _listed(item, END_TO_END, "END_TO_END"):
