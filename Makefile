@@ -77,12 +77,13 @@ profile: $(STAMP)
 
 FAST := -m "not slow and not e2e"
 
-# The fast tier in two processes, then the slow and end-to-end tests one at a time: these measure
-# on the CPU, whose device lock a second process would hold ("waiting for cpu" on stderr, where
-# they expect one line), and their time limits assume the cores to themselves.
+# The fast tier, then the slow and end-to-end tests, each in two processes. Each process keeps its
+# device locks and caches in folders of its own (tests/conftest.py), so one never waits for the
+# other's lock; the tests that must not run beside one another (the app in a terminal, the tests
+# that load the machine on purpose) share one xdist_group, which --dist loadgroup runs in turn.
 test: $(STAMP)
 	@$(call pytest,-n 2 $(FAST))
-	@$(call pytest,-m "slow or e2e")
+	@$(call pytest,-n 2 --dist loadgroup -m "slow or e2e")
 
 # Two processes: the tier's app tests spend much of their time waiting on a replayed worker.
 test-fast: $(STAMP)

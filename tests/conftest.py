@@ -2,10 +2,17 @@
 torch.compile); ``e2e`` tests drive the real program as a separate process: the app in a terminal,
 the worker process, or the headless command that starts one. ``make test-fast`` runs neither; the
 ``e2e`` mark is given here, from one table, so that a new test in these modules is in the right
-tier without a decorator to remember."""
+tier without a decorator to remember.
+
+Each test process (each xdist worker, or the one process of a serial run) keeps kernel-tui's files
+in folders of its own: device locks, peaks, bytecode caches and workspaces of one process never meet
+another's, nor the user's."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -55,27 +62,69 @@ END_TO_END: dict[str, set[str] | None] = {
 }
 
 
-def _entry(path: Path) -> tuple[str, set[str] | None] | None:
-    """The table's entry for a test file: its own, or its folder's."""
+OWN_FOLDERS = ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+"""The folders kernel-tui (through platformdirs) and Textual keep their files under."""
+NAMED_FOLDERS = ("KERNEL_TUI_CACHE_DIR", "KERNEL_TUI_STATE_DIR")
+"""kernel-tui's own variables, which win over the XDG ones: unset, so the user's never apply."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Point this process's XDG folders at a fresh private folder, before any test or worker
+    starts (the worker processes the tests start inherit them). A test that runs two kernel-tuis
+    on one lock gives both the same folder itself."""
+    worker = getattr(config, "workerinput", {}).get("workerid", "main")
+    home = Path(tempfile.mkdtemp(prefix=f"kernel-tui-tests-{worker}-"))
+    for variable in OWN_FOLDERS:
+        os.environ[variable] = str(home / variable.removeprefix("XDG_").lower())
+    for variable in NAMED_FOLDERS:
+        os.environ.pop(variable, None)
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+
+
+ONE_AT_A_TIME: dict[str, set[str] | None] = {
+    # The app in a terminal: each waits seconds at most for a screen, a key or a quit.
+    "e2e": None,
+    # But the packaging tests, which install into a venv and wait a minute for their one screen.
+    "e2e/test_packaging.py": set(),
+    # Tests that keep the cores busy on purpose.
+    "test_baseline_processes.py": {"test_a_heavier_chain_on_a_busy_machine_never_passes_the_gate"},
+    "test_engine_truth.py": {"test_a_measurement_under_cpu_load_says_it_is_noisy"},
+}
+"""Tests that never run beside one another in two processes (``--dist loadgroup``: one
+``xdist_group``, so one worker runs them in turn): a test that loads the machine on purpose would
+stretch the screen waits of a terminal test into timeouts."""
+ONE_AT_A_TIME_GROUP = "one-at-a-time"
+
+
+def _entry(path: Path, table: dict[str, set[str] | None]) -> tuple[str, set[str] | None] | None:
+    """``table``'s entry for a test file: its own, or its folder's."""
     relative = path.relative_to(TESTS)
     for key in (relative.as_posix(), *(parent.as_posix() for parent in relative.parents if parent.parts)):
-        if key in END_TO_END:
-            return key, END_TO_END[key]
+        if key in table:
+            return key, table[key]
     return None
 
 
+def _listed(item: pytest.Item, table: dict[str, set[str] | None], name: str) -> bool:
+    """Whether ``table`` (called ``name`` in errors) lists ``item``: its whole module, its folder,
+    or the test by name (a name the module lacks is an error, not a silent miss)."""
+    path = Path(str(item.path))
+    entry = _entry(path, table) if path.is_relative_to(TESTS) else None
+    if entry is None:
+        return False
+    key, names = entry
+    if names is None:
+        return True
+    missing = sorted(name for name in names if not hasattr(getattr(item, "module", None), name))
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py's {name} names tests {key} does not have: {missing}")
+    return getattr(item, "originalname", item.name) in names
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        path = Path(str(item.path))
-        entry = _entry(path) if path.is_relative_to(TESTS) else None
-        if entry is None:
-            continue
-        key, names = entry
-        if names is None:
+        if _listed(item, END_TO_END, "END_TO_END"):
             item.add_marker(pytest.mark.e2e)
-            continue
-        missing = sorted(name for name in names if not hasattr(getattr(item, "module", None), name))
-        if missing:
-            raise pytest.UsageError(f"tests/conftest.py's END_TO_END names tests {key} does not have: {missing}")
-        if getattr(item, "originalname", item.name) in names:
-            item.add_marker(pytest.mark.e2e)
+        if _listed(item, ONE_AT_A_TIME, "ONE_AT_A_TIME"):
+            item.add_marker(pytest.mark.xdist_group(ONE_AT_A_TIME_GROUP))

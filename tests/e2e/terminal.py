@@ -55,7 +55,10 @@ class Terminal:
         # A shell around the program writes its exit status down: tmux 3.3 often leaves
         # #{pane_dead_status} empty.
         record = ["sh", "-c", '"$@"; echo $? > "$0"', str(self._status_file)]
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
+        # COLUMNS and LINES would win over the pane's size (an xdist worker sets them to 80x24).
+        environment = {
+            k: v for k, v in os.environ.items() if not k.startswith("TMUX") and k not in ("COLUMNS", "LINES")
+        }
         environment.update({"TERM": "xterm-256color", "COLORTERM": "truecolor", **(env or {})})
         self._tmux(
             "new-session",
