@@ -20,7 +20,6 @@ from rich.console import Console
 from rich.text import Text
 
 from probes.link.protocol import (
-    MAX_NAME_CHARS,
     ChainErrorInfo,
     DeviceIdentity,
     Event,
@@ -214,17 +213,7 @@ class ProfileRun:
 
     def identity(self) -> DeviceIdentity | None:
         """The device that measured this run (``ProfileReport.devices``), once its worker answered."""
-        if self.ready is None:
-            return None
-        device = self.device()
-        info = next((d for d in self.ready.devices if d.name == device), None)
-        return DeviceIdentity(
-            host=self.host,
-            device=device or self.ready.default_device,
-            label=self.device_label()[:MAX_NAME_CHARS],
-            torch=self.ready.torch_version[:MAX_NAME_CHARS],
-            driver=info.driver if info else None,
-        )
+        return DeviceIdentity.of(self.host, self.device(), self.ready) if self.ready else None
 
     def report(self) -> ProfileReport:
         return ProfileReport(

@@ -377,6 +377,18 @@ class DeviceIdentity:
     torch: ShortText
     driver: ShortText | None = None
 
+    @classmethod
+    def of(cls, host: str | None, device: str, ready: WorkerReady) -> DeviceIdentity:
+        """``device`` as the worker that said ``ready`` names it, on the ``--host`` box ``host``."""
+        info = next((d for d in ready.devices if d.name == device), None)
+        return cls(
+            host=host,
+            device=device or ready.default_device,
+            label=(info.label if info else "")[:MAX_NAME_CHARS],
+            torch=ready.torch_version[:MAX_NAME_CHARS],
+            driver=info.driver if info else None,
+        )
+
 
 # ---------------------------------------------------------------------------------------------
 # Requests (client -> worker)

@@ -10,7 +10,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from probes.link.protocol import MAX_NAME_CHARS, DeviceIdentity, Measurement
+from probes.link.protocol import DeviceIdentity, Measurement
 from tui import presenter
 from tui.debug_log import log_error
 from tui.screens.pins import still_timing
@@ -46,7 +46,7 @@ def export(screen: MainScreen, kind: str) -> Path | None:
                 host=results[0].host,
                 driver=info.driver if info else None,
             )
-            if len(live.fleet.entries) > 1:
+            if live.fleet.several:
                 rep = dataclasses.replace(rep, devices=identities(screen))
             path = files.write(target, files.to_json(rep))
         elif kind == "csv":
@@ -86,17 +86,6 @@ def identities(screen: MainScreen) -> list[DeviceIdentity]:
     for index, (entry, bridge) in enumerate(zip(live.fleet.entries, live.fleet.bridges, strict=True)):
         ready = bridge.workers.ready
         shown = live.session.shown_measurements(index)
-        if ready is None or not shown:
-            continue
-        device = shown[0].device
-        info = next((d for d in ready.devices if d.name == device), None)
-        found.append(
-            DeviceIdentity(
-                host=entry.host,
-                device=device,
-                label=(info.label if info else device)[:MAX_NAME_CHARS],
-                torch=ready.torch_version[:MAX_NAME_CHARS],
-                driver=info.driver if info else None,
-            )
-        )
+        if ready is not None and shown:
+            found.append(DeviceIdentity.of(entry.host, shown[0].device, ready))
     return found
