@@ -83,8 +83,8 @@ async def test_the_sweep_chart_draws_a_line_per_device_named_in_its_legend(make_
             return session.sweep is not None and other is not None and len(other.results) == 6
 
         await wait_for(pilot, swept, what="both devices' sweeps")
-        await pilot.pause(0.2)
         chart = app.query_one(LogChart)
+        await wait_for(pilot, lambda: len({s.label for s in chart.series}) >= 3, what="the chart drawing both devices")
         assert {s.label for s in chart.series} >= {"cuda:0 eager", "b:cuda:0 eager", "b:cuda:0 compiled"}
         legend = str(chart.render()).splitlines()[0]
         assert "● cuda:0" in legend and "◆ b:cuda:0" in legend
