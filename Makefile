@@ -77,13 +77,13 @@ profile: $(STAMP)
 
 FAST := -m "not slow and not e2e"
 
-# The fast tier, then the slow and end-to-end tests, each in two processes. Each process keeps its
-# device locks and caches in folders of its own (tests/conftest.py), so one never waits for the
-# other's lock; the tests that must not run beside one another (the app in a terminal, the tests
-# that load the machine on purpose) share one xdist_group, which --dist loadgroup runs in turn.
+# The whole suite in one run of two processes: one collection, and the fast tests fill the gaps
+# the slow ones leave. Each process keeps its device locks and caches in folders of its own
+# (tests/conftest.py), so one never waits for the other's lock; the tests that must not run beside
+# one another (the app in a terminal, the tests that load the machine on purpose) share one
+# xdist_group, which --dist loadgroup runs in turn.
 test: $(STAMP)
-	@$(call pytest,-n 2 $(FAST))
-	@$(call pytest,-n 2 --dist loadgroup -m "slow or e2e")
+	@$(call pytest,-n 2 --dist loadgroup)
 
 # Two processes: the tier's app tests spend much of their time waiting on a replayed worker.
 test-fast: $(STAMP)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from probes.engine.sweep import missed_work_reason, run_profile
 from probes.link.kernel_names import is_cpu_work_op
 from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest
@@ -49,6 +51,7 @@ def test_rows_far_below_a_long_call_are_said_to_miss_work() -> None:
     assert missed_work_reason(measurement(10.0, None)) is None
 
 
+@pytest.mark.slow
 def test_a_long_conv1d_row_covers_its_wall_time() -> None:
     events: list[Any] = []
     request = ProfileRequest(id="t", chain=CONV1D, sizes=[30_000], modes=["eager"], device="cpu", reps=1)

@@ -127,6 +127,7 @@ def test_a_thread_that_lets_the_device_go_keeps_another_threads_hold() -> None:
     assert not lock.held and not taken_elsewhere("cpu")
 
 
+@pytest.mark.slow
 def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_without_waiting_for_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -25,6 +25,7 @@ def run_fresh(code: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_a_worker_starts_and_measures_eager_rows_without_importing_dynamo() -> None:
     """The worker's start (device, the memory guard's first meta run) and an eager request
     (meta run, profiled reps, timed reps) used to import Dynamo: a second before the first rows."""

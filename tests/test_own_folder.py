@@ -57,6 +57,7 @@ def test_a_folder_of_planted_modules_runs_none_of_them_and_measures_two_kernels_
     assert sorted(p.name for p in tmp_path.glob("ran.*")) == []
 
 
+@pytest.mark.slow
 def test_a_files_folder_comes_after_the_installed_packages_and_the_measurement_says_so(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()

@@ -9,6 +9,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from tui_helpers import focus_done, recording, replay_command, sweep_done, wait_for
 
 from tui.widgets.status_bar import StatusBar
@@ -67,6 +68,7 @@ async def test_a_sweep_whose_worker_died_says_what_is_missing_once_and_gives_no_
         assert "killed by signal 9" not in str(app.query_one(StatusBar).render())
 
 
+@pytest.mark.slow
 async def test_a_link_that_refuses_says_why_once_counts_down_and_comes_back_by_itself(make_app, tmp_path: Path) -> None:
     """The link refuses twice (as ssh does, exit 255), then lets the replay worker through: the
     status bar says the current attempt's reason once, keeps the settings, and the rows come

@@ -364,6 +364,7 @@ async def test_a_restored_workspace_shows_the_sweep_sizes_it_brings(make_app, tm
         await pilot.press("ctrl+q")
 
 
+@pytest.mark.slow
 async def test_kernel_tui_worker_is_a_worker_the_app_can_reach_through_worker_cmd(tmp_path: Path) -> None:
     """``--worker-cmd "ssh BOX kernel-tui worker"``: the subcommand speaks the worker's protocol on
     stdin/stdout, answers a request and is gone once its client closes."""
