@@ -76,6 +76,9 @@ class MainScreen(Screen[None]):
         self.pins = Pins(self)
         self.comparisons = Comparisons(self)
         self.loop = LiveLoop(self)
+        self.panes_drawn = False
+        """Whether the panes have their first state (``_first_frame``): a focus change before it
+        has nothing to redraw."""
 
     # -- composition -----------------------------------------------------------------------------
 
@@ -105,6 +108,7 @@ class MainScreen(Screen[None]):
             self.notify(notice, severity="warning", timeout=10, markup=False)
         if self.session.held:
             self.message(self.session.held, "yellow")
+        self.panes_drawn = True
         self.loop.render_panes()
         if self.given_source is not None:
             self.source.open(self.given_source, confirmed=True)
@@ -196,7 +200,8 @@ class MainScreen(Screen[None]):
         self.live.schedule_save()
 
     def on_descendant_focus(self) -> None:
-        self.loop.render_panes()  # the hints say which keys work where the focus is now
+        if self.panes_drawn:  # the editor's first focus comes before the first frame
+            self.loop.render_panes()  # the hints say which keys work where the focus is now
 
     def on_descendant_blur(self, event: events.DescendantBlur) -> None:
         """Leaving the editor names a new chain after its text, once (``Workspace.name_once``)."""
