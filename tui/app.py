@@ -118,8 +118,8 @@ class KernelTuiApp(App[int]):
             compile_worker=compile_worker,
             listener=self.main,
         )
-        self.bridge = self.fleet.lead
-        """The first device's bridge (the compare screen's requests go there)."""
+        self.bridge = self.fleet.first
+        """The first device's bridge (the link of the first entry, its restarts)."""
         self._save_timer: Timer | None = None
         self._quitting = False
         self._exiting = False

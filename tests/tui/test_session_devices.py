@@ -46,7 +46,7 @@ def test_a_device_that_is_lost_keeps_its_failure_to_itself() -> None:
     [request] = sends(session.worker_ready(ready(), 0.0))
     session.on_entry_event(1, RequestFailed(request.id, ChainErrorInfo("link", "lost the worker: gone")))
     session.on_entry_event(1, RequestDone(request.id))
-    session.entry_lost(1)
+    session.worker_lost(1)
     assert all(v.failure is not None for v in session.focus_view(0.1, 1).modes)
     assert all(v.failure is None for v in session.focus_view(0.1).modes)
 

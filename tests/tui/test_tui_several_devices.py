@@ -193,3 +193,27 @@ async def test_exports_hold_every_devices_rows_each_naming_its_box(make_app) -> 
     report = json.loads(json_path.read_text())
     assert [(d["host"], d["device"]) for d in report["devices"]] == [(None, "cuda:0"), ("b", "cuda:0")]
     assert {m.get("host") for m in report["results"]} == {None, "b"}
+
+
+async def test_a_first_box_that_cannot_be_reached_holds_up_no_other_and_gets_the_request_when_back(
+    make_app, tmp_path: Path
+) -> None:
+    """The lead is the first device whose worker answers: the second measures while the first is
+    down, and the first, once it answers, is sent what the live size lacks there."""
+    back = tmp_path / "reachable"
+    script = tmp_path / "ssh_gpu2.sh"
+    script.write_text(f"test -e {shlex.quote(str(back))} && exec {shlex.join(replay_command())}\n{DEAD_HOST}\n")
+    app = two_box_app(make_app, "gpu2:cuda:0,cuda:0", {"gpu2": f"sh {shlex.quote(str(script))}"})
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: "gpu2:cuda:0: " in status_text(app), what="the dead box's line")
+        await wait_for(
+            pilot, lambda: all(v.fresh for v in app.session.focus_view(0.0, 1).modes), what="the second's rows"
+        )
+        lines = [line for line in status_text(app).splitlines() if "gpu2" in line]
+        assert len(lines) == 1 and "Connection refused" in lines[0]
+        assert all(v.measurement is None for v in app.session.focus_view(0.0, 0).modes)
+        back.touch()
+        await pilot.press("escape", "ctrl+r")  # the dead box is tried again at once
+        await wait_for(pilot, lambda: both_measured(app), what="the first's rows, once it answers")
+        assert app.session.lead == 0
+        await pilot.press("ctrl+q")
