@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from probes.link.protocol import ProfileRequest, WarmupRequest
 from probes.link.safe_text import inert
-from probes.link.settings import DeviceEntry
+from probes.link.settings import DeviceEntry, SettingError, check_spread
 from probes.link.worker_process import EarlyWorker
 from tui.bridge import WorkerBridge
 
@@ -64,6 +64,23 @@ def trusted_entries(
     notices.append(f"the workspace's hosts {inert(named)} are not started: give --host to use them")
     kept = [entry for entry in entries if entry.host not in unknown]
     return kept or [DeviceEntry(None, workspace.settings.device)]
+
+
+def spread_over(entries: list[DeviceEntry], spread: bool, given: bool, notices: list[str]) -> bool:
+    """Whether a sweep is shared out among ``entries`` (``spread``: ``--spread``, or the
+    workspace's): never with one entry. Entries of mixed kinds are a SettingError where ``given``
+    on this command line (as ``kernel-tui profile`` says it), a line in ``notices`` where the
+    workspace's."""
+    if not spread or len(entries) < 2:
+        return False
+    try:
+        check_spread(entries)
+    except SettingError as exc:
+        if given:
+            raise SettingError(f"--spread: {exc}") from None
+        notices.append(f"the workspace's --spread is off: {exc}")
+        return False
+    return True
 
 
 class DeviceFleet:

@@ -95,6 +95,10 @@ class LiveSession:
 
     settings = _OfState[Settings]()
     timing = _OfState[Timing]()
+    ready = _OfState[WorkerReady | None]()
+    """The lead's worker (``SessionState.lead``); read only, as ``book`` and ``lead`` are."""
+    book = _OfState[RunBook]()
+    lead = _OfState[int]()
     text = _OfState[str]()
     chain = _OfState[str]()
     parse_error = _OfState[ChainErrorInfo | None]()
@@ -115,19 +119,6 @@ class LiveSession:
     @property
     def device(self) -> str | None:
         return self.state.device
-
-    @property
-    def ready(self) -> WorkerReady | None:
-        """The lead's worker (see ``SessionState.lead``)."""
-        return self.state.ready
-
-    @property
-    def book(self) -> RunBook:
-        return self.state.book
-
-    @property
-    def lead(self) -> int:
-        return self.state.lead
 
     @property
     def sweep(self) -> SweepResults | None:
@@ -195,9 +186,8 @@ class LiveSession:
         return s.entries[s.followed].name
 
     def on_entry_event(self, entry: int, event: object) -> list[Effect]:
-        """An event of a request from the workers of device ``entry``, not the lead (whose events
-        are ``on_event``'s, which decides what runs next). Kept, never acted on, but for the line
-        naming what a spread sweep's part there left unmeasured."""
+        """An event of device ``entry``, not the lead (``on_event``'s): kept, never acted on, but
+        for the line naming what a spread sweep's part there left unmeasured."""
         s = self.state
         book = s.entries[entry].book
         if isinstance(event, Progress):
@@ -248,8 +238,8 @@ class LiveSession:
         return self.planner.cancel_outdated() + self.planner.plan(now)
 
     def worker_ready(self, ready: WorkerReady, now: float, entry: int = 0) -> list[Effect]:
-        """The worker of device ``entry`` is ready: it leads when it is the first ready (what the
-        live size lacks is sent), else it is sent what the live size lacks on it."""
+        """Device ``entry``'s worker is ready: sent what the live size lacks there (all it lacks
+        where it leads, as the first ready)."""
         s = self.state
         effects: list[Effect] = []
         names = [d.name for d in ready.devices]
@@ -271,9 +261,8 @@ class LiveSession:
         return effects + self.planner.plan(now)
 
     def worker_lost(self, entry: int = 0) -> list[Effect]:
-        """The worker of device ``entry`` is gone (failed to start, or given up): nothing runs
-        there any more and nothing is sent to it until it is ready again (``worker_ready``). When
-        it led, the next ready device leads (``tick()`` sends what it lacks)."""
+        """The worker of device ``entry`` is gone (failed to start, given up): nothing runs or is
+        sent there until it is ready again. Where it led, the next ready one leads (``tick()``)."""
         s = self.state
         of = s.entries[entry]
         leads = entry == s.lead
@@ -336,8 +325,7 @@ class LiveSession:
         self.planner.track(request, "other", now)
 
     def on_event(self, event: object, now: float, entry: int = 0) -> list[Effect]:
-        """An event of a request from the workers of device ``entry`` (the lead's decide what
-        runs next; another's are ``on_entry_event``'s)."""
+        """An event of device ``entry``'s workers (the lead's decide what runs next)."""
         s = self.state
         if entry != s.lead:
             return self.on_entry_event(entry, event)
