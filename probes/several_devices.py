@@ -2,7 +2,7 @@
 
 Two ways, one entry point (``measure_several``): side by side, every entry measuring the whole
 sweep, each entry's tables under its name and a side-by-side summary; or ``--spread``, the sweep's
-(size, mode) pairs shared out among the entries (``share_out``), measured in parallel and merged
+(size, mode) pairs shared out among the entries (``probes.link.spread.share_out``), measured in parallel and merged
 back in size and mode order into one result set, each measurement saying which entry measured it.
 Each entry is a worker of its own (``probes.profile_run.measure_in_worker``), on this machine or on
 a ``--host`` box; one that cannot be reached or drops is one line naming it, the others go on.
@@ -11,13 +11,11 @@ a ``--host`` box; one that cannot be reached or drops is one line naming it, the
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime
 import io
 import json
 import platform
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -25,7 +23,8 @@ from rich.console import Console
 from probes.link.protocol import Measurement, ProfileReport, ProfileRequest
 from probes.link.report_tables import SIDE_BY_SIDE_LEGEND, plain, print_size, print_sweep, side_by_side_table
 from probes.link.settings import DeviceEntry
-from probes.link.summary import format_size, sizes_measured
+from probes.link.spread import Pair, not_measured_text, share_out, share_requests
+from probes.link.summary import sizes_measured
 from probes.profile_run import (
     EXIT_FAILED,
     EXIT_MEASURED,
@@ -35,51 +34,6 @@ from probes.profile_run import (
     inert_json,
     measure_in_worker,
 )
-
-Pair = tuple[int, str]
-"""One (size, mode) of a sweep."""
-
-COMPILE_COST = 20.0
-"""What a compiled pair is expected to cost, in eager measurements: a compile takes seconds at any
-size, where an eager measurement's reps are sized to a fraction of a second."""
-SIZE_COST = 1e8
-"""The size N whose inputs and reps are expected to cost as much again as a small eager
-measurement: making inputs and running reps grow with N."""
-
-
-def expected_cost(size: int, mode: str) -> float:
-    """A (size, mode) pair's expected time, in eager measurements of a small size: rough, as it
-    only has to rank the pairs (``share_out``)."""
-    return (1.0 if mode == "eager" else COMPILE_COST) + size / SIZE_COST
-
-
-def share_out(pairs: Iterable[Pair], count: int) -> list[list[Pair]]:
-    """The pairs shared out among ``count`` devices, greedily by expected cost: the costliest
-    first, each to the device with the least expected work so far (ties to the first device).
-
-    Greedy rather than round-robin because the costs are lopsided: a compiled pair costs tens of
-    eager ones, and round-robin over a sweep's size-major order (eager, compiled, eager, ...)
-    would give every compile to the same device of two. Each device's pairs keep the sweep's order."""
-    ordered = list(pairs)
-    shares: list[list[Pair]] = [[] for _ in range(count)]
-    loads = [0.0] * count
-    for pair in sorted(ordered, key=lambda p: -expected_cost(*p)):
-        least = min(range(count), key=lambda index: loads[index])
-        shares[least].append(pair)
-        loads[least] += expected_cost(*pair)
-    return [sorted(share, key=ordered.index) for share in shares]
-
-
-def share_requests(request: ProfileRequest, share: list[Pair], tag: str) -> list[ProfileRequest]:
-    """One device's share as requests: the sizes that take the same modes in one request each."""
-    sizes_by_modes: dict[tuple[str, ...], list[int]] = {}
-    for size in dict.fromkeys(size for size, _ in share):
-        modes = tuple(mode for mode in request.modes if (size, mode) in share)
-        sizes_by_modes.setdefault(modes, []).append(size)
-    return [
-        dataclasses.replace(request, id=f"{request.id}-{tag}-{index}", sizes=sizes, modes=list(modes))
-        for index, (modes, sizes) in enumerate(sizes_by_modes.items())
-    ]
 
 
 def measure_several(
@@ -190,8 +144,7 @@ def _measure_spread(job: _Job) -> int:
     for share, entry_runs, entry in zip(shares, runs_by_entry, entries, strict=True):
         left = _not_measured(share, entry_runs)
         if left:
-            where = ", ".join(f"{mode} N={format_size(size)}" for size, mode in left)
-            err.print(failure_line(None, None, f"not measured: {where}", str(entry)), highlight=False, soft_wrap=True)
+            err.print(failure_line(None, None, not_measured_text(left), str(entry)), highlight=False, soft_wrap=True)
         missing += left
     runs = [run for entry_runs in runs_by_entry for run in entry_runs]
     results = sorted((m for run in runs for m in run.results), key=lambda m: pairs.index((m.size, m.mode)))

@@ -18,7 +18,7 @@ import pytest
 from probes.cli import main
 from probes.link.protocol import ProfileReport, ProfileRequest
 from probes.link.settings import DeviceEntry, SettingError, check_device, check_hosts, parse_device_entries
-from probes.several_devices import share_out, share_requests
+from probes.link.spread import share_out, share_requests
 
 CHAIN = "(a + b).relu()"
 SECOND_BOX = f"b={shlex.join([sys.executable, '-P', '-m', 'probes.engine.worker'])}"

@@ -1,7 +1,7 @@
 """``kernel-tui``: the app, or ``kernel-tui profile ...`` (headless, no textual imported).
 
 kernel-tui [CHAIN | FILE.py:NAME] [--input DECL ...] [--device [HOST:]DEVICE,...] [--host NAME=CMD ...] [--sizes ...]
-           [--dtype fp32|bf16|fp16] [--modes eager,compiled] [--n SIZE] [--reps N] [--grad]
+           [--dtype fp32|bf16|fp16] [--modes eager,compiled] [--n SIZE] [--reps N] [--grad] [--spread]
            [--worker-cmd CMD] [--workspace FILE] [--replay REPORT.json ...] [--export-dir DIR]
 kernel-tui profile CHAIN [...]      # tables or JSON, no TUI (see kernel-tui profile --help)
 kernel-tui demo [--device cpu|cuda:N] [--dtype ...] [--reps N] [--worker-cmd CMD] [--replay REPORT.json ...]
@@ -49,13 +49,16 @@ EXPORT_DIR_HELP = (
     "checkout, as with 'make run', the exports folder of kernel-tui's user data directory, e.g. "
     "~/.local/share/kernel-tui/exports); each saved file is shown with its full path"
 )
-APP_SETTINGS = ("device", "sizes", "dtype", "modes", "focus_size", "reps", "grad")
+APP_SETTINGS = ("device", "sizes", "dtype", "modes", "focus_size", "reps", "grad", "spread")
 """The settings ``kernel-tui`` takes flags for (``probes.link.settings.FLAGS``); the others keep
 the workspace's values."""
 APP_NOTES = {
     "device": "or a comma list of [HOST:]DEVICE, e.g. cpu,gpu2:cuda (HOST from --host), each measured by its own "
     "worker in parallel, shown side by side (d switches the device the details follow)",
     "sizes": "without --n the first is also the size measured on every edit",
+    "spread": "each point of the sweep's table and chart marked with its device; the size measured on every "
+    "edit goes to the first device that answers alone; kept with the device list (--device without --spread "
+    "measures side by side)",
     "modes": "the app shows one or two side by side: eager, a compiled mode, eager and a compiled mode "
     "(eager,compiled), or a compiled mode and dynamic (compiled,dynamic)",
 }
@@ -177,6 +180,8 @@ def build_app(argv: list[str]) -> KernelTuiApp:  # imported lazily
 
         given = _given(parser, args, tuple(name for name in APP_SETTINGS if name != "device"))
         fleet = _fleet(parser, args)
+        if fleet[0] is not None:
+            given.setdefault("spread", False)  # a device list is given with the way it is measured
         if "modes" in given:
             try:
                 modes_toggle(given["modes"])
@@ -203,8 +208,8 @@ def build_app(argv: list[str]) -> KernelTuiApp:  # imported lazily
             )
         except WorkspaceRefused as exc:
             parser.exit(2, f"kernel-tui: {exc}\n")
-        except SettingError as exc:  # a device of a host neither --host nor the workspace defines
-            parser.error(str(exc))
+        except SettingError as exc:  # a device of a host neither --host nor the workspace defines; --spread
+            parser.error(str(exc))  # over devices of mixed kinds
 
 
 def _source(args: argparse.Namespace) -> SourceRef | None:  # imported lazily

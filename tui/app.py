@@ -34,7 +34,7 @@ from probes.link.worker_process import EarlyWorker
 from tui import commands
 from tui.debug_log import log_error
 from tui.driver import driver_class
-from tui.fleet import DeviceFleet, entry_names, trusted_entries
+from tui.fleet import DeviceFleet, entry_names, spread_over, trusted_entries
 from tui.screens.main import UNCONFIRMED, MainScreen
 from tui.session import LiveSession, Timing
 from tui.sixteen_colours import with_sixteen_colours
@@ -100,7 +100,8 @@ class KernelTuiApp(App[int]):
         """Tests and snapshots: no clock in the status bar, no cursor blink, no elapsed times."""
         self.autosave = autosave
         self.session = LiveSession(self.workspace.settings, inert(self.workspace.chain.text), timing=timing)
-        self.session.set_entries(entry_names(entries))
+        spread = spread_over(entries, self.workspace.settings.spread, "spread" in (settings or {}), self.store.notices)
+        self.session.set_entries(entry_names(entries), spread=spread)
         if source is not None:
             self.session.hold(f"opening {inert(source.label)}")  # the chain waits: the file is what was asked for
         elif not self.trust.knows(self.workspace.chain.text):
@@ -118,8 +119,8 @@ class KernelTuiApp(App[int]):
             compile_worker=compile_worker,
             listener=self.main,
         )
-        self.bridge = self.fleet.lead
-        """The first device's bridge (the compare screen's requests go there)."""
+        self.bridge = self.fleet.first
+        """The first device's bridge (the link of the first entry, its restarts)."""
         self._save_timer: Timer | None = None
         self._quitting = False
         self._exiting = False

@@ -1,13 +1,14 @@
 """The devices the app measures side by side (``--device cpu,b:cpu``): one worker bridge per entry,
 and the one place a request goes out to all of them.
 
-The live session (``tui.session.LiveSession``) decides once what to measure; ``DeviceFleet.send``
-hands the same request to every entry, its device swapped for the entry's, under the same id (each
-entry has workers of its own, so ids never clash), and ``cancel`` stops it everywhere. Each
-bridge tags its messages with its entry (``tui.bridge.FromEntry``): the first entry's feed the
-session's loop as a single device always has, the others' are kept per entry
-(``LiveSession.on_entry_event``). With one entry the fleet is that entry's bridge and nothing more.
-The first entry leads: while its worker cannot be reached the session sends nothing, to any entry.
+The live session (``tui.session.LiveSession``) decides once what to measure and where;
+``DeviceFleet.send`` hands a request to the entries it names, its device swapped for each entry's,
+under the same id (each entry has workers of its own, so ids never clash), and ``cancel`` stops it
+everywhere. Each bridge tags its messages with its entry (``tui.bridge.FromEntry``): the lead's
+(the first entry whose worker is ready) feed the session's loop as a single device always has, the
+others' are kept per entry (``LiveSession.on_entry_event``). So a first box that cannot be reached
+holds up no other, and gets what it lacks once it answers. With one entry the fleet is that
+entry's bridge and nothing more.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from probes.link.protocol import ProfileRequest, WarmupRequest
 from probes.link.safe_text import inert
-from probes.link.settings import DeviceEntry
+from probes.link.settings import DeviceEntry, SettingError, check_spread
 from probes.link.worker_process import EarlyWorker
 from tui.bridge import WorkerBridge
 
@@ -65,6 +66,23 @@ def trusted_entries(
     return kept or [DeviceEntry(None, workspace.settings.device)]
 
 
+def spread_over(entries: list[DeviceEntry], spread: bool, given: bool, notices: list[str]) -> bool:
+    """Whether a sweep is shared out among ``entries`` (``spread``: ``--spread``, or the
+    workspace's): never with one entry. Entries of mixed kinds are a SettingError where ``given``
+    on this command line (as ``kernel-tui profile`` says it), a line in ``notices`` where the
+    workspace's."""
+    if not spread or len(entries) < 2:
+        return False
+    try:
+        check_spread(entries)
+    except SettingError as exc:
+        if given:
+            raise SettingError(f"--spread: {exc}") from None
+        notices.append(f"the workspace's --spread is off: {exc}")
+        return False
+    return True
+
+
 class DeviceFleet:
     """The bridges of the device entries, first one first (see the module doc)."""
 
@@ -106,8 +124,8 @@ class DeviceFleet:
                     worker.kill()
 
     @property
-    def lead(self) -> WorkerBridge:
-        """The first entry's bridge: the one a single device has, and the compare screen uses."""
+    def first(self) -> WorkerBridge:
+        """The first entry's bridge: the one a single device has."""
         return self.bridges[0]
 
     @property
@@ -120,11 +138,17 @@ class DeviceFleet:
             if entry in (None, index):
                 bridge.start()
 
-    def send(self, request: ProfileRequest | WarmupRequest) -> None:
-        """``request`` to every entry, on that entry's device."""
-        self.lead.send(request)
-        for entry, bridge in zip(self.entries[1:], self.bridges[1:], strict=True):
-            bridge.send(dataclasses.replace(request, device=entry.device))
+    def send(
+        self,
+        request: ProfileRequest | WarmupRequest,
+        entries: tuple[int, ...] = (0,),
+        reply_to: MessagePump | None = None,
+    ) -> None:
+        """``request`` to each of ``entries``, on that entry's device (the first's is the
+        request's own: the settings' device); its events to ``reply_to`` (default: the listener)."""
+        for index in entries:
+            device = self.entries[index].device
+            self.bridges[index].send(request if index == 0 else dataclasses.replace(request, device=device), reply_to)
 
     def cancel(self, request_id: str) -> None:
         for bridge in self.bridges:

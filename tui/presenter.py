@@ -124,6 +124,8 @@ def followed_views(session: LiveSession, now: float) -> tuple[FocusView, SweepVi
     if len(names) < 2:
         return focus, sweep
     devices = tuple(session.focus_view(now, entry) for entry in range(len(names)))
+    if sweep.spread:  # one sweep, each point naming its device
+        return dataclasses.replace(focus, devices=devices), sweep
     sweeps = tuple((name, session.state.entry_sweep(entry)) for entry, name in enumerate(names))
     return dataclasses.replace(focus, devices=devices), dataclasses.replace(sweep, devices=sweeps)
 

@@ -77,6 +77,9 @@ class SweepResults:
 
     run: Run
     results: dict[tuple[int, str], Measurement] = field(default_factory=dict)
+    measured_by: dict[tuple[int, str], int] = field(default_factory=dict)
+    """The device entry that measured each (size, mode), in a sweep spread over several
+    (``merged_sweep``); empty otherwise."""
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -86,8 +89,10 @@ class SweepResults:
     def sizes(self) -> tuple[int, ...]:
         return tuple(self.run.request.sizes)
 
-    def measurements(self) -> list[Measurement]:
-        return sorted(self.results.values(), key=lambda m: (m.size, MODES.index(m.mode) if m.mode in MODES else 9))
+    def measurements(self, entry: int | None = None) -> list[Measurement]:
+        """In size and mode order; those ``entry`` measured alone, given one, in a spread sweep."""
+        found = [m for pair, m in self.results.items() if entry is None or self.measured_by.get(pair, entry) == entry]
+        return sorted(found, key=lambda m: (m.size, MODES.index(m.mode) if m.mode in MODES else 9))
 
     def at(self, size: int, mode: str) -> Measurement | None:
         return self.results.get((size, mode))
@@ -96,6 +101,41 @@ class SweepResults:
         """Same chain, target and modes; a sweep may cover more sizes than asked now."""
         run = self.run
         return run.chain == chain and run.target == target and self.modes == modes and set(sizes) <= set(self.sizes)
+
+
+@dataclass(frozen=True)
+class SweepSent:
+    """A sweep as it went out: the whole request, and each device entry's part of it (``(entry,
+    request id)``: the whole request on each, or with ``spread`` each entry's share of its pairs,
+    ``probes.link.spread``)."""
+
+    request: ProfileRequest
+    parts: tuple[tuple[int, str], ...]
+    spread: bool = False
+
+
+def merged_sweep(request: ProfileRequest, parts: list[tuple[int, SweepResults]]) -> SweepResults:
+    """The entries' parts of a spread sweep as one sweep of ``request``: every part's rows, each
+    (size, mode) with the entry that measured it; running until every part is done, stopped when
+    any was."""
+    runs = [part.run for _, part in parts]
+    first = runs[0]
+    run = Run(
+        request,
+        "sweep",
+        first.chain,
+        first.target,
+        first.started,
+        failures=[failure for r in runs for failure in r.failures],
+        cancelled=any(r.cancelled for r in runs),
+        done=all(r.done for r in runs),
+        measured={pair for r in runs for pair in r.measured},
+    )
+    merged = SweepResults(run)
+    for entry, part in parts:
+        merged.results.update(part.results)
+        merged.measured_by.update(dict.fromkeys(part.results, entry))
+    return merged
 
 
 RunKind = Literal["focus", "sweep", "other"]

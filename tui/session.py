@@ -27,11 +27,14 @@ The rules:
   chain: its keys are measured again once a worker is ready (rows come when the link is back),
   once; the status bar says why (``tui.link_state``), not the panes. A worker's own failure is said
   where its run's rows go (the kernel or the sweep pane), not again in the status bar;
-- with several devices (``--device cpu,b:cpu``) the first one's events drive every rule above, and
-  each request goes to every device (``tui.fleet``); the others' events are only kept, per device
-  and under the same keys (``on_entry_event``), so that a device that is slow, unreachable or gone
-  holds nothing up. The views can be asked for any device; ``follow_next()`` moves the one the
-  panes show.
+- with several devices (``--device cpu,b:cpu``) the lead's events drive every rule above: the
+  first device whose worker is ready, so that a box that cannot be reached holds nothing up. Each
+  request goes to every device not down (``tui.fleet``); the others' events are only kept, per
+  device and under the same keys (``on_entry_event``). A device whose worker is ready again is
+  sent what the live size lacks there. With ``--spread`` the live size goes to the lead alone and
+  a sweep's pairs are shared out among the devices (``tui.session_devices``); a device that drops
+  out of it says which pairs it leaves unmeasured. The views can be asked for any device;
+  ``follow_next()`` moves the one the panes show.
 """
 
 from __future__ import annotations
@@ -53,9 +56,10 @@ from probes.link.protocol import (
 from probes.link.settings import Settings
 from probes.link.summary import format_size
 from tui.runs import MeasureKey, RunBook, SweepResults, Target
+from tui.session_devices import undone_notices
 from tui.session_effects import Cancel, Effect, Notice, Send, WakeAt
 from tui.session_plan import RequestPlanner
-from tui.session_state import SWEEPS_KEPT, EntryBook, SessionState, Timing
+from tui.session_state import EntryBook, SessionState, Timing
 from tui.views import FocusView, SweepView, WorkerActivity
 
 __all__ = ["Cancel", "Effect", "LiveSession", "Notice", "Send", "Timing", "WakeAt"]
@@ -92,11 +96,13 @@ class LiveSession:
     settings = _OfState[Settings]()
     timing = _OfState[Timing]()
     ready = _OfState[WorkerReady | None]()
+    """The lead's worker (``SessionState.lead``); read only, as ``book`` and ``lead`` are."""
+    book = _OfState[RunBook]()
+    lead = _OfState[int]()
     text = _OfState[str]()
     chain = _OfState[str]()
     parse_error = _OfState[ChainErrorInfo | None]()
     source = _OfState[SourceRef | None]()
-    book = _OfState[RunBook]()
     held = _OfState[str | None]()
     why_stale = _OfState[str]()
     warmed = _OfState[bool]()
@@ -165,13 +171,13 @@ class LiveSession:
 
     # -- several devices ------------------------------------------------------------------------
 
-    def set_entries(self, names: list[str]) -> None:
-        """Measure on the device entries ``names`` (the first is this session's own book): every
-        request goes to each, their results kept apart (``on_entry_event``)."""
+    def set_entries(self, names: list[str], *, spread: bool = False) -> None:
+        """Measure on the device entries ``names``, their results kept apart (``on_entry_event``);
+        ``spread``: share each sweep out among them (devices of one kind, ``--spread``)."""
         s = self.state
-        s.entries[0].name = names[0]
-        s.entries[1:] = [EntryBook(name, RunBook(), {}, {}, {}) for name in names[1:]]
+        s.entries = [EntryBook(name) for name in names]
         s.followed = 0
+        s.spread = spread and len(names) > 1
 
     def follow_next(self) -> str:
         """The kernel and sweep panes show the next device entry; its name."""
@@ -179,32 +185,25 @@ class LiveSession:
         s.followed = (s.followed + 1) % len(s.entries)
         return s.entries[s.followed].name
 
-    def on_entry_event(self, entry: int, event: object) -> None:
-        """An event of a request from the workers of device ``entry`` (not the first: its events
-        are ``on_event``'s, which decides what runs next). Kept, never acted on: every entry
-        measures what the first one's loop sends."""
+    def on_entry_event(self, entry: int, event: object) -> list[Effect]:
+        """An event of device ``entry``, not the lead (``on_event``'s): kept, never acted on, but
+        for the line naming what a spread sweep's part there left unmeasured."""
         s = self.state
         book = s.entries[entry].book
         if isinstance(event, Progress):
             book.progress(event)
         elif isinstance(event, MeasurementResult):
-            if book.result(event) is not None:
-                sweep = s.entries[entry].sweeps.get(event.id)
-                if sweep is not None:
-                    sweep.results[(event.measurement.size, event.measurement.mode)] = event.measurement
-                s.sync_shown()
+            run = book.result(event)
+            sweep = s.sweep_of(run, entry) if run is not None else None
+            if sweep is not None:
+                sweep.results[(event.measurement.size, event.measurement.mode)] = event.measurement
+            s.sync_shown()
         elif isinstance(event, RequestFailed):
             book.failure(event)
         elif isinstance(event, RequestDone):
-            book.done(event)
-
-    def entry_lost(self, entry: int) -> None:
-        """The workers of device ``entry`` (not the first) are gone: none of its runs goes on."""
-        book = self.state.entries[entry].book
-        for run in book.runs.values():
-            run.done = True
-        book.runs.clear()
-        book.pending.clear()
+            run = book.done(event)
+            return list(undone_notices(s, entry, [run])) if run is not None else []
+        return []
 
     # -- events --------------------------------------------------------------------------------
 
@@ -238,35 +237,47 @@ class LiveSession:
         s.sync_shown()
         return self.planner.cancel_outdated() + self.planner.plan(now)
 
-    def worker_ready(self, ready: WorkerReady, now: float) -> list[Effect]:
+    def worker_ready(self, ready: WorkerReady, now: float, entry: int = 0) -> list[Effect]:
+        """Device ``entry``'s worker is ready: sent what the live size lacks there (all it lacks
+        where it leads, as the first ready)."""
         s = self.state
         effects: list[Effect] = []
         names = [d.name for d in ready.devices]
         wanted = s.settings.device
-        if wanted is not None and wanted not in names:
+        of = s.entries[entry]
+        of.ready, of.down = ready, False
+        of.book.failed = {key: f for key, f in of.book.failed.items() if f.error.kind != "link"}
+        if s.lead != entry:
+            return self.planner.catch_up(entry, now)
+        if wanted is not None and wanted not in names and entry == 0:  # the settings' device is the first's
             cuda = next((n for n in names if n.startswith("cuda")), None)
             if wanted == "cuda" and cuda is not None:
                 s.settings = dataclasses.replace(s.settings, device=cuda)
             else:
                 s.settings = dataclasses.replace(s.settings, device=None)
                 effects.append(Notice(f"device {wanted} is not available here; using {ready.default_device}", "yellow"))
-        s.ready = ready
         s.warmed = False
         s.warmup = None
         return effects + self.planner.plan(now)
 
-    def worker_lost(self) -> None:
-        """The worker is gone (lost, failed to start, or stopped): nothing is running any more, and
-        nothing is sent until a worker is ready again (``worker_ready``)."""
+    def worker_lost(self, entry: int = 0) -> list[Effect]:
+        """The worker of device ``entry`` is gone (failed to start, given up): nothing runs or is
+        sent there until it is ready again. Where it led, the next ready one leads (``tick()``)."""
         s = self.state
-        s.ready = None
-        if any(not sweep.run.done and not sweep.run.cancelled for sweep in s.sweeps.values()):
+        of = s.entries[entry]
+        leads = entry == s.lead
+        if leads and any(not sweep.run.done and not sweep.run.cancelled for sweep in of.sweeps.values()):
             s.sweep_lost = True
-        for run in s.book.runs.values():
+        ended = list(of.book.runs.values())
+        for run in ended:
             run.done = True
-        s.book.runs.clear()
-        s.book.pending.clear()
-        s.warmup = None
+        of.book.runs.clear()
+        of.book.pending.clear()
+        of.ready, of.down = None, True
+        if leads:
+            s.warmed = False
+            s.warmup = None
+        return list(undone_notices(s, entry, ended))
 
     def hold(self, reason: str) -> None:
         """Run nothing until the next edit, ``run_now()`` or sweep (the views say ``reason``)."""
@@ -298,12 +309,8 @@ class LiveSession:
         s.held = None
         effects = self.planner.cancel(lambda run: run.kind in ("focus", "sweep"))
         request = self.planner.request(list(s.settings.sizes), list(s.settings.modes))
-        s.sweeps.pop(s.chain, None)
-        s.sweeps[s.chain] = SweepResults(self.planner.track(request, "sweep", now))
-        while len(s.sweeps) > SWEEPS_KEPT:
-            del s.sweeps[next(iter(s.sweeps))]
         s.sweep_lost = False
-        return [*effects, *self.planner.preempt_warmup(), Send(request)]
+        return [*effects, *self.planner.preempt_warmup(), *self.planner.send_sweep(request, now)]
 
     def stop(self) -> list[Effect]:
         """Cancel everything running; nothing runs again until the next edit or ``run_now()``."""
@@ -317,9 +324,11 @@ class LiveSession:
         """Remember a request sent by someone else (the compare screen), so its rows are cached."""
         self.planner.track(request, "other", now)
 
-    def on_event(self, event: object, now: float) -> list[Effect]:
-        """An event of a request from the worker."""
+    def on_event(self, event: object, now: float, entry: int = 0) -> list[Effect]:
+        """An event of device ``entry``'s workers (the lead's decide what runs next)."""
         s = self.state
+        if entry != s.lead:
+            return self.on_entry_event(entry, event)
         if isinstance(event, Progress):
             s.book.progress(event)
         elif isinstance(event, MeasurementResult):
@@ -327,7 +336,7 @@ class LiveSession:
             m = event.measurement
             if run is not None:
                 s.relinked.discard((run.chain, run.target, m.size, m.mode))
-            sweep = s.sweep_of(run) if run is not None else None
+            sweep = s.sweep_of(run, entry) if run is not None else None
             if sweep is not None:
                 sweep.results[(m.size, m.mode)] = m
             s.sync_shown()
@@ -350,7 +359,7 @@ class LiveSession:
         run = s.book.runs.get(event.id)
         if run is not None and event.error.kind == "link":
             keys = set(run.keys())
-            if s.sweep_of(run) is not None:
+            if s.sweep_of(run, s.lead) is not None:
                 s.sweep_lost = True
             if not keys & s.relinked:
                 s.relinked |= keys  # not the chain's doing: measured again once the link is back
@@ -372,7 +381,7 @@ class LiveSession:
         run = s.book.done(event)
         if run is None:
             return []
-        effects: list[Effect] = []
+        effects: list[Effect] = [*undone_notices(s, s.lead, [run])]
         if s.is_current(run) and any(mode != "eager" for mode in run.request.modes):
             s.compile_backoff = max(1.0, s.compile_backoff * 0.8)  # a compile that counted
         if s.is_current(run) and not run.failures and not s.running():

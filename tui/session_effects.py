@@ -13,6 +13,8 @@ from probes.link.protocol import ProfileRequest, WarmupRequest
 @dataclass(frozen=True)
 class Send:
     request: ProfileRequest | WarmupRequest
+    entries: tuple[int, ...] = (0,)
+    """The device entries it goes to (``tui.fleet``), each on its own device."""
 
 
 @dataclass(frozen=True)

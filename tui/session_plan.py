@@ -7,10 +7,11 @@ No textual, no torch.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from probes.link.protocol import ProfileRequest, WarmupRequest
-from tui.runs import Run, RunKind, SweepResults, Target
+from tui.runs import MeasureKey, Run, RunKind, SweepResults, SweepSent, Target
+from tui.session_devices import sweep_parts
 from tui.session_effects import Cancel, Effect, Send, WakeAt
 from tui.session_state import SWEEPS_KEPT, SessionState
 
@@ -31,20 +32,36 @@ class RequestPlanner:
             self.new_id(), s.text, s.settings, sizes=sizes, modes=modes, early_rows=early_rows, source=s.source
         )
 
-    def track(self, request: ProfileRequest, kind: RunKind, now: float) -> Run:
-        """Book ``request`` as sent (the first entry's run, returned) and as sent to every other
-        device entry, under the same keys."""
+    def track(self, request: ProfileRequest, kind: RunKind, now: float, entries: Iterable[int] | None = None) -> None:
+        """Book ``request`` as sent to the device ``entries`` (by default the lead alone), under
+        the same keys on each."""
         s = self.state
         if s.compiles_apart and "eager" in request.modes and len(request.modes) > 1:
             s.split.add(request.id)
         target = Target(request.device or s.device, request.dtype, request.reps, request.grad)
-        for entry in s.entries[1:]:
-            run = entry.book.track(request, kind, target, now)
+        for entry in [s.lead] if entries is None else entries:
+            run = s.entries[entry].book.track(request, kind, target, now)
             if kind == "sweep":
-                entry.sweeps[request.id] = SweepResults(run)
-                while len(entry.sweeps) > SWEEPS_KEPT:
-                    del entry.sweeps[next(iter(entry.sweeps))]
-        return s.book.track(request, kind, target, now)
+                s.entries[entry].sweeps[request.id] = SweepResults(run)
+
+    def send_sweep(self, request: ProfileRequest, now: float) -> list[Effect]:
+        """The sweep ``request`` to every entry a request goes to (its pairs shared out among them
+        where the sweep is spread), booked as this text's sweep."""
+        s = self.state
+        parts = sweep_parts(s, request, s.sending_to())
+        for entry, part in parts:
+            self.track(part, "sweep", now, [entry])
+        s.sweeps.pop(s.chain, None)
+        spread = any(part is not request for _, part in parts)
+        s.sweeps[s.chain] = SweepSent(request, tuple((entry, part.id) for entry, part in parts), spread)
+        while len(s.sweeps) > SWEEPS_KEPT:
+            del s.sweeps[next(iter(s.sweeps))]
+        kept = {(entry, rid) for sent in s.sweeps.values() for entry, rid in sent.parts}
+        for index, of in enumerate(s.entries):
+            of.sweeps = {rid: part for rid, part in of.sweeps.items() if (index, rid) in kept}
+        if spread:
+            return [Send(part, (entry,)) for entry, part in parts]
+        return [Send(request, tuple(entry for entry, _ in parts))]
 
     def cancel(self, which: Callable[[Run], bool]) -> list[Effect]:
         """Cancel the runs ``which`` picks on every entry (one entry may still run a request
@@ -85,12 +102,39 @@ class RequestPlanner:
         if now_modes:
             modes = now_modes + self._eager_beside(now_modes)
             request = self.request([s.settings.focus_size], modes, early_rows=True)
-            self.track(request, "focus", now)
-            effects += [*self.preempt_warmup(), Send(request)]
+            entries = self._lacking(modes, [s.lead] if s.spread else s.sending_to())
+            self.track(request, "focus", now, entries)
+            effects += [*self.preempt_warmup(), Send(request, tuple(entries))]
         later = [due[mode] for mode in missing if mode not in now_modes]
         if later:
             effects.append(WakeAt(min(later)))
         return effects
+
+    def catch_up(self, entry: int, now: float) -> list[Effect]:
+        """What the live size still lacks on ``entry``, not the lead, whose worker is ready again:
+        sent to it alone (nothing where the live size is the lead's alone, ``--spread``)."""
+        s = self.state
+        if s.spread or s.parse_error is not None or s.held is not None:
+            return []
+        modes = [mode for mode in s.modes() if self._lacking([mode], [entry])]
+        if not modes:
+            return []
+        request = self.request([s.settings.focus_size], modes, early_rows=True)
+        self.track(request, "focus", now, [entry])
+        return [Send(request, (entry,))]
+
+    def _lacking(self, modes: list[str], entries: list[int]) -> list[int]:
+        """Those of ``entries`` that lack any of ``modes`` at the live size (neither measured,
+        being measured, nor failed); the lead, the first, always."""
+        keys: list[MeasureKey] = [key for mode, key in self.state.focus_keys().items() if mode in modes]
+        found = []
+        for index in entries:
+            book = self.state.entries[index].book
+            if index == self.state.lead or any(
+                key not in book.cache and key not in book.pending and key not in book.failed for key in keys
+            ):
+                found.append(index)
+        return found
 
     def _eager_beside(self, modes: list[str]) -> list[str]:
         """``["eager"]`` when compiled ``modes`` go out without eager: eager is measured again in
@@ -114,4 +158,4 @@ class RequestPlanner:
             return []
         s.warmed = True
         s.warmup = self.new_id()
-        return [Send(WarmupRequest(s.warmup, s.settings.device))]
+        return [Send(WarmupRequest(s.warmup, s.settings.device), tuple(s.sending_to()))]

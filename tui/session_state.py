@@ -10,11 +10,11 @@ step. No textual, no torch.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from probes.link.protocol import ChainErrorInfo, Measurement, RequestFailed, SourceRef, WorkerReady
 from probes.link.settings import Settings
-from tui.runs import MeasureKey, Run, RunBook, SweepResults, Target, normalize
+from tui.runs import MeasureKey, Run, RunBook, SweepResults, SweepSent, Target, merged_sweep, normalize
 from tui.views import FocusView, ModeActivity, ModeView, SweepView, WorkerActivity, step_activity
 
 SWEEPS_KEPT = 16
@@ -59,12 +59,17 @@ class EntryBook:
 
     name: str
     """What the views call the entry (``b:cpu``); empty for a single device."""
-    book: RunBook
-    shown: dict[str, Measurement]
-    """The last measurement shown per mode (see ``SessionState.shown``)."""
-    shown_batch: dict[str, str]
-    sweeps: dict[str, SweepResults]
-    """Its part of each sweep, by the sweep's request id (the first entry's are ``sweeps``)."""
+    book: RunBook = field(default_factory=RunBook)
+    shown: dict[str, Measurement] = field(default_factory=dict)
+    """The last measurement shown per mode (shown stale once the text or settings move on)."""
+    shown_batch: dict[str, str] = field(default_factory=dict)
+    """The request each of those came from."""
+    sweeps: dict[str, SweepResults] = field(default_factory=dict)
+    """Its part of each sweep, by the id of the request it went out as."""
+    ready: WorkerReady | None = None
+    """Its worker, while one answers."""
+    down: bool = False
+    """No worker answers and none is starting (a failed start, given up): nothing is sent to it."""
 
 
 class SessionState:
@@ -73,21 +78,16 @@ class SessionState:
     def __init__(self, settings: Settings, text: str, timing: Timing) -> None:
         self.settings = settings
         self.timing = timing
-        self.ready: WorkerReady | None = None
         self.text = ""
         self.chain = ""
         self._checked: tuple[str, ChainErrorInfo | None] | None = None
         """The text last checked by the chain language, and what was wrong with it."""
-        self.book = RunBook()
-        self.shown: dict[str, Measurement] = {}
-        """The last measurement shown per mode (shown stale once the text or settings move on)."""
-        self.shown_batch: dict[str, str] = {}
-        """The request each of those came from."""
         self.split: set[str] = set()
         """Requests sent while compiles ran in a worker of their own: their eager and compiled
         readings were timed in two processes."""
-        self.sweeps: dict[str, SweepResults] = {}
-        """The last sweep of each chain text: a chain shows its own sweep, never another's."""
+        self.sweeps: dict[str, SweepSent] = {}
+        """The last sweep of each chain text, as it went out: a chain shows its own sweep, never
+        another's; each entry keeps its part (``EntryBook.sweeps``)."""
         self.held: str | None = None
         self.changed_at = float("-inf")
         """When the text or the settings last changed (the grace period of stale rows starts then)."""
@@ -111,12 +111,44 @@ class SessionState:
         self.source: SourceRef | None = None
         """A function of the user's file measured instead of a chain: the text then names the
         file's version (``tui.source_file``), and the worker says what is wrong with it."""
-        self.entries = [EntryBook("", self.book, self.shown, self.shown_batch, {})]
-        """Every device entry, the first one's book being ``book``: what is sent and when is
-        decided by it alone, and every entry measures it (``tui.fleet``)."""
+        self.entries = [EntryBook("")]
+        """Every device entry (``--device`` lists several): what is sent and when is decided by
+        the lead's alone (``lead``), and the others measure it too (``tui.fleet``)."""
         self.followed = 0
         """The entry the kernel and sweep panes show (``d`` moves it on)."""
+        self.spread = False
+        """The sweep's pairs are shared out among the entries, and the live size goes to the lead
+        alone (``--spread``, devices of one kind)."""
         self.set_text(text)
+
+    # -- the lead: the first entry whose worker answers -------------------------------------------
+
+    @property
+    def lead(self) -> int:
+        """The entry whose events drive the loop: the first whose worker is ready (the first
+        while none is), so that a box that cannot be reached holds up no other."""
+        return next((index for index, entry in enumerate(self.entries) if entry.ready is not None), 0)
+
+    @property
+    def ready(self) -> WorkerReady | None:
+        return self.entries[self.lead].ready
+
+    @property
+    def book(self) -> RunBook:
+        return self.entries[self.lead].book
+
+    @property
+    def shown(self) -> dict[str, Measurement]:
+        return self.entries[self.lead].shown
+
+    @property
+    def shown_batch(self) -> dict[str, str]:
+        return self.entries[self.lead].shown_batch
+
+    def sending_to(self) -> list[int]:
+        """The entries a request goes to now: every one not down, the lead first."""
+        lead = self.lead
+        return [lead, *(index for index, entry in enumerate(self.entries) if index != lead and not entry.down)]
 
     # -- what the loop is about now ----------------------------------------------------------
 
@@ -128,11 +160,13 @@ class SessionState:
 
     @property
     def sweep(self) -> SweepResults | None:
-        """The last sweep of the current text (None: no sweep yet, whatever other texts have)."""
-        return self.sweeps.get(self.chain)
+        """The last sweep of the current text (None: no sweep yet, whatever other texts have), the
+        lead's part (all of it, spread)."""
+        return self.entry_sweep(self.lead)
 
-    def sweep_of(self, run: Run) -> SweepResults | None:
-        return next((sweep for sweep in self.sweeps.values() if sweep.run is run), None)
+    def sweep_of(self, run: Run, entry: int) -> SweepResults | None:
+        """``entry``'s part of a sweep that ``run`` measures, if it is one."""
+        return self.entries[entry].sweeps.get(run.request.id)
 
     def target(self) -> Target:
         s = self.settings
@@ -274,11 +308,20 @@ class SessionState:
         return "after a pause" if mode != "eager" else "waiting"
 
     def entry_sweep(self, entry: int) -> SweepResults | None:
-        """``entry``'s part of the last sweep of this text."""
-        sweep = self.sweep
-        if entry == 0 or sweep is None:
-            return sweep
-        return self.entries[entry].sweeps.get(sweep.run.request.id)
+        """``entry``'s part of the last sweep of this text; the whole sweep, merged, where it was
+        spread (each point saying which entry measured it)."""
+        sent = self.sweeps.get(self.chain)
+        if sent is None:
+            return None
+        if sent.spread:
+            parts = [(e, part) for e, rid in sent.parts if (part := self.entries[e].sweeps.get(rid)) is not None]
+            return merged_sweep(sent.request, parts) if parts else None
+        return self.entries[entry].sweeps.get(sent.request.id)
+
+    def spread_sweep(self) -> bool:
+        """The last sweep of this text was spread over the entries."""
+        sent = self.sweeps.get(self.chain)
+        return sent is not None and sent.spread
 
     def sweep_view(self, entry: int = 0) -> SweepView:
         """The last sweep of this text (on the device of ``entry``), stale (with why) when it no
@@ -292,6 +335,8 @@ class SessionState:
         running = sweep is not None and not sweep.run.done and not sweep.run.cancelled
         two = sweep is not None and sweep.run.request.id in self.split
         view = SweepView(sweep, s.sizes, s.compiled_mode, stale, running, self.sweep_lost, two)
+        if self.spread_sweep():  # one sweep of every entry, each point naming its own
+            return dataclasses.replace(view, spread=tuple(e.name for e in self.entries))
         return dataclasses.replace(view, entry=self.entries[entry].name)
 
     def activity(self) -> WorkerActivity | None:
@@ -320,7 +365,7 @@ class SessionState:
         seen: dict[tuple[str, int, str, str, str], Measurement] = {}
         of = self.entries[entry]
         sweep_results = self.entry_sweep(entry)
-        sweep = sweep_results.measurements() if sweep_results else []
+        sweep = sweep_results.measurements(entry if self.spread_sweep() else None) if sweep_results else []
         focus = [m for mode in self.modes() if (m := of.shown.get(mode)) is not None]
         for m in [*sweep, *focus]:
             seen[(m.chain, m.size, m.mode, m.dtype, m.device)] = m

@@ -79,6 +79,9 @@ class SweepView:
     """The device entry shown, where there are several (see ``FocusView.entry``)."""
     devices: tuple[tuple[str, SweepResults | None], ...] = ()
     """Every entry's part of the sweep, by name, where there are several (a chart line each)."""
+    spread: tuple[str, ...] = ()
+    """The entries' names, by index, where the sweep was spread over them (``--spread``): one
+    sweep, each point naming its entry (``SweepResults.measured_by``)."""
 
 
 def missing_sizes(rs: SweepResults) -> tuple[int, ...]:

@@ -129,7 +129,7 @@ def describe_modes(settings: Settings) -> str:
     return str(shown) + (" · fwd+bwd" if settings.grad else "")
 
 
-SAVED_SETTINGS = ("dtype", "device", "sizes", "focus_size", "reps", "grad")
+SAVED_SETTINGS = ("dtype", "device", "sizes", "focus_size", "reps", "grad", "spread")
 """The settings a workspace file keeps under their own names, besides the mode toggle."""
 
 
@@ -262,6 +262,7 @@ class Workspace:
                 "reps": s.reps,
                 "chart": self.chart,
                 "grad": s.grad,
+                "spread": s.spread,
                 "devices": self.devices,
                 "hosts": self.hosts,
             },

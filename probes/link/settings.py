@@ -368,8 +368,8 @@ class Settings:
     focus_size: int = DEFAULT_FOCUS_SIZE
     """The app's live N, measured on every edit."""
     spread: bool = False
-    """With several devices of one kind (``kernel-tui profile`` only): the sweep's sizes and modes
-    shared out among them and measured in parallel, instead of measured on each."""
+    """With several devices of one kind: the sweep's sizes and modes shared out among them and
+    measured in parallel, instead of measured on each (``probes.link.spread``); nothing with one."""
 
     @property
     def compiled_mode(self) -> str:
@@ -510,7 +510,8 @@ FLAGS: dict[str, Flag] = {
             "--spread",
             "spread",
             "with several devices of one kind (--device cuda:0,cuda:1): share the sweep's sizes and modes "
-            "out among them, measured in parallel and printed as one sweep, instead of measuring each on all",
+            "out among them, measured in parallel and shown as one sweep, instead of measuring each on all "
+            "(with one device: nothing)",
             None,
         ),
         Flag(

@@ -340,7 +340,7 @@ async def test_sizes_alone_set_the_sweep_and_the_live_size_and_both_are_on_scree
     app = build_app(argv)
     sent = []
     send = app.bridge.send
-    app.bridge.send = lambda request: (sent.append(request), send(request))[1]
+    app.bridge.send = lambda request, reply_to=None: (sent.append(request), send(request, reply_to))[1]
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: bool(sent), what="the first request")
         assert [request.sizes for request in sent] == [[1000]]

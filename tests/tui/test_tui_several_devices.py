@@ -24,10 +24,19 @@ from tui.widgets.chart import LogChart
 from tui.widgets.kernel_pane import KernelPane
 from tui.widgets.op_chain_pane import OpChainPane
 from tui.widgets.status_bar import StatusBar
-from tui.widgets.sweep_pane import SweepPane
+from tui.widgets.sweep_pane import DEVICE_MARKERS, SweepPane
 
 DEAD_HOST = "sh -c 'echo \"ssh: connect to host gpu2 port 22: Connection refused\" >&2; exit 255'"
 """A box that cannot be reached: what ssh prints and its exit status."""
+
+
+SWEPT = ("eager", "compiled")
+
+
+def table_text(table) -> tuple[list[str], list[list[str]]]:
+    return [label.plain for label in table.labels], [
+        [cell.plain for cell in table.row_cells(i)] for i in range(table.row_count)
+    ]
 
 
 def both_measured(app, entries: int = 2) -> bool:
@@ -104,13 +113,14 @@ async def test_a_box_that_cannot_be_reached_is_one_line_naming_it_and_the_other_
 
 def test_the_devices_and_hosts_are_kept_in_the_workspace(make_app, tmp_path: Path) -> None:
     path = tmp_path / "workspace.json"
-    first = two_box_app(make_app, "cpu,b:cpu", {"b": "ssh b kernel-tui worker"}, workspace_path=path)
+    first = two_box_app(make_app, "cpu,b:cpu", {"b": "ssh b kernel-tui worker"}, workspace_path=path, spread=True)
     first.store.save()
     first.store.release()
     again = make_app(workspace_path=path)
     assert [str(entry) for entry in again.fleet.entries] == ["cpu", "b:cpu"]
     assert again.workspace.hosts == {"b": "ssh b kernel-tui worker"}
     assert again.workspace.settings.device == "cpu"
+    assert again.workspace.settings.spread and again.session.state.spread
     again.store.release()
 
 
@@ -144,6 +154,10 @@ def test_one_device_keeps_one_bridge_and_the_workspace_its_one_device(make_app) 
         (["--device", "cpu,b:cpu"], "unknown host 'b': define it with --host b=COMMAND"),
         (["--host", "b"], "--host: 'b' is not NAME=COMMAND"),
         (["--device", "cpu,cpu"], "--device: a device is named twice"),
+        (
+            ["--device", "cpu,b:cuda", "--host", "b=ssh b kernel-tui worker", "--spread"],
+            "--spread: the devices share one sweep, so they must be of one kind: cpu and cuda are mixed",
+        ),
     ],
 )
 def test_a_bad_device_list_or_host_is_one_usage_line(
@@ -193,3 +207,65 @@ async def test_exports_hold_every_devices_rows_each_naming_its_box(make_app) -> 
     report = json.loads(json_path.read_text())
     assert [(d["host"], d["device"]) for d in report["devices"]] == [(None, "cuda:0"), ("b", "cuda:0")]
     assert {m.get("host") for m in report["results"]} == {None, "b"}
+
+
+async def test_a_first_box_that_cannot_be_reached_holds_up_no_other_and_gets_the_request_when_back(
+    make_app, tmp_path: Path
+) -> None:
+    """The lead is the first device whose worker answers: the second measures while the first is
+    down, and the first, once it answers, is sent what the live size lacks there."""
+    back = tmp_path / "reachable"
+    script = tmp_path / "ssh_gpu2.sh"
+    script.write_text(f"test -e {shlex.quote(str(back))} && exec {shlex.join(replay_command())}\n{DEAD_HOST}\n")
+    app = two_box_app(make_app, "gpu2:cuda:0,cuda:0", {"gpu2": f"sh {shlex.quote(str(script))}"})
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: "gpu2:cuda:0: " in status_text(app), what="the dead box's line")
+        await wait_for(
+            pilot, lambda: all(v.fresh for v in app.session.focus_view(0.0, 1).modes), what="the second's rows"
+        )
+        lines = [line for line in status_text(app).splitlines() if "gpu2" in line]
+        assert len(lines) == 1 and "Connection refused" in lines[0]
+        assert all(v.measurement is None for v in app.session.focus_view(0.0, 0).modes)
+        back.touch()
+        await pilot.press("escape", "ctrl+r")  # the dead box is tried again at once
+        await wait_for(pilot, lambda: both_measured(app), what="the first's rows, once it answers")
+        assert app.session.lead == 0
+        await pilot.press("ctrl+q")
+
+
+async def test_a_spread_sweep_is_shared_out_and_shown_as_one_each_point_naming_its_device(make_app) -> None:
+    replay = shlex.join(replay_command())
+    sizes = (100, 10_000, 1_000_000)
+    app = two_box_app(make_app, "cuda:0,b:cuda:0", {"b": replay}, sizes=sizes, spread=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: both_measured(app, entries=1), what="the first device's rows")
+        await pilot.press("escape", "s")
+        session = app.session
+
+        def swept() -> bool:
+            view = session.sweep_view()
+            return view.results is not None and len(view.results.results) == 6 and not view.running
+
+        await wait_for(pilot, swept, what="the spread sweep")
+        sent = session.state.sweeps[session.state.chain]
+        measured = {0: set(), 1: set()}
+        for entry, rid in sent.parts:
+            part = session.state.entries[entry].sweeps[rid]
+            measured[entry] |= set(part.results)
+        assert measured[0] and measured[1] and not measured[0] & measured[1]  # each pair once, on one device
+        view = session.sweep_view()
+        assert [m.size for m in view.results.measurements()] == [n for n in sizes for _ in range(2)]
+        assert view.results.measured_by == {pair: e for e, pairs in measured.items() for pair in pairs}
+        marker = {pair: DEVICE_MARKERS[entry] for pair, entry in view.results.measured_by.items()}
+        labels, rows = table_text(app.query_one("#sweep-table"))  # 80 columns: a row per size, a mark per time
+        assert labels[:3] == ["N", "eager", "compiled"] and len(rows) == 3
+        for size, row in zip(sizes, rows, strict=True):
+            assert row[1].endswith(marker[(size, "eager")]) and row[2].endswith(marker[(size, "compiled")])
+        legend = str(app.query_one(LogChart).render()).splitlines()[0]
+        assert "● cuda:0" in legend and "◆ b:cuda:0" in legend
+        await pilot.resize_terminal(160, 50)
+        await wait_for(pilot, lambda: "on" in table_text(app.query_one("#sweep-table"))[0], what="the wide table")
+        labels, rows = table_text(app.query_one("#sweep-table"))  # a row per size and mode, with its device
+        named = {"●": "● cuda:0", "◆": "◆ b:cuda:0"}
+        assert [row[labels.index("on")] for row in rows] == [named[marker[(n, m)]] for n in sizes for m in SWEPT]
+        await pilot.press("ctrl+q")

@@ -100,7 +100,7 @@ class Comparisons:
             request = ProfileRequest.of(session.new_id(), text, s, sizes=[s.focus_size], modes=modes)
             session.track(request, time.monotonic())
             screen.expect(request, pairs)
-            self.live.bridge.send(request, reply_to=screen)
+            self.live.fleet.send(request, (session.lead,), reply_to=screen)
         return screen
 
     def roofline_data(self) -> tuple[str, list[Measurement], Roofs]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from probes.link.protocol import WorkerReady
 from tui import presenter
 from tui.bridge import CompileWorkerStateChanged, WorkerStateChanged
 from tui.link_state import WorkerLink
@@ -39,37 +40,35 @@ class LinkWatch:
         self.screen.set_interval(LINK_TICK_S, self._tick)
 
     def worker_state(self, event: WorkerStateChanged) -> None:
+        """A state of a device entry's workers (the first's, or another's: its own link, said
+        naming it). The session follows each entry's worker: the first one ready leads."""
         if self.live.closing:
             return
-        link, now = self.state, time.monotonic()
+        entry, now = event.entry, time.monotonic()
+        link = self.entries[entry] if entry else self.state
         if _moved(link, event, now) == "down":
-            self.session.worker_lost()
-            self.screen.loop.render_panes()
+            self.screen.loop.apply(self.session.worker_lost(entry) + self.session.tick(now))
         elif event.state == "ready" and event.ready is not None:
             said = link.ready()
             if said is not None:
-                self.screen.message(said, "yellow")
-            if event.ready is not self.session.ready:
-                self.session.compiles_apart = self.live.bridge.compiles_apart()
-                effects = self.session.worker_ready(event.ready, now)
-                self.live.workspace.settings = self.session.settings  # a device this worker lacks: its default
-                self.screen.status.set(device=presenter.device_label(self.session), torch=event.ready.torch_version)
-                self.screen.loop.apply(effects)
+                name = self.session.entry_names()[entry]
+                self.screen.message(f"{name}: {said}" if entry else said, "yellow")
+            if event.ready is not self.session.state.entries[entry].ready:
+                self._ready(entry, event.ready, now)
         self.show()
 
-    def entry_state(self, event: WorkerStateChanged) -> None:
-        """A state of another device entry's workers: its own link, said naming it."""
-        if self.live.closing:
-            return
-        link, name = self.entries[event.entry], self.session.entry_names()[event.entry]
-        if _moved(link, event, time.monotonic()) == "down":
-            self.session.entry_lost(event.entry)
-            self.screen.loop.render_panes()
-        elif event.state == "ready" and event.ready is not None:
-            said = link.ready()
-            if said is not None:
-                self.screen.message(f"{name}: {said}", "yellow")
-        self.show()
+    def _ready(self, entry: int, ready: WorkerReady, now: float) -> None:
+        """A worker of ``entry`` answers (first, or again): the session sends what it lacks; the
+        status bar names the lead's device."""
+        session = self.session
+        leads = session.ready is None or entry <= session.lead
+        if leads:  # where compiles run is the lead's to say
+            session.compiles_apart = self.live.fleet.bridges[entry].compiles_apart()
+        effects = session.worker_ready(ready, now, entry)
+        if leads:
+            self.live.workspace.settings = session.settings  # a device this worker lacks: its default
+            self.screen.status.set(device=presenter.device_label(session), torch=ready.torch_version)
+        self.screen.loop.apply(effects)
 
     def show(self) -> None:
         """The link's state in the status bar, as of now, and a line for each other device whose
@@ -96,7 +95,7 @@ class LinkWatch:
         run, and the status bar says what happened."""
         if self.live.closing:
             return
-        self.session.compiles_apart = self.live.bridge.compiles_apart()
+        self.session.compiles_apart = self.live.fleet.bridges[event.entry].compiles_apart()
         self.session.compile_worker_starting = event.state == "starting"
         detail = event.detail.replace("the worker ", "the compile worker ", 1)
         if event.state == "failed":

@@ -48,7 +48,7 @@ class LiveLoop:
                 if isinstance(effect.request, ProfileRequest):
                     self.live.trust.add(effect.request.chain)  # it ran here: next time it runs by itself
                     run_sent = True
-                self.live.fleet.send(effect.request)
+                self.live.fleet.send(effect.request, effect.entries)
             elif isinstance(effect, Cancel):
                 self.live.fleet.cancel(effect.request_id)
             elif isinstance(effect, WakeAt):

@@ -139,26 +139,20 @@ class MainScreen(Screen[None]):
 
     @on(WorkerEvent)
     def _worker_event(self, event: WorkerEvent) -> None:
-        if event.entry:  # another device's: kept, and drawn with the next frame
-            self.session.on_entry_event(event.entry, event.event)
-            self.loop.draw_soon()
-            return
-        effects = self.session.on_event(event.event, time.monotonic())
-        if isinstance(event.event, Progress) and not effects:
+        kept = event.entry != self.session.lead  # another device's: kept, and drawn with the next frame
+        effects = self.session.on_event(event.event, time.monotonic(), event.entry)
+        if (kept or isinstance(event.event, Progress)) and not effects:
             self.loop.draw_soon()
             return
         self.loop.apply(effects)
 
     @on(WorkerStateChanged)
     def _worker_state(self, event: WorkerStateChanged) -> None:
-        if event.entry:
-            self.link.entry_state(event)
-        else:
-            self.link.worker_state(event)
+        self.link.worker_state(event)
 
     @on(CompileWorkerStateChanged)
     def _compile_worker_state(self, event: CompileWorkerStateChanged) -> None:
-        if not event.entry:  # another device's compile worker: its own worker takes its compiles
+        if event.entry == self.session.lead:  # another device's compile worker: its own worker takes its compiles
             self.link.compile_worker_state(event)
 
     @on(ChainsPane.Changed)
@@ -253,8 +247,8 @@ class MainScreen(Screen[None]):
         await self.live.action_quit()
 
     def action_run_now(self) -> None:
+        self.link.retry()  # every device whose worker is down starts again (with several, the lead may answer)
         if self.session.ready is None:
-            self.link.retry()
             self.session.held = None
             return
         self.loop.apply(self.session.run_now(time.monotonic()))

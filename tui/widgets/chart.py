@@ -28,6 +28,9 @@ class Series:
     style: str
     points: list[tuple[float, float]] = field(default_factory=list)
     marker: str = "●"
+    marks: dict[float, str] = field(default_factory=dict)
+    """The marker of a point whose own differs, by its x (a sweep spread over devices: each
+    point its device's)."""
 
 
 @dataclass
@@ -175,8 +178,10 @@ class LogChart(Widget):
                 else:
                     put(px, py, s.style)
                 prev = (px, py)
-            for lx, ly in pts:
-                markers[(dot_x(lx) // 2, dot_y(ly) // 4)] = (s.marker, s.style)
+            for at, value in s.points:
+                if at > 0 and value > 0:
+                    cell = (dot_x(math.log10(at)) // 2, dot_y(math.log10(value)) // 4)
+                    markers[cell] = (s.marks.get(at, s.marker), s.style)
 
         text = Text(no_wrap=True, overflow="crop")
         # Legend: whole entries only (one that does not fit is left out, never cut).

@@ -73,11 +73,18 @@ def sweep_rows(
     baseline: list[Delta] | None = None,
     *,
     two_processes: bool = False,
+    spread: tuple[str, ...] = (),
 ) -> tuple[list[Text], list[list[Text]]]:
     """The table's columns and rows: one row per size x mode, or per size when ``narrow``; with a
     pin (``baseline``), each row's device-time change against it; ``two_processes``: eager and
-    compiled were timed in two workers (``SweepView.two_processes``)."""
+    compiled were timed in two workers (``SweepView.two_processes``); ``spread``: the devices a
+    spread sweep was shared out among, each row (each time, ``narrow``) marked with its device."""
     results = rs.measurements()
+
+    def on(m: Measurement) -> str:
+        entry = rs.measured_by.get((m.size, m.mode))
+        return "" if entry is None else f"{DEVICE_MARKERS[entry % len(DEVICE_MARKERS)]} {spread[entry]}"
+
     modes = list(rs.modes)
     speedups = speedup_ratios(results, two_processes=two_processes)
     base = "dim" if stale else ""
@@ -102,7 +109,10 @@ def sweep_rows(
             cells = [Text(format_size(size), style=base, justify="right")]
             for mode in modes:
                 m = rs.at(size, mode)
-                cells.append(time_cell(m, "wall", base) if m else Text(""))
+                cell = time_cell(m, "wall", base) if m else Text("")
+                if m and spread:
+                    cell.append(f" {on(m)[:1]}", style="bold")
+                cells.append(cell)
             if len(modes) > 1 and compiled:
                 cells.append(speed_cell(size, compiled))
             rows.append(cells)
@@ -112,7 +122,7 @@ def sweep_rows(
     peaks = any(m.peak_memory_bytes is not None for m in results)  # each result's peak memory, where measured
     if peaks:
         figures = (*figures, "mem")
-    columns = [Text("N", justify="right"), Text("mode")] + [
+    columns = [Text("N", justify="right"), Text("mode"), *([Text("on")] if spread else [])] + [
         Text(label, justify="right") for label in (*figures, "speedup", *(["vs pin"] if baseline else []))
     ]
 
@@ -134,6 +144,7 @@ def sweep_rows(
         [
             Text(format_size(m.size), style=base, justify="right"),
             Text(mode_label(m), style=base or mode_style(m)),
+            *([plain(on(m), base)] if spread else []),
             *figure_cells(m),
             *([Text(format_bytes(m.peak_memory_bytes), style=base, justify="right")] if peaks else []),
             speed_cell(m.size, m.mode),
@@ -264,7 +275,10 @@ def dynamic_summary(results: list[Measurement]) -> Text | None:
     return None
 
 
-def chart_series(results: list[Measurement], chart: str) -> list[Series]:
+def chart_series(
+    results: list[Measurement], chart: str, marks: dict[tuple[int, str], str] | None = None
+) -> list[Series]:
+    """A line per mode; ``marks``: each point's own marker by (size, mode), where it has one."""
     series = []
     for mode in MODES:
         ms = [m for m in results if m.mode == mode]
@@ -277,7 +291,8 @@ def chart_series(results: list[Measurement], chart: str) -> list[Series]:
             points = [(m.size, m.device_time_us) for m in ms if m.device_time_us > 0]
         else:
             points = [(m.size, m.wall_time_us) for m in ms if m.wall_time_us]
-        series.append(Series(mode, MODE_STYLES.get(mode, "white"), points))
+        own: dict[float, str] = {m.size: mark for m in ms if (mark := (marks or {}).get((m.size, mode)))}
+        series.append(Series(mode, MODE_STYLES.get(mode, "white"), points, marks=own))
     return series
 
 
@@ -289,16 +304,31 @@ def device_chart(devices: tuple[tuple[str, SweepResults | None], ...], chart: st
     """Several devices' sweeps on one chart: a line per device and mode, each device with its
     marker, and a legend that names each device by its marker and each mode by its colour."""
     series: list[Series] = []
-    legend: list[Text] = []
-    styles: dict[str, str] = {}
     for index, (name, rs) in enumerate(devices):
         marker = DEVICE_MARKERS[index % len(DEVICE_MARKERS)]
-        legend.append(Text.assemble((f"{marker} ", "bold"), f"{name}  "))
         for line in chart_series(rs.measurements() if rs else [], chart):
             series.append(Series(f"{name} {line.label}", line.style, line.points, marker))
-            styles.setdefault(line.label, line.style)
-    legend += [Text.assemble(("━━ ", style), f"{mode}  ") for mode, style in styles.items()]
-    return series, legend
+    return series, device_legend([name for name, _ in devices], series)
+
+
+def spread_chart(rs: SweepResults, names: tuple[str, ...], chart: str) -> tuple[list[Series], list[Text]]:
+    """A sweep spread over several devices on one chart: a line per mode, each point with the
+    marker of the device that measured it, and the legend of ``device_chart``."""
+    marks = {pair: DEVICE_MARKERS[entry % len(DEVICE_MARKERS)] for pair, entry in rs.measured_by.items()}
+    series = chart_series(rs.measurements(), chart, marks)
+    for line in series:
+        line.label = line.label.split(" ")[-1]
+    return series, device_legend(list(names), series)
+
+
+def device_legend(names: list[str], series: list[Series]) -> list[Text]:
+    """Each device by its marker, then each mode by its colour."""
+    legend = [
+        Text.assemble((f"{DEVICE_MARKERS[index % len(DEVICE_MARKERS)]} ", "bold"), f"{name}  ")
+        for index, name in enumerate(names)
+    ]
+    styles = {line.label.split(" ")[-1]: line.style for line in series}
+    return legend + [Text.assemble(("━━ ", style), f"{mode}  ") for mode, style in styles.items()]
 
 
 class SweepPane(Pane, can_focus=True):
@@ -329,7 +359,9 @@ class SweepPane(Pane, can_focus=True):
         table = self.query_one("#sweep-table", ResultsTable)
         if rs is not None:
             stale = view.stale is not None
-            rows = sweep_rows(rs, narrow, state.peak_gbps, stale, state.baseline, two_processes=view.two_processes)
+            rows = sweep_rows(
+                rs, narrow, state.peak_gbps, stale, state.baseline, two_processes=view.two_processes, spread=view.spread
+            )
             table.fill(*rows)
         table.display = rs is not None
         if rs is not None and self.has_focus:
@@ -347,6 +379,8 @@ class SweepPane(Pane, can_focus=True):
         series, legend = chart_series(results, state.chart), list[Text]()
         if view.devices:
             series, legend = device_chart(view.devices, state.chart)
+        elif view.spread and rs is not None:
+            series, legend = spread_chart(rs, view.spread, state.chart)
         self.query_one(LogChart).set_data(
             series,
             legend=legend,
