@@ -160,6 +160,7 @@ def test_a_measurement_holds_the_device_while_timing_but_a_compile_starts_withou
     assert not taken_elsewhere("cpu")  # let go once the request is done
 
 
+@pytest.mark.slow
 def test_the_compilers_import_holds_the_cpu_but_not_a_gpu() -> None:
     """A compile worker imports Dynamo and Inductor before its first compile; on the CPU that is
     work on the cores the other worker's eager measurement times (its ops would read a hundred

@@ -61,6 +61,7 @@ def busy_cores(count: int) -> Iterator[None]:
             burner.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="CPU load is read from /proc/stat")
 def test_a_measurement_under_cpu_load_says_it_is_noisy() -> None:
     """Twice as many spinning processes as cores: the load is "other processes" only while they
