@@ -91,11 +91,6 @@ TRICKS: dict[str, Trick] = {
         "screen out where only their text changes (tui/widgets/pane.py, chains_pane.py, status_bar.py)",
         ("edit",),
     ),
-    "coalesced_draws": Trick(
-        "edit -> rows: a run's start and progress drawn a moment later unless something draws first "
-        "(tui/screens/live_loop.py)",
-        ("edit",),
-    ),
     "edit_straight_to_screen": Trick(
         "edit -> rows: the editor's edits posted to the screen, not bubbled (tui/widgets/editor.py)",
         ("edit",),

@@ -26,7 +26,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
 
 from probes.link import fast_paths
-from probes.link.protocol import Progress, SourceRef
+from probes.link.protocol import SourceRef
 from tui import commands
 from tui.bridge import CompileWorkerStateChanged, WorkerEvent, WorkerStateChanged
 from tui.runs import normalize
@@ -135,15 +135,11 @@ class MainScreen(Screen[None]):
 
     @on(WorkerEvent)
     def _worker_event(self, event: WorkerEvent) -> None:
-        if event.entry:  # another device's: kept, and drawn with the next frame
+        if event.entry:  # another device's: kept, and drawn
             self.session.on_entry_event(event.entry, event.event)
-            self.loop.draw_soon()
+            self.loop.render_panes()
             return
-        effects = self.session.on_event(event.event, time.monotonic())
-        if isinstance(event.event, Progress) and not effects:
-            self.loop.draw_soon()
-            return
-        self.loop.apply(effects)
+        self.loop.apply(self.session.on_event(event.event, time.monotonic()))
 
     @on(WorkerStateChanged)
     def _worker_state(self, event: WorkerStateChanged) -> None:
