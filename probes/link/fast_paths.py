@@ -91,10 +91,6 @@ TRICKS: dict[str, Trick] = {
         "screen out where only their text changes (tui/widgets/pane.py, chains_pane.py, status_bar.py)",
         ("edit",),
     ),
-    "edit_straight_to_screen": Trick(
-        "edit -> rows: the editor's edits posted to the screen, not bubbled (tui/widgets/editor.py)",
-        ("edit",),
-    ),
     "stop_signal": Trick(
         "edit -> rows: a stopped request woken out of a blocking call by a signal (probes/engine/worker.py)",
         ("edit",),
