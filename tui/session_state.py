@@ -44,11 +44,6 @@ class Timing:
     that compile was wasted."""
     stale_grace_s: float = 0.35
     """Rows of the previous text stay undimmed this long while the new ones are on their way."""
-    progress_delay_s: float = 0.15
-    """A run's progress (the step it is at), and the panes of an edit that started a run, are
-    drawn this long after they come, unless something else draws first: a fast run's rows come
-    within this moment, and a frame drawn for its progress just before them would hold them up.
-    The rows' own frame shows the step anyway."""
 
 
 @dataclass

@@ -91,15 +91,6 @@ TRICKS: dict[str, Trick] = {
         "screen out where only their text changes (tui/widgets/pane.py, chains_pane.py, status_bar.py)",
         ("edit",),
     ),
-    "coalesced_draws": Trick(
-        "edit -> rows: a run's start and progress drawn a moment later unless something draws first "
-        "(tui/screens/live_loop.py)",
-        ("edit",),
-    ),
-    "edit_straight_to_screen": Trick(
-        "edit -> rows: the editor's edits posted to the screen, not bubbled (tui/widgets/editor.py)",
-        ("edit",),
-    ),
     "stop_signal": Trick(
         "edit -> rows: a stopped request woken out of a blocking call by a signal (probes/engine/worker.py)",
         ("edit",),
@@ -119,10 +110,6 @@ TRICKS: dict[str, Trick] = {
         "(probes/engine/cpu_kernel_record.py)",
         ("edit",),
         ("cpu",),
-    ),
-    "raw_profile_events": Trick(
-        "edit -> rows: the profiler's raw events read instead of function_events (probes/engine/profile_events.py)",
-        ("edit",),
     ),
     "light_profiler": Trick(
         "edit -> rows: the profile taken with the profiler's own range, not torch.profiler.profile's "

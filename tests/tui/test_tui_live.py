@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -194,8 +193,7 @@ async def test_the_status_bar_clock_ticks_without_laying_the_screen_out(make_app
     async with app.run_test(size=(120, 40)) as pilot:
         bar = app.query_one(StatusBar)
         await wait_for(pilot, lambda: "compiled at" in bar.info.activity, what="the compiled step running")
-        # past the step's own (delayed) draw and the eager rows' before it
-        ticks = bar.info.spin + 1 + int(app.session.timing.progress_delay_s / 0.1)
+        ticks = bar.info.spin + 1  # past the step's own draw and the eager rows' before it
         await wait_for(pilot, lambda: bar.info.spin > ticks, what="the clock past the step's draw")
         await pilot.pause()
         screen, layouts = app.screen, []
@@ -368,30 +366,6 @@ async def test_a_key_that_changes_no_text_of_the_panes_lays_none_of_them_out(mak
         await pilot.press("x")  # an error now: the list's line of the chain follows the text
         await wait_for(pilot, lambda: app.session.text.endswith("x"), what="the edit")
         assert rebuilt == [] and str(chains.get_option_at_index(0).prompt).endswith(SEED_CHAIN + " x")
-
-
-async def test_a_key_is_taken_as_an_edit_before_its_frame_is_drawn(make_app) -> None:
-    """The edit went up through every pane to the app, a turn of the event loop each, and the
-    screen drew the key's frame meanwhile: the measurement went out a frame late (4 ms on the
-    2-core machine, 10 ms on the H200 box). No frame shows a key the app has not taken yet."""
-    app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: focus_done(app), what="results")
-        editor = app.query_one(ChainEditor)
-        editor.focus()
-        drawn: list[tuple[str, str]] = []
-        composite = app.screen._compositor_refresh
-
-        def spy() -> None:
-            drawn.append((editor.text, app.session.text))
-            composite()
-
-        app.screen._compositor_refresh = spy
-        for key in ("end", "space", "x"):
-            await pilot.press(key)
-        await wait_for(pilot, lambda: app.session.text == SEED_CHAIN + " x", what="the edits")
-        await wait_for(pilot, lambda: any(text == SEED_CHAIN + " x" for text, _ in drawn), what="the frame")
-        assert [(text, taken) for text, taken in drawn if text != taken] == []
 
 
 async def test_newer_run_cancels_the_running_one(make_app, tmp_path) -> None:
@@ -590,7 +564,7 @@ async def test_progress_and_elapsed_time_show_while_running(make_app, tmp_path) 
 
         await wait_for(pilot, compiled_step, timeout=20, what="the compiled step")
 
-        def on_the_bar() -> bool:  # a step is drawn a moment after it comes (Timing.progress_delay_s)
+        def on_the_bar() -> bool:
             info = app.query_one(StatusBar).info
             return "compiled at N=1,000,000 · " in info.activity and info.elapsed.endswith("s")
 
@@ -601,7 +575,7 @@ async def test_progress_and_elapsed_time_show_while_running(make_app, tmp_path) 
             pilot,
             lambda: "measuring" in str(app.query_one("#mode-note-compiled").render()),
             what="the compiled block saying what runs",
-        )  # drawn with the step, a moment after it
+        )  # drawn with the step
         assert "profiling" in app.query_one(ChainEditor).border_subtitle
         go_ahead.touch()
         await wait_for(pilot, lambda: focus_done(app), what="done")
@@ -635,54 +609,3 @@ async def test_escape_attempts_and_garbage_are_inline_messages(make_app) -> None
             assert "Traceback" not in rendered
             assert "STALE" in headline(app)
         assert app.is_running
-
-
-async def test_a_fast_runs_progress_is_not_drawn_before_its_rows(make_app) -> None:
-    """Progress is drawn a moment after it comes unless the rows come first: drawn at once, a run
-    that ends within milliseconds showed "measuring…" for a frame, and its rows waited for it.
-    (A slow run's progress does show: test_progress_and_elapsed_time_show_while_running.)"""
-    from dataclasses import replace
-
-    from tui_helpers import TEST_TIMING
-
-    app = make_app(timing=replace(TEST_TIMING, progress_delay_s=5.0))
-    notes: list[str] = []
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: focus_done(app), what="results")
-        render = app.main.loop.render_panes
-
-        def spy() -> None:
-            render()
-            notes.append(str(app.query_one("#mode-note-eager").render()))
-
-        app.main.loop.render_panes = spy
-        app.query_one(ChainEditor).load_text("(a * b).sum()")
-        await wait_for(pilot, lambda: app.session.text == "(a * b).sum()" and focus_done(app), what="the new rows")
-        assert notes and not any("measuring" in note for note in notes), notes
-
-
-async def test_an_edit_whose_rows_come_at_once_is_drawn_once_with_them(make_app) -> None:
-    """The panes of an edit that started a run are drawn a moment later unless its rows come
-    first: drawn at once, that frame held the rows up (its layout took 20-35 ms of the event loop
-    on the H200 box, the rows waiting behind it)."""
-    from dataclasses import replace
-
-    from tui_helpers import TEST_TIMING
-
-    app = make_app(
-        timing=replace(TEST_TIMING, progress_delay_s=5.0, eager_delay_s=0.0)
-    )  # sent from the edit, as by default
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: focus_done(app), what="results")
-        render = app.main.loop.render_panes
-        drawn: list[tuple[str, bool]] = []
-
-        def spy() -> None:
-            render()
-            drawn.append((app.session.text, app.session.focus_view(time.monotonic()).mode("eager").fresh))
-
-        app.main.loop.render_panes = spy
-        app.query_one(ChainEditor).load_text("(a * b).sum()")
-        await wait_for(pilot, lambda: app.session.text == "(a * b).sum()" and focus_done(app), what="the new rows")
-        first = next(rows for text, rows in drawn if text == "(a * b).sum()")
-        assert first, drawn  # the first frame of the new text has its eager rows

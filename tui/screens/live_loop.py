@@ -2,8 +2,7 @@
 
 The session (``tui.session.LiveSession``) is pure: it returns effects (send, cancel, wake up,
 say). ``LiveLoop.apply`` carries them out (through the bridge, a timer, the status bar), then
-gives the panes their new state (``render_panes``, derived by ``tui.presenter``): at once, or a
-moment later where a run was sent, unless its rows come first.
+gives the panes their new state (``render_panes``, derived by ``tui.presenter``).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from typing import TYPE_CHECKING
 from textual.timer import Timer
 from textual.widgets import TextArea
 
-from probes.link import fast_paths
 from probes.link.protocol import ProfileRequest
 from tui import presenter
 from tui.debug_log import log_error
@@ -33,21 +31,15 @@ class LiveLoop:
         self.live = screen.live
         self.session = screen.live.session
         self._wake: Timer | None = None
-        self._pending_draw: Timer | None = None
-        """Draws the panes a moment after a run was sent or made progress, unless something else
-        draws first (see ``draw_soon``)."""
 
     def apply(self, effects: list[Effect]) -> None:
-        """Carry out what the session asks for, then show its new state: at once, or where it
-        sent a run, a moment later unless the run's rows come first (``draw_soon``)."""
+        """Carry out what the session asks for, then show its new state."""
         if self.live.closing:
             return
-        run_sent = False
         for effect in effects:
             if isinstance(effect, Send):
                 if isinstance(effect.request, ProfileRequest):
                     self.live.trust.add(effect.request.chain)  # it ran here: next time it runs by itself
-                    run_sent = True
                 self.live.fleet.send(effect.request, effect.entries)
             elif isinstance(effect, Cancel):
                 self.live.fleet.cancel(effect.request_id)
@@ -60,23 +52,6 @@ class LiveLoop:
                 frozen = self.live.frozen
                 took = f" in {effect.elapsed_s:.1f} s" if effect.elapsed_s is not None and not frozen else ""
                 self.screen.message(effect.text + took, effect.style, of_text=effect.of_text)
-        if run_sent:
-            self.draw_soon()
-        else:
-            self.render_panes()
-
-    def draw_soon(self) -> None:
-        """Draw the panes ``Timing.progress_delay_s`` from now unless something draws first (a
-        fast path; at once where fast paths are off). A new run and a run's progress are drawn
-        so: an edit's eager rows usually come within that moment, and a frame drawn for the edit
-        alone would hold them up behind its layout; they show the run's state anyway."""
-        if not fast_paths.enabled("coalesced_draws"):
-            self.render_panes()
-        elif self._pending_draw is None:
-            self._pending_draw = self.screen.set_timer(self.session.timing.progress_delay_s, self._draw_pending)
-
-    def _draw_pending(self) -> None:
-        self._pending_draw = None
         self.render_panes()
 
     def _woken(self) -> None:
@@ -86,9 +61,6 @@ class LiveLoop:
     def render_panes(self) -> None:
         """Give every pane its state from the session (each renders itself). A bug in a pane is
         logged and said on screen; the app and what was typed survive it."""
-        if self._pending_draw is not None:
-            self._pending_draw.stop()
-            self._pending_draw = None
         if self.live.closing:
             return
         try:

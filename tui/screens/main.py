@@ -26,7 +26,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
 
 from probes.link import fast_paths
-from probes.link.protocol import Progress, SourceRef
+from probes.link.protocol import SourceRef
 from tui import commands
 from tui.bridge import CompileWorkerStateChanged, WorkerEvent, WorkerStateChanged
 from tui.runs import normalize
@@ -139,10 +139,10 @@ class MainScreen(Screen[None]):
 
     @on(WorkerEvent)
     def _worker_event(self, event: WorkerEvent) -> None:
-        kept = event.entry != self.session.lead  # another device's: kept, and drawn with the next frame
+        kept = event.entry != self.session.lead  # another device's: kept, and drawn
         effects = self.session.on_event(event.event, time.monotonic(), event.entry)
-        if (kept or isinstance(event.event, Progress)) and not effects:
-            self.loop.draw_soon()
+        if kept and not effects:
+            self.loop.render_panes()
             return
         self.loop.apply(effects)
 

@@ -33,7 +33,7 @@ LETTERS_HINT = "esc: letter keys"
 
 
 class ChainEditor(KeysInOrder, Bordered, TextArea):
-    """Where the chain is typed. Posts ``Edited`` to its screen on every change of the text."""
+    """Where the chain is typed. Posts ``Edited`` (up to its screen) on every change of the text."""
 
     BINDINGS = bindings("editor")
 
@@ -123,13 +123,7 @@ class ChainEditor(KeysInOrder, Bordered, TextArea):
         event.stop()
         loaded = self._loading is not None and self.text == self._loading
         self._loading = None
-        edited = self.Edited(self.text, loaded)
-        if fast_paths.enabled("edit_straight_to_screen"):
-            # To the screen itself, not bubbled: each widget between takes a turn of the event
-            # loop, and the screen can draw the key's frame meanwhile, before the edit's run is sent.
-            self.screen.post_message(edited)
-        else:
-            self.post_message(edited)
+        self.post_message(self.Edited(self.text, loaded))
 
     def types(self, event: events.Key) -> bool:
         typed = event.is_printable or event.key == "enter"
