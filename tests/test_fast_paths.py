@@ -10,12 +10,13 @@ it too; on a GPU, one process measures both ways, each compile fresh.
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
 import torch
 
-from probes.engine import compiling
+from probes.engine import compiling, profile_events
 from probes.engine.sweep import run_profile
 from probes.link import fast_paths
 from probes.link.client import WorkerClient
@@ -50,6 +51,14 @@ def said(events: list[object]) -> dict[tuple[str, str], dict[str, object]]:
 
 
 def test_eager_rows_are_the_same_with_the_fast_paths_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw_readings: list[str] = []
+    read_events = profile_events.read_events
+
+    def counted(results: object) -> list[profile_events.ProfileEvent]:
+        raw_readings.append(os.environ[fast_paths.ENV])
+        return read_events(results)
+
+    monkeypatch.setattr(profile_events, "read_events", counted)
     by_setting = {}
     for setting in ("1", "0"):
         monkeypatch.setenv(fast_paths.ENV, setting)
@@ -60,6 +69,7 @@ def test_eager_rows_are_the_same_with_the_fast_paths_off(monkeypatch: pytest.Mon
         by_setting[setting] = said(events)
     assert len(by_setting["1"]) == len(CHAINS)
     assert by_setting["0"] == by_setting["1"]
+    assert set(raw_readings) == {"1"}, "with the fast paths off, profiles are read through torch's own reading"
 
 
 async def measured_by_a_worker(setting: str, cache: Path) -> dict[tuple[str, str], dict[str, object]]:

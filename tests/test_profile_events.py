@@ -1,7 +1,7 @@
-"""The tool's reading of a profile (``probes.engine.profile_events.read_profile``): torch's events,
-nested as torch nests them, and the launches of each rep read from them. Profiles as a
-measurement's: the labelled eager call, then reps with the flush, forward + backward with the
-backward labelled, and Inductor's kernels."""
+"""The tool's raw reading of a profile (``probes.engine.profile_events.read_events``) against
+torch's own (``profile.function_events``), on one profile: the same events, nested the same way,
+and the same launches read from them. Profiles as a measurement's: the labelled eager call, then
+reps with the flush, forward + backward with the backward labelled, and Inductor's kernels."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ torch = pytest.importorskip("torch")
 
 from torch.autograd.profiler import profile, record_function  # noqa: E402
 
-from probes.engine import profile_events  # noqa: E402
 from probes.engine.compiling import prepare  # noqa: E402
 from probes.engine.diagnostics import Diagnostics  # noqa: E402
 from probes.engine.launches import REP_LABEL, read_profile  # noqa: E402
 from probes.engine.plan import plan_request, plan_size  # noqa: E402
+from probes.engine.profile_events import ProfileEvent, from_function_events, read_events  # noqa: E402
 from probes.engine.timing import L2Flusher  # noqa: E402
 from probes.engine.trace import recording_ops  # noqa: E402
 from probes.link.protocol import ProfileRequest  # noqa: E402
@@ -42,25 +42,44 @@ def one_profile(device: torch.device, mode: str, grad: bool) -> profile:
     return prof
 
 
-def check_reading(device: torch.device, mode: str, grad: bool) -> None:
+def described(events: list[ProfileEvent]) -> list[tuple]:
+    def key(e: ProfileEvent | None) -> tuple | None:
+        return None if e is None else (e.name, round(e.start_us, 3), round(e.end_us, 3))
+
+    return [
+        (
+            *key(e),
+            e.device_type,
+            e.correlation_id,
+            e.thread,
+            e.is_async,
+            e.is_user_annotation,
+            key(e.cpu_parent),
+            [key(c) for c in e.cpu_children],
+        )
+        for e in events
+    ]
+
+
+def check_same_reading(device: torch.device, mode: str, grad: bool) -> None:
     prof = one_profile(device, mode, grad)
-    events = profile_events.read_profile(prof)
-    assert len(events) == len(prof.function_events)
-    assert any(e.cpu_children for e in events)
-    assert all(child.cpu_parent is e for e in events for child in e.cpu_children)
-    launches = read_profile(events, device)
+    ours, theirs = read_events(prof.kineto_results), from_function_events(prof.function_events)
+    assert described(ours) == described(theirs)
+    assert any(e.cpu_children for e in ours)
+    launches = read_profile(ours, device)
+    assert launches == read_profile(theirs, device)
     assert {launch.rep for launch in launches.launches} >= {0, 1, 2}
     if grad:
         assert {launch.pass_ for launch in launches.launches if launch.rep is not None} == {"forward", "backward"}
 
 
 @pytest.mark.parametrize(("mode", "grad"), [("eager", False), ("eager", True), ("compiled", False)])
-def test_a_cpu_profiles_launches_are_read_rep_by_rep(mode: str, grad: bool) -> None:
-    check_reading(torch.device("cpu"), mode, grad)
+def test_a_cpu_profile_reads_as_torch_reads_it(mode: str, grad: bool) -> None:
+    check_same_reading(torch.device("cpu"), mode, grad)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize(("mode", "grad"), [("eager", False), ("eager", True), ("compiled", False), ("compiled", True)])
-def test_a_cuda_profiles_launches_are_read_rep_by_rep(mode: str, grad: bool) -> None:
-    check_reading(torch.device("cuda"), mode, grad)
+def test_a_cuda_profile_reads_as_torch_reads_it(mode: str, grad: bool) -> None:
+    check_same_reading(torch.device("cuda"), mode, grad)

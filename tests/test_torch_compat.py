@@ -34,6 +34,9 @@ def test_the_installed_torch_is_read_once_as_major_and_minor() -> None:
 @pytest.mark.usefixtures("unchecked_torch")
 def test_every_private_name_falls_back_on_an_unchecked_torch() -> None:
     assert not torch_compat.checked()
+    assert torch_compat.demangle("_ZN2at6native3addEv") == "_ZN2at6native3addEv"
+    assert torch_compat.is_profiler_bookkeeping("aten::is_leaf")
+    assert not torch_compat.is_profiler_bookkeeping("aten::add")
     assert torch_compat.unique_op() is None
     assert torch_compat.dynamo_cache_entries(test_every_private_name_falls_back_on_an_unchecked_torch.__code__) is None
     assert torch_compat.dynamo_counters() is None
@@ -42,6 +45,7 @@ def test_every_private_name_falls_back_on_an_unchecked_torch() -> None:
     assert torch_compat.defer_dynamo_marks([]) == 0
     assert torch_compat.cuda_driver_version() is None
     assert not torch_compat.profiler_set_up_apart()
+    assert not torch_compat.raw_profile_events_readable()
     assert not torch_compat.compiler_to_import() and not torch_compat.compiler_imported()
     assert not torch_compat.wrap_inductor_benchmarks(lambda benchmark: benchmark)
     assert torch_compat.triton_launch_config(object()) is None
@@ -76,6 +80,12 @@ def test_the_plain_tree_walks_agree_with_torchs_on_an_ops_arguments(monkeypatch:
     plain = torch_compat.tree_leaves(args), torch_compat.tree_map(lambda x: x, args)
     assert [id(x) for x in plain[0]] == [id(x) for x in checked[0]]
     assert plain[1] == checked[1]
+
+
+def test_the_bookkeeping_names_are_those_torch_drops() -> None:
+    from torch.autograd.profiler_util import _filter_name
+
+    assert all(_filter_name(name) for name in torch_compat.PROFILER_BOOKKEEPING)
 
 
 def test_eager_rows_on_an_unchecked_torch_are_the_checked_ones(monkeypatch: pytest.MonkeyPatch) -> None:

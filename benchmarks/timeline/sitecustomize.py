@@ -169,7 +169,7 @@ def patch_profile_events(module):
     def after(events, *args, **kwargs):
         mark("events read", f"{1000 * (time.monotonic() - began[0]):.1f} ms, {len(events)} events")
 
-    wrap(module, "read_profile", before, after)
+    wrap(module, "read_events", before, after)
 
 
 def patch_terminal(module):

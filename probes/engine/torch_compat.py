@@ -67,6 +67,42 @@ def _private(module: str, name: str) -> Any:
 
 # -- names and events of the profiler ---------------------------------------------------------------
 
+PROFILER_BOOKKEEPING = frozenset(
+    {
+        "[memory]",
+        "[OutOfMemory]",
+        "profiler::_record_function_enter",
+        "profiler::_record_function_enter_new",
+        "profiler::_record_function_exit",
+        "aten::is_leaf",
+        "aten::output_nr",
+        "aten::_version",
+    }
+)
+"""The events torch's own reading of a profile leaves out, as torch 2.11-2.15 lists them."""
+
+
+def is_profiler_bookkeeping(name: str) -> bool:
+    """Whether torch's reading of a profile drops an event of this name
+    (``torch.autograd.profiler_util._filter_name``, checked on 2.11-2.15); fallback: the names it
+    drops in those versions."""
+    drops = _private("torch.autograd.profiler_util", "_filter_name")
+    return bool(drops(name)) if drops is not None else name in PROFILER_BOOKKEEPING
+
+
+def demangle(name: str) -> str:
+    """A C++ symbol as torch shows it in a profile (``torch._C._demangle``, checked on 2.11-2.15);
+    fallback: the symbol as it is."""
+    demangled = _private("torch._C", "_demangle")
+    return str(demangled(name)) if demangled is not None else name
+
+
+def raw_profile_events_readable() -> bool:
+    """Whether a finished profile's raw results (``profile.kineto_results``: ``events()``,
+    ``trace_start_ns()`` and the events' accessors, undocumented) read as on torch 2.11-2.15;
+    elsewhere the profile is read through torch's ``function_events``."""
+    return checked()
+
 
 def memory_events(results: Any) -> list[tuple[int, int]] | None:
     """The allocations and frees a profile recorded with ``profile_memory`` (its raw results'

@@ -111,6 +111,10 @@ TRICKS: dict[str, Trick] = {
         ("edit",),
         ("cpu",),
     ),
+    "raw_profile_events": Trick(
+        "edit -> rows: the profiler's raw events read instead of function_events (probes/engine/profile_events.py)",
+        ("edit",),
+    ),
     "light_profiler": Trick(
         "edit -> rows: the profile taken with the profiler's own range, not torch.profiler.profile's "
         "(probes/engine/timing.py)",
