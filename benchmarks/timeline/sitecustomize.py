@@ -73,12 +73,12 @@ def patch_bridge(module):
     )
     post = module.WorkerBridge._post
 
-    def _post(target, message):
+    def _post(self, target, message):
         if hasattr(message, "event"):
             mark("recv", describe(message.event))
-        post(target, message)
+        post(self, target, message)
 
-    module.WorkerBridge._post = staticmethod(_post)
+    module.WorkerBridge._post = _post
 
 
 def patch_screen(module):
