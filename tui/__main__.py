@@ -155,7 +155,7 @@ def _fleet(
 
 def _export_dir(parser: argparse.ArgumentParser, given: Path | None) -> Path:
     """The folder exports go to, absolute so that each saved path is shown in full."""
-    from tui.export import default_export_dir
+    from tui.export_dir import default_export_dir
 
     if given is None:
         return default_export_dir()
@@ -165,8 +165,9 @@ def _export_dir(parser: argparse.ArgumentParser, given: Path | None) -> Path:
     return folder
 
 
-def build_app(argv: list[str]) -> KernelTuiApp:  # imported lazily
-    """The app for ``kernel-tui ARGV`` (argparse exits with a one-line message on bad input)."""
+def build_app(argv: list[str], *, start_screen: bool = False) -> KernelTuiApp:  # imported lazily
+    """The app for ``kernel-tui ARGV`` (argparse exits with a one-line message on bad input);
+    ``start_screen``: its first frame is the start screen's (``tui.screens.start``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     command = _worker_command(parser, args)
@@ -205,6 +206,7 @@ def build_app(argv: list[str]) -> KernelTuiApp:  # imported lazily
                 devices=fleet[0],
                 hosts=fleet[1],
                 export_dir=_export_dir(parser, args.export_dir),
+                start_screen=start_screen,
             )
         except WorkspaceRefused as exc:
             parser.exit(2, f"kernel-tui: {exc}\n")
@@ -378,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "demo":
         app: DemoApp | KernelTuiApp = build_demo(argv[1:])
     else:
-        app = build_app(argv)
+        app = build_app(argv, start_screen=fast_paths.enabled("start_screen"))
     if collector_off:
         gc.freeze()
     result = app.run()

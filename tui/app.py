@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 from textual.app import App, SystemCommand
@@ -26,22 +27,35 @@ from textual.filter import LineFilter
 from textual.screen import Screen
 from textual.timer import Timer
 
-from probes.link.protocol import SourceRef
 from probes.link.safe_text import inert
 from probes.link.settings import DeviceEntry
 from probes.link.state_files import UnusableDir, user_cache_dir, user_state_dir
-from probes.link.worker_process import EarlyWorker
 from tui import commands
 from tui.debug_log import log_error
+from tui.device_entries import entry_names, spread_over, trusted_entries
 from tui.driver import driver_class
-from tui.fleet import DeviceFleet, entry_names, spread_over, trusted_entries
-from tui.screens.main import UNCONFIRMED, MainScreen
-from tui.session import LiveSession, Timing
+from tui.screens.start import StartScreen
 from tui.sixteen_colours import with_sixteen_colours
 from tui.trust import TrustedChains
 from tui.workspace_file import WorkspaceFile, open_workspace
 
+if TYPE_CHECKING:
+    from probes.link.protocol import SourceRef
+    from probes.link.worker_process import EarlyWorker
+    from tui.bridge import WorkerBridge
+    from tui.fleet import DeviceFleet
+    from tui.screens.main import MainScreen
+    from tui.session import LiveSession, Timing
+
 AUTOSAVE_S = 1.0
+
+
+def _collector_on() -> None:
+    """The collector on once the app is up, what start-up made left out of its passes (frozen)
+    where ``tui.__main__`` kept it off."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def _folder_notices(store: WorkspaceFile) -> list[str]:
@@ -66,6 +80,12 @@ class KernelTuiApp(App[int]):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = commands.app_bindings()
 
+    session: LiveSession
+    main: MainScreen
+    fleet: DeviceFleet
+    bridge: WorkerBridge
+    """The first device's bridge (the link of the first entry, its restarts)."""
+
     def __init__(
         self,
         *,
@@ -84,7 +104,11 @@ class KernelTuiApp(App[int]):
         highlight: bool | None = None,
         timing: Timing | None = None,
         autosave: bool = True,
+        start_screen: bool = False,
     ) -> None:
+        """Everything a bad argument is refused for is checked here (WorkspaceRefused, SettingError).
+        ``start_screen``: the first frame is the start screen's (``tui.screens.start``), and the
+        session, the main screen and the worker link are made after it; else they are made now."""
         super().__init__()
         self.store = open_workspace(workspace_path)  # WorkspaceRefused: the caller says why and exits
         self.store.notices += _folder_notices(self.store)
@@ -95,38 +119,96 @@ class KernelTuiApp(App[int]):
             self.trust.add(chain)  # given on the command line: confirmed
         self.workspace.take(settings or {})  # given on the command line: checked values by name
         entries = trusted_entries(self.workspace, self.trust, devices, hosts, self.store.notices)
+        spread = spread_over(entries, self.workspace.settings.spread, "spread" in (settings or {}), self.store.notices)
         self.export_dir = export_dir or Path.cwd()
         self.frozen = frozen
         """Tests and snapshots: no clock in the status bar, no cursor blink, no elapsed times."""
         self.autosave = autosave
+        self.unsaved = False
+        """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
+        self._early = (early_worker, early_compiler)
+        self._save_timer: Timer | None = None
+        self._quitting = False
+        self._exiting = False
+        build = partial(
+            self._build,
+            entries=entries,
+            spread=spread,
+            source=source,
+            chain_given=chain is not None,
+            worker_command=worker_command,
+            compile_worker=compile_worker,
+            highlight=highlight,
+            timing=timing,
+        )
+        self._build_main = build
+        self.start: StartScreen | None = StartScreen(self.workspace, self._open_main) if start_screen else None
+        """The first frame's screen until the main screen replaces it; None once it has."""
+        if self.start is None:
+            build()
+
+    def _build(
+        self,
+        *,
+        entries: list[DeviceEntry],
+        spread: bool,
+        source: SourceRef | None,
+        chain_given: bool,
+        worker_command: list[str] | str | None,
+        compile_worker: bool | None,
+        highlight: bool | None,
+        timing: Timing | None,
+    ) -> MainScreen:
+        """The session, the main screen and the worker link (their modules imported here: most of
+        the app's, off the start screen's first frame)."""
+        from tui.fleet import DeviceFleet
+        from tui.screens.main import UNCONFIRMED, MainScreen
+        from tui.session import LiveSession
+
         self.session = LiveSession(self.workspace.settings, inert(self.workspace.chain.text), timing=timing)
-        spread = spread_over(entries, self.workspace.settings.spread, "spread" in (settings or {}), self.store.notices)
         self.session.set_entries(entry_names(entries), spread=spread)
         if source is not None:
             self.session.hold(f"opening {inert(source.label)}")  # the chain waits: the file is what was asked for
         elif not self.trust.knows(self.workspace.chain.text):
             self.session.hold(UNCONFIRMED)
-        self.unsaved = False
-        """Edits not written to the workspace file yet (read-only, a failed save, or not yet due)."""
-        self.main = MainScreen(self, highlight=highlight, source=source, chain_given=chain is not None)
+        self.main = MainScreen(self, highlight=highlight, source=source, chain_given=chain_given)
+        early, early_compiler = self._early
         self.fleet = DeviceFleet(
             self,
             entries,
             self.workspace.hosts,
             worker_command,
-            early=early_worker,
+            early=early,
             early_compiler=early_compiler,
             compile_worker=compile_worker,
             listener=self.main,
         )
         self.bridge = self.fleet.first
-        """The first device's bridge (the link of the first entry, its restarts)."""
-        self._save_timer: Timer | None = None
-        self._quitting = False
-        self._exiting = False
+        return self.main
+
+    @property
+    def built(self) -> bool:
+        """Whether the main screen is there (it is from the start unless a start screen draws first)."""
+        return self.start is None
 
     def get_default_screen(self) -> Screen[None]:
-        return self.main
+        return self.main if self.start is None else self.start
+
+    def on_ready(self) -> None:
+        if self.built:
+            _collector_on()
+
+    async def _open_main(self) -> MainScreen | None:
+        """The main screen built and shown over the start screen (None when quitting already),
+        which stays beneath it, never shown again (Textual switches away from a pushed screen
+        only); then the collector is on (``tui.__main__`` keeps it off through start-up)."""
+        if self.closing:
+            return None
+        main = self._build_main()
+        await self.push_screen(main)
+        self.start = None
+        _collector_on()
+        return main
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, and on a 16-colour terminal colours it shows readably (``tui.sixteen_colours``)."""
@@ -135,14 +217,11 @@ class KernelTuiApp(App[int]):
     def get_driver_class(self) -> type[Driver]:
         return driver_class(self)
 
-    def on_ready(self) -> None:
-        gc.enable()  # off while the app started (tui.__main__.main)
-
     # -- the commands of every screen -------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         titles = set()
-        for command in self.main.palette_commands():
+        for command in self.main.palette_commands() if self.built else ():
             titles.add(command.title)
             yield command
         yield from (c for c in super().get_system_commands(screen) if c.title not in titles)
@@ -157,7 +236,7 @@ class KernelTuiApp(App[int]):
             self.push_screen(Palette(id="--command-palette"))
 
     async def action_interrupt(self) -> None:
-        if self.session.running():
+        if self.built and self.session.running():
             self.main.action_stop()
             self.main.message("stopped (ctrl+c again, or ctrl+q, quits)", "yellow")
         else:
@@ -182,7 +261,10 @@ class KernelTuiApp(App[int]):
             self.store.save()
         except OSError as exc:
             log_error(self, f"saving the workspace to {self.store.path}", exc)
-            self.main.message(f"could not save the workspace to {self.store.path}: {exc.strerror or exc}", "bold red")
+            if self.built:  # before, the app is quitting: the debug log has it
+                self.main.message(
+                    f"could not save the workspace to {self.store.path}: {exc.strerror or exc}", "bold red"
+                )
             return False
         self.unsaved = False
         return True
@@ -227,11 +309,17 @@ class KernelTuiApp(App[int]):
         if self._quitting:
             return
         self._quitting = True
-        self.fleet.kill()
+        if self.built:
+            self.fleet.kill()
+        else:  # quit on the start screen: the workers started at launch are not adopted yet
+            for worker in self._early:
+                if worker is not None:
+                    worker.kill()
         self.save_workspace()
         self.store.release()
 
     async def on_unmount(self) -> None:
         """The app's last step: what is left of the short wait for the workers to be gone."""
         self.begin_shutdown()
-        await self.fleet.close()
+        if self.built:
+            await self.fleet.close()

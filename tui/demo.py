@@ -22,6 +22,7 @@ from textual.driver import Driver
 from textual.filter import LineFilter
 from textual.widgets import Footer, Static
 
+from probes.chain.matching import normalize
 from probes.link.protocol import Measurement, MeasurementResult, ProfileRequest, Progress, RequestDone, RequestFailed
 from probes.link.settings import Settings
 from probes.link.summary import format_size
@@ -29,7 +30,7 @@ from probes.link.worker_process import EarlyWorker
 from tui.bridge import WorkerBridge, WorkerEvent, WorkerStateChanged
 from tui.demo_steps import STEPS, DemoStep
 from tui.driver import driver_class
-from tui.runs import Run, SweepResults, Target, normalize
+from tui.runs import Run, SweepResults, Target
 from tui.sixteen_colours import with_sixteen_colours
 from tui.views import FocusView, ModeActivity, ModeView, SweepPaneState, SweepView, step_activity
 from tui.widgets.cells import plain

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from probes.chain.matching import normalize
 from probes.link.protocol import (
     MODES,
     Measurement,
@@ -21,11 +22,6 @@ from probes.link.protocol import (
 )
 
 CACHE_SIZE = 256
-
-
-def normalize(chain: str) -> str:
-    """Chains that differ only in whitespace are the same chain (as the replay worker matches them)."""
-    return "".join(chain.split())
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from probes.chain.matching import normalize
 from probes.link.protocol import ChainErrorInfo, Measurement, RequestFailed, SourceRef, WorkerReady
 from probes.link.settings import Settings
-from tui.runs import MeasureKey, Run, RunBook, SweepResults, SweepSent, Target, merged_sweep, normalize
+from tui.runs import MeasureKey, Run, RunBook, SweepResults, SweepSent, Target, merged_sweep
 from tui.views import FocusView, ModeActivity, ModeView, SweepView, WorkerActivity, step_activity
 
 SWEEPS_KEPT = 16

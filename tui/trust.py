@@ -14,9 +14,9 @@ import hashlib
 import json
 from pathlib import Path
 
+from probes.chain.matching import normalize
 from probes.link.state_files import user_state_dir, write_private_file
 from tui.debug_log import log_error
-from tui.runs import normalize
 from tui.workspace import SEED_CHAINS
 
 TRUST_FILE = "trusted_chains.json"

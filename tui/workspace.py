@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from probes.chain.matching import normalize
 from probes.link.settings import COMPILED_MODES, DeviceEntry, SettingError, Settings, check_fleet
 from probes.link.state_files import user_state_dir, write_private_file
 
@@ -233,9 +234,9 @@ class Workspace:
 
     def select_text(self, text: str) -> int:
         """Select the chain with ``text`` (whitespace-insensitive), adding it when none has it."""
-        wanted = "".join(text.split())
+        wanted = normalize(text)
         for i, chain in enumerate(self.chains):
-            if "".join(chain.text.split()) == wanted:
+            if normalize(chain.text) == wanted:
                 self.current = i
                 return i
         return self.add(text, after_current=False)

@@ -77,6 +77,11 @@ TRICKS: dict[str, Trick] = {
         "first frame: the app's collector off until its first frame, what start-up made frozen (tui/__main__.py)",
         ("frame",),
     ),
+    "start_screen": Trick(
+        "first frame: the grid drawn from the workspace alone by a start screen, the session, panes and "
+        "worker link imported after it (tui/screens/start.py, tui/app.py)",
+        ("frame",),
+    ),
     "after_first_frame": Trick(
         "first frame: the panes' first state, highlighting and the kernel pane's mode blocks made after "
         "the first frame (tui/screens/main.py, tui/widgets/editor.py, tui/widgets/kernel_pane.py)",

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from probes.chain.expr import ChainError, parse_chain
+from probes.chain.matching import normalize
 from probes.link.help_text import SafeParser
 from probes.link.protocol import (
     PROTOCOL_VERSION,
@@ -40,11 +41,6 @@ from probes.link.protocol import (
     incoming,
     read_report,
 )
-
-
-def normalize(chain: str) -> str:
-    """Chains match when they differ only in whitespace."""
-    return "".join(chain.split())
 
 
 class Recordings:

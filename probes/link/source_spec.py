@@ -8,8 +8,10 @@ assignment, which the chain language refuses), so the two never clash.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from probes.link.protocol import SourceRef
+if TYPE_CHECKING:
+    from probes.link.protocol import SourceRef
 
 _SPEC = re.compile(r"(?P<path>[^\n]+\.py):(?P<name>[A-Za-z_][A-Za-z0-9_]*)", re.ASCII)
 
@@ -20,4 +22,6 @@ def parse_source_spec(text: str | None, inputs: list[str] | None = None) -> Sour
     match = _SPEC.fullmatch(text.strip()) if text else None
     if match is None:
         return None
+    from probes.link.protocol import SourceRef  # the messages' module: only for a spec (off the app's first frame)
+
     return SourceRef(match["path"], match["name"], list(inputs or []))

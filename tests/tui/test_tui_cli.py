@@ -95,8 +95,8 @@ def test_the_app_draws_up_to_240_frames_a_second_unless_the_user_says_otherwise(
     code = (
         "import tui.__main__ as m\n"
         "build = m.build_app\n"
-        "def build_and_report(argv):\n"
-        "    app = build(argv)\n"
+        "def build_and_report(argv, **kwargs):\n"
+        "    app = build(argv, **kwargs)\n"
         "    import textual.constants\n"
         "    print(textual.constants.MAX_FPS)\n"
         "    type(app).run = lambda self, *args, **kwargs: 0\n"
@@ -119,6 +119,7 @@ def captured_app(monkeypatch: pytest.MonkeyPatch) -> dict:
 
     seen: dict = {}
     monkeypatch.setattr(tui.__main__, "_start_workers", lambda command: (None, None))
+    monkeypatch.setenv("KERNEL_TUI_FAST_PATHS", "-start_screen")  # built at once: its worker link is read
 
     def fake_run(self, *args, **kwargs):
         seen["app"] = self
@@ -312,7 +313,7 @@ def test_exports_default_to_the_current_directory_unless_it_is_the_source_checko
     """``make run`` starts in the checkout: exports there would pile up among the sources."""
     import platformdirs
 
-    from tui.export import default_export_dir, source_checkout
+    from tui.export_dir import default_export_dir, source_checkout
 
     checkout = tmp_path / "kernel-tui"
     (checkout / "tui").mkdir(parents=True)

@@ -25,11 +25,11 @@ from textual.binding import ActiveBinding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
 
+from probes.chain.matching import normalize
 from probes.link import fast_paths
 from probes.link.protocol import SourceRef
 from tui import commands
 from tui.bridge import CompileWorkerStateChanged, WorkerEvent, WorkerStateChanged
-from tui.runs import normalize
 from tui.screens.compare_open import Comparisons
 from tui.screens.exports import export
 from tui.screens.link_watch import LinkWatch
@@ -39,9 +39,11 @@ from tui.screens.setting_keys import SettingKeys
 from tui.screens.source_follow import SourceFollow
 from tui.widgets.chains_pane import ChainsPane
 from tui.widgets.editor import ChainEditor
+from tui.widgets.grid import is_compact
 from tui.widgets.kernel_pane import KernelPane
+from tui.widgets.keys_in_order import to_focus
 from tui.widgets.status_bar import StatusBar
-from tui.widgets.workbench import Workbench, is_compact
+from tui.widgets.workbench import Workbench
 
 if TYPE_CHECKING:
     from probes.link.settings import Settings
@@ -56,6 +58,9 @@ class MainScreen(Screen[None]):
     """The workbench of panes under the status bar and the footer."""
 
     BINDINGS = commands.screen_bindings()
+    AUTO_FOCUS = "#editor"
+    """The editor has the focus as soon as the screen is composed: keys that reach the screen
+    as it is shown (those typed over the start screen, ``take_keys``) go to the editor."""
 
     def __init__(self, live: KernelTuiApp, *, highlight: bool | None, source: SourceRef | None, chain_given: bool):
         super().__init__()
@@ -101,6 +106,12 @@ class MainScreen(Screen[None]):
             self.call_after_refresh(self._first_frame)  # the panes' first state: after the first frame
         else:
             self._first_frame()
+
+    def take_keys(self, keys: Iterable[tuple[str, str | None]]) -> None:
+        """Keys read before this screen was shown (over ``tui.screens.start``), handed on in
+        order to where the focus is (the editor)."""
+        for key, character in keys:
+            to_focus(self, key, character)
 
     def _first_frame(self) -> None:
         for notice in self.live.store.notices:

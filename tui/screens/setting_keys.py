@@ -18,7 +18,8 @@ from probes.link.settings import Settings, parse_reps
 from probes.link.summary import format_size, parse_size, parse_sizes
 from tui import presenter
 from tui import workspace as ws
-from tui.widgets.workbench import VIEWS, Workbench
+from tui.widgets.grid import VIEWS
+from tui.widgets.workbench import Workbench
 
 if TYPE_CHECKING:
     from tui.screens.main import MainScreen

@@ -22,7 +22,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 
-def _to_focus(node: DOMNode, key: str, character: str | None) -> None:
+def to_focus(node: DOMNode, key: str, character: str | None) -> None:
     """Hand a key to where the focus is now (the current screen when nothing has it)."""
     screen = node.app.screen
     (screen.focused or screen).post_message(events.Key(key, character))
@@ -36,7 +36,7 @@ def pass_on(node: Widget, event: events.Key) -> bool:
         return False
     event.stop()
     event.prevent_default()
-    _to_focus(node, event.key, event.character)
+    to_focus(node, event.key, event.character)
     return True
 
 
@@ -49,7 +49,7 @@ async def split_escape_burst(node: DOMNode, event: events.Key) -> bool:
     event.stop()
     event.prevent_default()
     await run_binding(node, "escape")
-    _to_focus(node, key[4:], event.character)
+    to_focus(node, key[4:], event.character)
     return True
 
 

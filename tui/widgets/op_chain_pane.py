@@ -18,9 +18,9 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 
+from probes.chain.matching import normalize
 from probes.link.protocol import Measurement, OpNode
 from probes.link.summary import format_bytes, format_size
-from tui.runs import normalize
 from tui.views import FocusView
 from tui.widgets.cells import display_name, fit_kernel, flex_width, plain, plural, share_width
 from tui.widgets.facts import fact_lines

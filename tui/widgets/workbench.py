@@ -18,6 +18,7 @@ from textual.reactive import reactive
 
 from tui.widgets.chains_pane import ChainsPane
 from tui.widgets.editor import ChainEditor, ChainErrorLine
+from tui.widgets.grid import VIEWS, grid_classes, is_compact
 from tui.widgets.kernel_pane import KernelPane
 from tui.widgets.op_chain_pane import OpChainPane
 from tui.widgets.sweep_pane import SweepPane
@@ -26,15 +27,8 @@ if TYPE_CHECKING:
     from tui.presenter import Panes
     from tui.workspace import Workspace
 
-COMPACT_WIDTH = 120
-COMPACT_HEIGHT = 34
-VIEWS = ("kernels", "ops", "sweep")
 EDITOR_ROWS = 10
 EMPTY_SWEEP_ROWS = 3
-
-
-def is_compact(width: int, height: int) -> bool:
-    return width < COMPACT_WIDTH or height < COMPACT_HEIGHT
 
 
 class Workbench(Container):
@@ -98,10 +92,7 @@ class Workbench(Container):
         return not self.compact if self.chains_shown is None else self.chains_shown
 
     def layout_classes(self) -> str:
-        classes = ["-show-chains" if self.chains_visible else "-hide-chains", f"-view-{self.view}"]
-        if self.compact:
-            classes.append("-compact")
-        return " ".join(classes)
+        return grid_classes(compact=self.compact, chains_visible=self.chains_visible, view=self.view)
 
     def on_resize(self) -> None:
         size = self.app.size
