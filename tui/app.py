@@ -50,14 +50,6 @@ if TYPE_CHECKING:
 AUTOSAVE_S = 1.0
 
 
-def _collector_on() -> None:
-    """The collector on once the app is up, what start-up made left out of its passes (frozen)
-    where ``tui.__main__`` kept it off."""
-    if not gc.isenabled():
-        gc.freeze()
-        gc.enable()
-
-
 def _folder_notices(store: WorkspaceFile) -> list[str]:
     """What is not kept because a folder of the app's own cannot be used; the workspace's notice
     has said it already where the workspace would live there."""
@@ -130,7 +122,7 @@ class KernelTuiApp(App[int]):
         self._save_timer: Timer | None = None
         self._quitting = False
         self._exiting = False
-        build = partial(
+        self._build_main = partial(
             self._build,
             entries=entries,
             spread=spread,
@@ -141,11 +133,10 @@ class KernelTuiApp(App[int]):
             highlight=highlight,
             timing=timing,
         )
-        self._build_main = build
         self.start: StartScreen | None = StartScreen(self.workspace, self._open_main) if start_screen else None
         """The first frame's screen until the main screen replaces it; None once it has."""
         if self.start is None:
-            build()
+            self._build_main()
 
     def _build(
         self,
@@ -196,7 +187,7 @@ class KernelTuiApp(App[int]):
 
     def on_ready(self) -> None:
         if self.built:
-            _collector_on()
+            gc.enable()  # off while the app started (tui.__main__.main)
 
     async def _open_main(self) -> MainScreen | None:
         """The main screen built and shown over the start screen (None when quitting already),
@@ -207,7 +198,9 @@ class KernelTuiApp(App[int]):
         main = self._build_main()
         await self.push_screen(main)
         self.start = None
-        _collector_on()
+        if not gc.isenabled():  # off through start-up (tui.__main__.main): what the build made is frozen too
+            gc.freeze()
+            gc.enable()
         return main
 
     def get_line_filters(self) -> Sequence[LineFilter]:

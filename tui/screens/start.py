@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from probes.link.safe_text import inert_line
+from tui.widgets.chain_labels import ChainsState, chain_label
 from tui.widgets.grid import grid_classes, is_compact
 
 if TYPE_CHECKING:
@@ -58,13 +59,10 @@ class StartScreen(Screen[None]):
         yield Footer(compact=True)
 
     def _chains(self) -> Text:
-        """Each chain's name and first line, as the chains pane lists them."""
-        listing = Text(no_wrap=True, overflow="ellipsis")
-        for i, chain in enumerate(self.workspace.chains):
-            first = next((line.strip() for line in chain.text.splitlines() if line.strip()), "(empty)")
-            listing.append(f" {inert_line(chain.name)}", style="bold" if i == self.workspace.current else "")
-            listing.append(f"\n {inert_line(first)}\n", style="dim")
-        return listing
+        """The chains as the chains pane lists them."""
+        w = self.workspace
+        state = ChainsState(tuple((c.name, c.text) for c in w.chains), w.current)
+        return Text("\n").join(chain_label(state, i) for i in range(len(w.chains)))
 
     def _editor_text(self) -> Text:
         """The chain's lines, numbered as the editor numbers them."""

@@ -9,9 +9,7 @@ marked for compare is its own state.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
-from rich.text import Text
 from textual import on
 from textual.app import SystemCommand
 from textual.message import Message
@@ -22,32 +20,10 @@ from textual.widgets.option_list import Option
 from probes.link import fast_paths
 from probes.link.safe_text import inert_line
 from tui.commands import bindings
-from tui.widgets.cells import plain
+from tui.widgets.chain_labels import ChainsState, chain_label
 from tui.widgets.keys_in_order import KeysInOrder
 from tui.widgets.pane import Bordered
 from tui.workspace import Workspace
-
-
-@dataclass(frozen=True)
-class ChainsState:
-    chains: tuple[tuple[str, str], ...]
-    """(name, text) of every chain."""
-    current: int
-    marked: int | None = None
-    """The chain marked for compare (space), shown with a ◆."""
-
-
-def chain_label(state: ChainsState, index: int) -> Text:
-    """Chain ``index``'s two lines: its name (bold where current, ◆ where marked), its text's first line."""
-    name, text = state.chains[index]
-    label = Text(no_wrap=True, overflow="ellipsis")
-    label.append_text(plain(name, "bold" if index == state.current else ""))
-    if index == state.marked:
-        label.append(" ◆", style="bold magenta")
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "(empty)")
-    label.append("\n")
-    label.append_text(plain(first, "dim"))
-    return label
 
 
 def first_line(text: str) -> str:
