@@ -60,7 +60,8 @@ def patch_session(module):
 
 
 def patch_live_loop(module):
-    wrap(module.LiveLoop, "render_panes", lambda *a: mark("render_panes>"), lambda *a: mark("render_panes<"))
+    # the draw itself: render_panes only asks for one, after the loop's turn
+    wrap(module.LiveLoop, "_draw", lambda *a: mark("render_panes>"), lambda *a: mark("render_panes<"))
 
 
 def patch_bridge(module):

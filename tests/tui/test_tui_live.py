@@ -305,6 +305,67 @@ async def test_typing_sends_the_last_text_and_cancels_the_older_ones(make_app) -
         assert not any(rid in cancelled for rid, _ in final)
 
 
+async def test_an_edits_request_reaches_the_worker_before_the_edit_is_drawn(make_app, monkeypatch) -> None:
+    """The worker measures while the app draws: an edit's request is written to the worker's pipe
+    before the panes are drawn for that edit (a draw is 10-40 ms of layout, which the new rows
+    would otherwise wait behind)."""
+    import dataclasses
+
+    from tui_helpers import TEST_TIMING
+
+    from probes.link.running_worker import RunningWorker
+    from tui.screens.live_loop import LiveLoop
+
+    final = SEED_CHAIN + " * 2"
+    order: list[str] = []
+    write, draw = RunningWorker.send, LiveLoop._draw
+
+    async def spy_write(self, message):
+        if getattr(message, "chain", "") == final:
+            order.append("written")
+        await write(self, message)
+
+    def spy_draw(self):
+        if self.session.text == final:
+            order.append("drawn")
+        draw(self)
+
+    monkeypatch.setattr(RunningWorker, "send", spy_write)
+    monkeypatch.setattr(LiveLoop, "_draw", spy_draw)
+    app = make_app(timing=dataclasses.replace(TEST_TIMING, eager_delay_s=0.0))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        app.query_one(ChainEditor).focus()
+        await pilot.press("end", "space", "asterisk", "space", "2")
+        await wait_for(pilot, lambda: app.session.text == final and settled(app), what="the edit's run")
+        assert order[:2] == ["written", "drawn"]
+
+
+async def test_a_runs_steps_that_arrive_together_are_drawn_once(make_app, monkeypatch) -> None:
+    """Events read in one go (a run's steps, then its rows) are all taken into the session and
+    drawn in one frame: drawn one by one, the rows behind them waited for each step's draw."""
+    from probes.link.protocol import Progress
+    from tui.bridge import WorkerEvent
+    from tui.screens.live_loop import LiveLoop
+
+    draws: list[LiveLoop] = []
+    draw = LiveLoop._draw
+
+    def spy_draw(self):
+        draws.append(self)
+        draw(self)
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: focus_done(app), what="results")
+        monkeypatch.setattr(LiveLoop, "_draw", spy_draw)
+        for step in ("peak", "measuring", "compiling"):
+            app.main.post_message(WorkerEvent(Progress("a-run", step)))
+        await pilot.pause()
+        await pilot.pause()
+        assert len(draws) == 1
+
+
 async def test_a_cache_hit_repaints_what_changed_not_the_whole_panes(make_app) -> None:
     """Each key and each result assigns the panes' state; a pane that repainted itself then (or
     set an unchanged border title) re-rendered ~70% of the screen per frame. The rows change, the

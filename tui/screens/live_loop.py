@@ -3,10 +3,18 @@
 The session (``tui.session.LiveSession``) is pure: it returns effects (send, cancel, wake up,
 say). ``LiveLoop.apply`` carries them out (through the bridge, a timer, the status bar), then
 gives the panes their new state (``render_panes``, derived by ``tui.presenter``).
+
+The panes are drawn once per turn of the event loop, after it: a draw (the panes' state, then
+Textual's layout of the screen) takes 10-40 ms of the app's one thread. Drawn at once, an edit's
+draw would run before the bridge's task writes the request it just sent, so the worker would
+start that much later; and a run's steps, which arrive together, would each be drawn before the
+next message, its rows among them, is read. Drawn after the turn, the request is out first and
+the messages already queued are taken into the session and drawn in one go.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING
 
@@ -31,6 +39,7 @@ class LiveLoop:
         self.live = screen.live
         self.session = screen.live.session
         self._wake: Timer | None = None
+        self._draw_due = False
 
     def apply(self, effects: list[Effect]) -> None:
         """Carry out what the session asks for, then show its new state."""
@@ -59,8 +68,16 @@ class LiveLoop:
         self.apply(self.session.tick(time.monotonic()))
 
     def render_panes(self) -> None:
-        """Give every pane its state from the session (each renders itself). A bug in a pane is
-        logged and said on screen; the app and what was typed survive it."""
+        """Give every pane its state from the session (each renders itself) once this turn of the
+        event loop is over (see the module's docstring); asked again meanwhile, it still draws once."""
+        if self._draw_due or self.live.closing:
+            return
+        self._draw_due = True
+        asyncio.get_running_loop().call_soon(self._draw)
+
+    def _draw(self) -> None:
+        """A bug in a pane is logged and said on screen; the app and what was typed survive it."""
+        self._draw_due = False
         if self.live.closing:
             return
         try:
