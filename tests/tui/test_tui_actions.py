@@ -361,6 +361,22 @@ async def test_wide_layout_shows_everything_and_names_whole(make_app) -> None:
         assert app.query_one("#sweep").region.height <= 4  # no sweep yet: it takes little room
 
 
+async def test_a_long_chain_is_listed_on_its_two_lines_cut_with_an_ellipsis(make_app) -> None:
+    """The chains pane lists each chain as its name and its first line: a first line wider than
+    the pane is cut with an ellipsis, not wrapped onto a third line that pushes the others out."""
+    long = "(a + b).sigmoid() * 3 + (a * b).tanh()"
+    app = make_app(chain=long)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.query_one(ChainsPane)
+        await wait_for(pilot, lambda: pane.virtual_size.height > 0, what="the chains listed")
+        count = len(app.workspace.chains)
+        assert pane.content_size.width < len(long)
+        assert pane.virtual_size.height == 2 * count
+        lines = [pane.render_line(y).text.rstrip() for y in range(2 * count)]
+        cut = [line for line in lines if line.endswith("…") and long.startswith(line[:-1].strip())]
+        assert len(cut) == 1 and len(cut[0].strip()) > 10
+
+
 async def test_chains_pane_keys_mean_one_thing(make_app) -> None:
     """In the chains pane, x/n/r keep their global meaning; the pane's own keys are a, f2, y, delete."""
     app = make_app()
