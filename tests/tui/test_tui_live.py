@@ -9,6 +9,7 @@ import pytest
 from tui_helpers import (
     LONG_CHAIN,
     SEED_CHAIN,
+    TEST_TIMING,
     focus_done,
     focus_view,
     recording,
@@ -311,8 +312,6 @@ async def test_an_edits_request_reaches_the_worker_before_the_edit_is_drawn(make
     would otherwise wait behind)."""
     import dataclasses
 
-    from tui_helpers import TEST_TIMING
-
     from probes.link.running_worker import RunningWorker
     from tui.screens.live_loop import LiveLoop
 
@@ -361,8 +360,7 @@ async def test_a_runs_steps_that_arrive_together_are_drawn_once(make_app, monkey
         monkeypatch.setattr(LiveLoop, "_draw", spy_draw)
         for step in ("peak", "measuring", "compiling"):
             app.main.post_message(WorkerEvent(Progress("a-run", step)))
-        await pilot.pause()
-        await pilot.pause()
+        await wait_for(pilot, lambda: bool(draws), what="the draw")
         assert len(draws) == 1
 
 
