@@ -1,4 +1,5 @@
-"""A worker on a torch installed without bytecode has its imports compiled once, into a private cache.
+"""A worker on a torch installed without bytecode, and an app whose sources have none, have their
+imports compiled once, into a private cache.
 
 Each test runs in subprocesses whose ``torch`` is a small stand-in package on PYTHONPATH, so that
 what the launcher finds (bytecode or none) is the test's to choose, whatever torch this machine has.
@@ -132,3 +133,95 @@ def test_the_cache_stays_out_where_it_is_not_ours_to_add(
         assert env["PYTHONPYCACHEPREFIX"] == extra.get("PYTHONPYCACHEPREFIX")
         assert env["PYTHONDONTWRITEBYTECODE"] == "1"
     assert not (tmp_path / "cache" / "bytecode").exists()
+
+
+APP = """
+import sys
+from probes.link.bytecode_cache import use_in_this_process
+used = use_in_this_process(["app_pkg"])
+import app_pkg
+print(used, app_pkg.VALUE, sys.pycache_prefix)
+"""
+
+
+def app_package(root: Path) -> Path:
+    """A stand-in for Textual or kernel-tui's own package, without bytecode; its site folder."""
+    package = root / "site" / "app_pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("VALUE = 1\n")
+    return root / "site"
+
+
+def start_app(tmp_path: Path, site: Path, **extra: str) -> list[str]:
+    """What ``APP`` printed: whether it used the cache, the package's value, its pycache prefix."""
+    env = environment(tmp_path, site, **extra)
+    env = {k: v for k, v in env.items() if v}  # an empty value stands for a variable the user has not set
+    done = subprocess.run(
+        [sys.executable, "-c", APP], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+    )
+    return done.stdout.split()
+
+
+def test_an_app_whose_sources_have_no_bytecode_reads_it_from_the_cache_from_its_second_launch(
+    tmp_path: Path,
+) -> None:
+    site = app_package(tmp_path)
+    cache = tmp_path / "cache" / "bytecode"
+    assert start_app(tmp_path, site) == ["True", "1", str(cache)]
+    assert [p.name.split(".")[0] for p in cache.rglob("app_pkg/*.pyc")] == ["__init__"]
+    # A source of the same size and time: only a launch that reads the bytecode still sees VALUE = 1.
+    source = site / "app_pkg" / "__init__.py"
+    before = source.stat()
+    source.write_text("VALUE = 2\n")
+    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert start_app(tmp_path, site) == ["True", "1", str(cache)]
+    assert not (site / "app_pkg" / "__pycache__").exists()  # the user's tree stays as it was
+
+
+def test_an_app_whose_python_writes_bytecode_beside_its_sources_imports_as_usual(tmp_path: Path) -> None:
+    site = app_package(tmp_path)
+    assert start_app(tmp_path, site, PYTHONDONTWRITEBYTECODE="") == ["False", "1", "None"]
+    assert (site / "app_pkg" / "__pycache__").is_dir()
+    assert start_app(tmp_path, site) == ["False", "1", "None"]  # now it has its bytecode beside it
+    assert not (tmp_path / "cache" / "bytecode").exists()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"KERNEL_TUI_BYTECODE_CACHE": "0"}, {"KERNEL_TUI_FAST_PATHS": "-bytecode_cache"}],
+    ids=["turned-off", "trick-off"],
+)
+def test_an_app_told_not_to_use_the_cache_compiles_as_its_environment_says(
+    tmp_path: Path, extra: dict[str, str]
+) -> None:
+    site = app_package(tmp_path)
+    assert start_app(tmp_path, site, **extra) == ["False", "1", "None"]
+    assert not (tmp_path / "cache" / "bytecode").exists()
+
+
+def test_an_app_reading_its_own_cache_still_sees_the_bytecode_beside_torch(tmp_path: Path) -> None:
+    """The app's prefix changes where this process looks, not what its workers find: a torch with
+    its bytecode gets no cache of its own."""
+    site = fake_torch(tmp_path, compiled=True)
+    app_package(tmp_path)
+    worker = "print('none')"
+    prefixed = LAUNCH.replace(
+        "env = worker_environment",
+        "from probes.link.bytecode_cache import use_in_this_process\n"
+        "assert use_in_this_process(['app_pkg'])\nenv = worker_environment",
+    ).replace('"PYTHONDONTWRITEBYTECODE")', '"PYTHONDONTWRITEBYTECODE", "KERNEL_TUI_BYTECODE_FILL")')
+    done = subprocess.run(
+        [sys.executable, "-c", prefixed, json.dumps(None), worker],
+        env=environment(tmp_path, site),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(done.stdout) == {
+        "PYTHONPYCACHEPREFIX": None,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "KERNEL_TUI_BYTECODE_FILL": None,
+        "worker": "none",
+    }

@@ -355,6 +355,10 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:  # before anything starts: the worker inherits the setting
         sys.stderr.write(f"kernel-tui: {problem}\n")
         return 2
+    if not (argv and argv[0] == "worker"):  # the worker's own start has its cache (with_bytecode_cache)
+        from probes.link.bytecode_cache import use_in_this_process
+
+        use_in_this_process(("probes",) if argv and argv[0] == "profile" else ("probes", "tui", "textual"))
     if argv and argv[0] == "profile":
         from probes.cli import main as profile_main  # headless: no textual import
 

@@ -14,7 +14,14 @@ package compiled too). The cache is in the user's private cache directory: one t
 could write to would let them run code in the worker. Bytecode of a changed source is stale by
 Python's own check, and rewritten there by the import that finds it so.
 
-A fast path (``probes.link.fast_paths``): without it, a worker imports as its environment has it.
+The app's own process has the same problem where Textual or kernel-tui's sources have no bytecode
+beside them and Python cannot write it there (``PYTHONDONTWRITEBYTECODE``, a read-only install):
+each launch compiles them again before its first frame. ``use_in_this_process`` points that
+process's imports at the same cache before it imports them; the first launch writes the bytecode
+there as it imports, the later ones read it.
+
+A fast path (``probes.link.fast_paths``): without it, the app and the worker import as their
+environment has it.
 """
 
 from __future__ import annotations
@@ -44,7 +51,14 @@ def has_bytecode(package: str) -> bool | None:
 
     Finds the package without importing it (the app, which never imports torch, asks this)."""
     origin = _origin(package)
-    return None if origin is None else _compiled(origin)
+    return None if origin is None else os.path.exists(_beside(origin))
+
+
+def _beside(source: str) -> str:
+    """Where an interpreter without a pycache prefix keeps ``source``'s bytecode, whatever this
+    process's prefix: the worker the app starts has none unless its environment names one."""
+    folder, name = os.path.split(source)
+    return os.path.join(folder, "__pycache__", f"{name.removesuffix('.py')}.{sys.implementation.cache_tag}.pyc")
 
 
 def _compiled(source: str) -> bool:
@@ -76,7 +90,7 @@ def _cache_wanted(env: dict[str, str]) -> tuple[Path, str] | None:
     ):
         return None
     origin = _origin("torch")
-    if origin is None or _compiled(origin):
+    if origin is None or os.path.exists(_beside(origin)):
         return None
     try:
         return user_cache_dir() / "bytecode", origin
@@ -97,6 +111,42 @@ def with_bytecode_cache(env: dict[str, str]) -> dict[str, str]:
     env["PYTHONPYCACHEPREFIX"] = str(cache)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # the user's sources stay untouched: bytecode goes to the cache only
     return env
+
+
+def use_in_this_process(packages: Iterable[str]) -> bool:
+    """Point this process's later imports at the cache where one of ``packages`` has no bytecode
+    beside its source and Python cannot write it there; True if it did.
+
+    With a prefix, Python reads no bytecode outside it: what this process imports later, the
+    standard library included, is compiled into the cache by the first launch that imports it, and
+    read from there by every launch after. Left as it is where the user chose a prefix, where the
+    packages have their bytecode or Python writes it beside them, or where the cache is unusable."""
+    if (
+        not fast_paths.enabled("bytecode_cache")
+        or os.environ.get(BYTECODE_CACHE_ENV) == "0"
+        or sys.pycache_prefix is not None
+        or not any(_compiles_at_every_import(package) for package in packages)
+    ):
+        return False
+    try:
+        cache = user_cache_dir() / "bytecode"
+        cache.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    sys.pycache_prefix = str(cache)
+    sys.dont_write_bytecode = False  # the user's sources stay untouched: bytecode goes to the cache only
+    return True
+
+
+def _compiles_at_every_import(package: str) -> bool:
+    """Whether each import of ``package`` compiles its source: no bytecode beside its ``__init__``,
+    and Python cannot write it there."""
+    origin = _origin(package)
+    if origin is None or os.path.exists(_beside(origin)):
+        return False
+    pycache = os.path.dirname(_beside(origin))
+    writable = os.access(pycache if os.path.isdir(pycache) else os.path.dirname(origin), os.W_OK)
+    return sys.dont_write_bytecode or not writable
 
 
 def fill_later(modules: Iterable[ModuleType]) -> subprocess.Popen[bytes] | None:

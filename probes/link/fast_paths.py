@@ -48,8 +48,8 @@ TRICKS: dict[str, Trick] = {
         ("frame",),
     ),
     "bytecode_cache": Trick(
-        "first rows: a private bytecode cache for a torch installed without its bytecode "
-        "(probes/link/bytecode_cache.py)",
+        "first rows and first frame: a private bytecode cache for sources that Python compiles at every "
+        "import, the worker's torch and the app's Textual and kernel-tui (probes/link/bytecode_cache.py)",
         ("frame",),
     ),
     "dynamo_deferral": Trick(
