@@ -72,9 +72,15 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
 from app_terminal import pane  # noqa: E402
 from terminal import Terminal, TerminalError, alive  # noqa: E402
 
-from probes.link.bytecode_cache import FILL_ENV, has_bytecode, with_bytecode_cache  # noqa: E402
+from probes.link.bytecode_cache import (  # noqa: E402
+    BYTECODE_CACHE_ENV,
+    FILL_ENV,
+    compiles_at_every_import,
+    has_bytecode,
+    with_bytecode_cache,
+)
 from probes.link.fast_paths import ENV as FAST_PATHS_ENV  # noqa: E402
-from probes.link.fast_paths import TRICKS, setting_without  # noqa: E402
+from probes.link.fast_paths import TRICKS, enabled, setting_without  # noqa: E402
 from probes.link.summary import parse_size  # noqa: E402
 
 KEY_INTERVAL_S = 0.030
@@ -330,6 +336,18 @@ def worker_bytecode() -> str:
         return "a cache, to be filled by the first launch"
     prefix = env.get("PYTHONPYCACHEPREFIX")
     return f"PYTHONPYCACHEPREFIX={prefix}" if prefix else "none: compiled at every launch"
+
+
+def textual_bytecode() -> str:
+    """Where the app's Textual imports its bytecode from, as this run starts (the minimal Textual
+    app has no cache: where Python cannot keep the bytecode, it compiles Textual at every launch)."""
+    if has_bytecode("textual"):
+        return "Textual's own"
+    if not compiles_at_every_import("textual"):
+        return "written beside Textual by the first launch"
+    if enabled("bytecode_cache") and os.environ.get(BYTECODE_CACHE_ENV) != "0":
+        return "the app's cache; the minimal app compiles Textual at every launch"
+    return "none: compiled at every launch"
 
 
 def wait_for_bytecode_cache(timeout: float) -> float | None:
@@ -663,7 +681,7 @@ SAVE_TARGET_S = {"cpu": 0.350, "cuda": 0.150}
 """The median save -> eager rows a user should get: on the CPU at N=1e4, on the H200 for a small function."""
 
 
-def summary(report: dict[str, Any], worker_bytecode: str) -> list[str]:
+def summary(report: dict[str, Any], worker_bytecode: str, textual: str) -> list[str]:
     lines = [
         f"{name}: {section['error'].splitlines()[0]}"
         for name, section in report.items()
@@ -711,6 +729,7 @@ def summary(report: dict[str, Any], worker_bytecode: str) -> list[str]:
                 else f"; filled {filled:.1f} s after the first launch's first rows"
             )
         )
+        lines.append(f"the app's Textual bytecode: {textual}")
     if "edit" in report:
         e = report["edit"]
         for key in EDIT_FIGURES:
@@ -1084,6 +1103,7 @@ def main(argv: list[str] | None = None) -> int:
     report["torch_bytecode"] = has_bytecode("torch")
     report["pycache_prefix"] = sys.pycache_prefix
     report["worker_bytecode"] = worker_bytecode()
+    report["textual_bytecode"] = textual_bytecode()
     if each:
         report["fast_paths"] = "each"
         report["each_trick"] = bench_each_trick(args, [s for s in args.only.split(",") if s in TRICK_SECTIONS])
@@ -1119,12 +1139,15 @@ def main(argv: list[str] | None = None) -> int:
     report["load_at_end"] = os.getloadavg()
     if len(settings) == 1:
         report.update(found[settings[0]])
-        lines = summary(found[settings[0]], report["worker_bytecode"])
+        lines = summary(found[settings[0]], report["worker_bytecode"], report["textual_bytecode"])
     else:
         report.update({f"fast_paths_{setting}": sections for setting, sections in found.items()})
         lines = []
         for setting in settings:
-            lines += [f"-- fast paths {setting} --", *summary(found[setting], report["worker_bytecode"])]
+            lines += [
+                f"-- fast paths {setting} --",
+                *summary(found[setting], report["worker_bytecode"], report["textual_bytecode"]),
+            ]
         lines += ["-- what the fast paths save --", *fast_paths_saving(found["on"], found["off"])]
     for line in lines:
         print(line)

@@ -125,7 +125,7 @@ def use_in_this_process(packages: Iterable[str]) -> bool:
         not fast_paths.enabled("bytecode_cache")
         or os.environ.get(BYTECODE_CACHE_ENV) == "0"
         or sys.pycache_prefix is not None
-        or not any(_compiles_at_every_import(package) for package in packages)
+        or not any(compiles_at_every_import(package) for package in packages)
     ):
         return False
     try:
@@ -138,7 +138,7 @@ def use_in_this_process(packages: Iterable[str]) -> bool:
     return True
 
 
-def _compiles_at_every_import(package: str) -> bool:
+def compiles_at_every_import(package: str) -> bool:
     """Whether each import of ``package`` compiles its source: no bytecode beside its ``__init__``,
     and Python cannot write it there."""
     origin = _origin(package)
