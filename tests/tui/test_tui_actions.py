@@ -377,6 +377,24 @@ async def test_a_long_chain_is_listed_on_its_two_lines_cut_with_an_ellipsis(make
         assert len(cut) == 1 and len(cut[0].strip()) > 10
 
 
+async def test_the_palette_names_each_chain_by_the_line_the_chains_pane_lists(make_app) -> None:
+    """A chain whose text opens with a blank line is described by its first line with text, in the
+    chains pane and in the palette alike."""
+    app = make_app(chain="(a + b).relu()")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot, app)
+        editor = app.query_one(ChainEditor)
+        app.screen.set_focus(editor)
+        editor.move_cursor((0, 0))
+        await pilot.press("enter")  # a blank line above the chain
+        await wait_for(pilot, lambda: app.workspace.chain.text.startswith("\n"), what="the edit kept")
+        described = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert described[f"Open chain: {app.workspace.chain.name}"] == "(a + b).relu()"
+        pane = app.query_one(ChainsPane)
+        lines = [pane.render_line(y).text.strip() for y in range(pane.virtual_size.height)]
+        assert "(a + b).relu()" in lines
+
+
 async def test_chains_pane_keys_mean_one_thing(make_app) -> None:
     """In the chains pane, x/n/r keep their global meaning; the pane's own keys are a, f2, y, delete."""
     app = make_app()

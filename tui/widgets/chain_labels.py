@@ -19,6 +19,11 @@ class ChainsState:
     """The chain marked for compare (space), shown with a ◆."""
 
 
+def first_line(text: str) -> str:
+    """What a chain is listed by: its text's first line that is not blank, made inert."""
+    return inert_line(next((line.strip() for line in text.splitlines() if line.strip()), "(empty)"))
+
+
 def chain_label(state: ChainsState, index: int) -> Text:
     """Chain ``index``'s two lines: its name (bold where current, ◆ where marked), its text's first line."""
     name, text = state.chains[index]
@@ -26,7 +31,6 @@ def chain_label(state: ChainsState, index: int) -> Text:
     label.append(inert_line(name), style="bold" if index == state.current else "")
     if index == state.marked:
         label.append(" ◆", style="bold magenta")
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "(empty)")
     label.append("\n")
-    label.append(inert_line(first), style="dim")
+    label.append(first_line(text), style="dim")
     return label

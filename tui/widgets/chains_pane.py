@@ -20,14 +20,10 @@ from textual.widgets.option_list import Option
 from probes.link import fast_paths
 from probes.link.safe_text import inert_line
 from tui.commands import bindings
-from tui.widgets.chain_labels import ChainsState, chain_label
+from tui.widgets.chain_labels import ChainsState, chain_label, first_line
 from tui.widgets.keys_in_order import KeysInOrder
 from tui.widgets.pane import Bordered
 from tui.workspace import Workspace
-
-
-def first_line(text: str) -> str:
-    return inert_line(text.splitlines()[0]) if text.strip() else "(empty)"
 
 
 class ChainsPane(KeysInOrder, Bordered, OptionList):
