@@ -141,3 +141,14 @@ def test_a_device_that_drops_out_of_a_spread_sweep_names_what_it_leaves_in_one_l
     assert len(named) == len(left) and all(f"{m} N=" in line for _, m in left)
     view = session.sweep_view()
     assert view.results is not None and pairs_of(shares[0]) | {(size, mode)} == set(view.results.results)
+
+
+def test_a_device_of_a_spread_sweep_other_than_the_lead_says_it_measures_its_share_and_waits_for_nothing() -> None:
+    session, _ = spread_over_two()
+    other = session.focus_view(0.2, 1)
+    assert all(view.activity == "" for view in other.modes) and not other.busy
+    assert other.held == (
+        "this device measures only its share of the sweep (--spread); the size measured on every edit runs on cpu"
+    )
+    lead = session.focus_view(0.2)
+    assert lead.held is None and any(view.activity for view in lead.modes)

@@ -269,3 +269,23 @@ async def test_a_spread_sweep_is_shared_out_and_shown_as_one_each_point_naming_i
         named = {"●": "● cuda:0", "◆": "◆ b:cuda:0"}
         assert [row[labels.index("on")] for row in rows] == [named[marker[(n, m)]] for n in sizes for m in SWEPT]
         await pilot.press("ctrl+q")
+
+
+async def test_a_spread_device_other_than_the_lead_says_it_measures_its_share_not_waiting(make_app) -> None:
+    """With --spread the size measured on every edit goes to the lead alone: the other device's
+    summary line and kernel pane say so, where they would otherwise wait for rows that never come."""
+    replay = shlex.join(replay_command())
+    app = two_box_app(make_app, "cuda:0,b:cuda:0", {"b": replay}, spread=True)
+    share = "this device measures only its share of the sweep (--spread)"
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: both_measured(app, entries=1), what="the lead's rows")
+        await wait_for(pilot, lambda: share in headline(app), what="the summary's line for b")
+        [line] = [line for line in headline(app).splitlines() if line.strip().startswith("b:cuda:0")]
+        assert " - " not in line  # no row of dashes
+        await pilot.press("escape", "d")
+        await wait_for(pilot, lambda: app.session.followed == 1, what="following b")
+        await wait_for(pilot, lambda: "runs on cuda:0" in headline(app), what="b's own headline")
+        pane = app.query_one(KernelPane)
+        notes = " ".join(str(block.query_one(".mode-note").render()) for block in pane.blocks)
+        assert "waiting" not in notes and "no results yet" not in headline(app)
+        await pilot.press("ctrl+q")

@@ -75,6 +75,10 @@ def devices_text(devices: tuple[FocusView, ...], followed: str, width: int) -> T
         text.append("\n")
         mark = "▸ " if view.entry == followed else "  "
         text.append_text(plain((mark + view.entry)[:name_width].ljust(name_width), "bold" if mark.strip() else ""))
+        if view.held and all(shown.measurement is None for shown in view.modes):
+            text.append(" │ ", style="dim")  # nothing to compare: why, in place of a row of dashes
+            text.append_text(plain(view.held, "dim italic"))
+            continue
         for cells, w, group in zip(row, widths, group_widths, strict=True):
             text.append(" │ ", style="dim")
             text.append(" ".join(cell.rjust(wi) for cell, wi in zip(cells, w, strict=True)).rjust(group))
