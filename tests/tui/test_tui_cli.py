@@ -170,6 +170,32 @@ def test_chain_and_settings_from_the_command_line(monkeypatch: pytest.MonkeyPatc
     assert app.bridge.workers.primary.command == ["ssh", "gpu-box", "python", "-m", "probes.engine.worker"]
 
 
+@pytest.mark.parametrize(
+    ("flags", "spread"),
+    [
+        ([], True),
+        (["--device", "cpu,b:cpu"], False),
+        (["--device", "cpu,b:cpu", "--spread"], True),
+    ],
+    ids=["kept-with-the-saved-devices", "a-device-list-without-it-measures-side-by-side", "given-again"],
+)
+def test_spread_is_kept_with_the_device_list_it_was_given_with(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, flags: list[str], spread: bool
+) -> None:
+    from tui import workspace as ws
+    from tui.__main__ import main
+
+    path = tmp_path / "w.json"
+    saved = ws.Workspace.default()
+    saved.settings = dataclasses.replace(saved.settings, spread=True)
+    saved.devices, saved.hosts = ["cpu", "b:cpu"], {"b": "true"}
+    ws.save(saved, path)
+    seen = captured_app(monkeypatch)
+    assert main([*flags, "--workspace", str(path), "--worker-cmd", "true"]) == 0
+    app = seen["app"]
+    assert app.workspace.settings.spread is spread and app.workspace.devices == ["cpu", "b:cpu"]
+
+
 def test_replay_option_uses_the_replay_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     from tui.__main__ import main
 
