@@ -225,3 +225,25 @@ def test_an_app_reading_its_own_cache_still_sees_the_bytecode_beside_torch(tmp_p
         "KERNEL_TUI_BYTECODE_FILL": None,
         "worker": "none",
     }
+
+
+@pytest.mark.parametrize(
+    ("argv", "packages"),
+    [([], ("probes", "tui", "textual")), (["profile", "a + b"], ("probes",)), (["worker"], None)],
+    ids=["the-app", "profile", "worker"],
+)
+def test_the_command_points_its_imports_at_the_cache_before_anything_else(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], packages: tuple[str, ...] | None
+) -> None:
+    """Done by ``kernel-tui`` itself (``run``), first, for the packages that command imports; never
+    by ``main()``, which a test or a notebook calls in a process of its own."""
+    import tui.__main__ as command
+    from probes.link import bytecode_cache
+
+    done: list[object] = []
+    monkeypatch.setattr(bytecode_cache, "use_in_this_process", lambda names: done.append(tuple(names)))
+    monkeypatch.setattr(command, "main", lambda: done.append("main") or 0)
+    monkeypatch.setattr(os, "_exit", done.append)
+    monkeypatch.setattr(sys, "argv", ["kernel-tui", *argv])
+    command.run()
+    assert done == [*([packages] if packages else []), "main", 0]

@@ -355,10 +355,6 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:  # before anything starts: the worker inherits the setting
         sys.stderr.write(f"kernel-tui: {problem}\n")
         return 2
-    if not (argv and argv[0] == "worker"):  # the worker's own start has its cache (with_bytecode_cache)
-        from probes.link.bytecode_cache import use_in_this_process
-
-        use_in_this_process(("probes",) if argv and argv[0] == "profile" else ("probes", "tui", "textual"))
     if argv and argv[0] == "profile":
         from probes.cli import main as profile_main  # headless: no textual import
 
@@ -392,9 +388,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The ``kernel-tui`` command: ``main()``, then exit without the interpreter's teardown of
-    textual, rich and asyncio (a tenth of a second or more): the terminal is restored and the worker
-    stopped already, so the prompt comes back at once."""
+    """The ``kernel-tui`` command: its imports read from the bytecode cache where Python would
+    compile them at every launch (``use_in_this_process``: a setting of the whole process, so made
+    here, never by ``main()``, which a notebook or a test may call); ``main()``; then exit without
+    the interpreter's teardown of textual, rich and asyncio (a tenth of a second or more): the
+    terminal is restored and the worker stopped already, so the prompt comes back at once."""
+    argv = sys.argv[1:]
+    if not (argv and argv[0] == "worker"):  # the worker's own start has its cache (with_bytecode_cache)
+        from probes.link.bytecode_cache import use_in_this_process
+
+        use_in_this_process(("probes",) if argv and argv[0] == "profile" else ("probes", "tui", "textual"))
     code = main()
     from probes.link import fast_paths
 

@@ -278,13 +278,20 @@ async def test_a_spread_device_other_than_the_lead_says_it_measures_its_share_no
     app = two_box_app(make_app, "cuda:0,b:cuda:0", {"b": replay}, spread=True)
     share = "this device measures only its share of the sweep (--spread)"
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_for(pilot, lambda: both_measured(app, entries=1), what="the lead's rows")
-        await wait_for(pilot, lambda: share in headline(app), what="the summary's line for b")
-        [line] = [line for line in headline(app).splitlines() if line.strip().startswith("b:cuda:0")]
-        assert " - " not in line  # no row of dashes
-        await pilot.press("escape", "d")
-        await wait_for(pilot, lambda: app.session.followed == 1, what="following b")
-        await wait_for(pilot, lambda: "runs on cuda:0" in headline(app), what="b's own headline")
+        await wait_for(pilot, lambda: share in headline(app), what="the summary's line for the other device")
+        lead = app.session.lead  # the first whose worker answered
+        names = app.session.entry_names()
+        other = names[1 - lead]
+        [line] = [line for line in headline(app).splitlines() if line.strip().startswith(other)]
+        assert share in line and " - " not in line  # no row of dashes
+        if app.session.followed == lead:
+            await pilot.press("escape", "d")
+        await wait_for(
+            pilot,
+            lambda: any(line.startswith(share) for line in headline(app).splitlines()),
+            what="the other's own headline",
+        )
+        assert app.session.followed == 1 - lead and f"runs on {names[lead]}" in headline(app)
         pane = app.query_one(KernelPane)
         notes = " ".join(str(block.query_one(".mode-note").render()) for block in pane.blocks)
         assert "waiting" not in notes and "no results yet" not in headline(app)
