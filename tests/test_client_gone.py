@@ -84,6 +84,17 @@ def ending_group(pgid_box: list[int]) -> Iterator[None]:
                 os.killpg(pgid, signal.SIGKILL)
 
 
+@contextlib.contextmanager
+def hang_ups_end_children() -> Iterator[None]:
+    """Children started in it end at a hang-up, as a terminal's programs do, even where these tests
+    run under ``nohup`` (an ignored signal stays ignored in every child)."""
+    before = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, before)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP, signal.SIGTERM], ids=lambda s: s.name)
 def test_the_worker_and_its_children_end_with_the_headless_client_even_holding_the_gil(
@@ -93,12 +104,11 @@ def test_the_worker_and_its_children_end_with_the_headless_client_even_holding_t
     env = {**os.environ, "KERNEL_TUI_STATE_DIR": str(tmp_path / "state"), "KERNEL_TUI_CACHE_DIR": str(tmp_path)}
     argv = [str(KERNEL_TUI), "profile", f"{model}:block", "--input", "x: [N]", "--device", "cpu", "--modes", "eager"]
     started: list[int] = []
-    with (
-        ending_group(started),
-        subprocess.Popen(
+    with hang_ups_end_children():
+        client = subprocess.Popen(
             [*argv, "--call-budget", "600"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE
-        ) as client,
-    ):
+        )
+    with ending_group(started), client:
         worker, compiler = wait_for_pids(marker)
         started.append(worker)
         assert {worker, compiler} <= set(group(worker))

@@ -271,27 +271,33 @@ async def test_a_spread_sweep_is_shared_out_and_shown_as_one_each_point_naming_i
         await pilot.press("ctrl+q")
 
 
-async def test_a_spread_device_other_than_the_lead_says_it_measures_its_share_not_waiting(make_app) -> None:
+async def test_a_spread_device_other_than_the_lead_says_it_measures_its_share_not_waiting(
+    make_app, tmp_path: Path
+) -> None:
     """With --spread the size measured on every edit goes to the lead alone: the other device's
-    summary line and kernel pane say so, where they would otherwise wait for rows that never come."""
-    replay = shlex.join(replay_command())
-    app = two_box_app(make_app, "cuda:0,b:cuda:0", {"b": replay}, spread=True)
+    summary line and kernel pane say so, where they would otherwise wait for rows that never come.
+    Box b answers only once the lead's rows are in, so that the first device leads."""
+    opened = tmp_path / "b-answers"
+    script = tmp_path / "ssh_b.sh"
+    script.write_text(
+        f"while [ ! -e {shlex.quote(str(opened))} ]; do sleep 0.05; done\nexec {shlex.join(replay_command())}\n"
+    )
+    app = two_box_app(make_app, "cuda:0,b:cuda:0", {"b": f"sh {shlex.quote(str(script))}"}, spread=True)
     share = "this device measures only its share of the sweep (--spread)"
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_for(pilot, lambda: share in headline(app), what="the summary's line for the other device")
-        lead = app.session.lead  # the first whose worker answered
-        names = app.session.entry_names()
-        other = names[1 - lead]
-        [line] = [line for line in headline(app).splitlines() if line.strip().startswith(other)]
+        await wait_for(pilot, lambda: both_measured(app, entries=1), what="the lead's rows")
+        opened.touch()
+        await wait_for(pilot, lambda: app.session.state.entries[1].ready is not None, what="b's worker")
+        await wait_for(pilot, lambda: share in headline(app), what="the summary's line for b")
+        [line] = [line for line in headline(app).splitlines() if line.strip().startswith("b:cuda:0")]
         assert share in line and " - " not in line  # no row of dashes
-        if app.session.followed == lead:
-            await pilot.press("escape", "d")
+        await pilot.press("escape", "d")
         await wait_for(
             pilot,
             lambda: any(line.startswith(share) for line in headline(app).splitlines()),
-            what="the other's own headline",
+            what="b's own headline",
         )
-        assert app.session.followed == 1 - lead and f"runs on {names[lead]}" in headline(app)
+        assert app.session.followed == 1 and "runs on cuda:0" in headline(app)
         pane = app.query_one(KernelPane)
         notes = " ".join(str(block.query_one(".mode-note").render()) for block in pane.blocks)
         assert "waiting" not in notes and "no results yet" not in headline(app)
