@@ -73,14 +73,14 @@ from app_terminal import pane  # noqa: E402
 from terminal import Terminal, TerminalError, alive  # noqa: E402
 
 from probes.link.bytecode_cache import (  # noqa: E402
-    BYTECODE_CACHE_ENV,
     FILL_ENV,
+    cache_allowed,
     compiles_at_every_import,
     has_bytecode,
     with_bytecode_cache,
 )
 from probes.link.fast_paths import ENV as FAST_PATHS_ENV  # noqa: E402
-from probes.link.fast_paths import TRICKS, enabled, setting_without  # noqa: E402
+from probes.link.fast_paths import TRICKS, setting_without  # noqa: E402
 from probes.link.summary import parse_size  # noqa: E402
 
 KEY_INTERVAL_S = 0.030
@@ -345,7 +345,7 @@ def textual_bytecode() -> str:
         return "Textual's own"
     if not compiles_at_every_import("textual"):
         return "written beside Textual by the first launch"
-    if enabled("bytecode_cache") and os.environ.get(BYTECODE_CACHE_ENV) != "0":
+    if cache_allowed(os.environ):
         return "the app's cache; the minimal app compiles Textual at every launch"
     return "none: compiled at every launch"
 

@@ -282,16 +282,8 @@ class SessionState:
         busy = any(key in book.pending for key in keys.values())
         batches = {view.batch for view in modes if view.measurement is not None}
         two = len(batches) == 1 and batches <= self.split and len(modes) > 1
-        held = self.held
-        if self.spread and entry != self.lead:
-            # The live size goes to the lead alone: here nothing waits for it, whatever the sweep left.
-            modes = [dataclasses.replace(view, activity="") for view in modes]
-            held = held or (
-                "this device measures only its share of the sweep (--spread); "
-                f"the size measured on every edit runs on {self.entries[self.lead].name}"
-            )
-        view = FocusView(self.settings.focus_size, tuple(modes), stale, updating, errors, busy, held, two)
-        return dataclasses.replace(view, entry=of.name)
+        view = FocusView(self.settings.focus_size, tuple(modes), stale, updating, errors, busy, self.held, two, of.name)
+        return view.sweep_share_only(self.entries[self.lead].name) if self.spread and entry != self.lead else view
 
     def mode_activity(self, mode: str, key: MeasureKey, book: RunBook | None = None) -> ModeActivity:
         """What happens for ``key`` (the current chain and settings in ``mode``) now (in ``book``,

@@ -6,6 +6,7 @@ textual, no torch.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -62,6 +63,17 @@ class FocusView:
 
     def mode(self, mode: str) -> ModeView | None:
         return next((v for v in self.modes if v.mode == mode), None)
+
+    def sweep_share_only(self, lead: str) -> FocusView:
+        """This view for a device of a spread sweep other than ``lead``: the size measured on every
+        edit goes to the lead alone, so nothing here waits for it, and the view says why."""
+        return dataclasses.replace(
+            self,
+            modes=tuple(dataclasses.replace(view, activity="") for view in self.modes),
+            held=self.held
+            or "this device measures only its share of the sweep (--spread); "
+            f"the size measured on every edit runs on {lead}",
+        )
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import os
 import subprocess
 import sys
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
 
@@ -51,7 +51,7 @@ def has_bytecode(package: str) -> bool | None:
 
     Finds the package without importing it (the app, which never imports torch, asks this)."""
     origin = _origin(package)
-    return None if origin is None else os.path.exists(_beside(origin))
+    return None if origin is None else _without_bytecode(package) is None
 
 
 def _beside(source: str) -> str:
@@ -59,6 +59,17 @@ def _beside(source: str) -> str:
     process's prefix: the worker the app starts has none unless its environment names one."""
     folder, name = os.path.split(source)
     return os.path.join(folder, "__pycache__", f"{name.removesuffix('.py')}.{sys.implementation.cache_tag}.pyc")
+
+
+def _without_bytecode(package: str) -> str | None:
+    """``package``'s ``__init__`` source where it has no bytecode beside it; else None."""
+    origin = _origin(package)
+    return None if origin is None or os.path.exists(_beside(origin)) else origin
+
+
+def cache_allowed(env: Mapping[str, str]) -> bool:
+    """Whether ``env`` lets a process use the cache: the trick on, the cache not turned off."""
+    return fast_paths.enabled("bytecode_cache", env) and env.get(BYTECODE_CACHE_ENV) != "0"
 
 
 def _compiled(source: str) -> bool:
@@ -83,14 +94,10 @@ def _filled_marker(cache: Path, torch_origin: str) -> Path:
 
 def _cache_wanted(env: dict[str, str]) -> tuple[Path, str] | None:
     """The cache and torch's ``__init__``, where the worker should have a cache; else None."""
-    if (
-        not fast_paths.enabled("bytecode_cache", env)
-        or env.get(BYTECODE_CACHE_ENV) == "0"
-        or env.get("PYTHONPYCACHEPREFIX")
-    ):
+    if not cache_allowed(env) or env.get("PYTHONPYCACHEPREFIX"):
         return None
-    origin = _origin("torch")
-    if origin is None or os.path.exists(_beside(origin)):
+    origin = _without_bytecode("torch")
+    if origin is None:
         return None
     try:
         return user_cache_dir() / "bytecode", origin
@@ -122,8 +129,7 @@ def use_in_this_process(packages: Iterable[str]) -> bool:
     read from there by every launch after. Left as it is where the user chose a prefix, where the
     packages have their bytecode or Python writes it beside them, or where the cache is unusable."""
     if (
-        not fast_paths.enabled("bytecode_cache")
-        or os.environ.get(BYTECODE_CACHE_ENV) == "0"
+        not cache_allowed(os.environ)
         or sys.pycache_prefix is not None
         or not any(compiles_at_every_import(package) for package in packages)
     ):
@@ -141,8 +147,8 @@ def use_in_this_process(packages: Iterable[str]) -> bool:
 def compiles_at_every_import(package: str) -> bool:
     """Whether each import of ``package`` compiles its source: no bytecode beside its ``__init__``,
     and Python cannot write it there."""
-    origin = _origin(package)
-    if origin is None or os.path.exists(_beside(origin)):
+    origin = _without_bytecode(package)
+    if origin is None:
         return False
     pycache = os.path.dirname(_beside(origin))
     writable = os.access(pycache if os.path.isdir(pycache) else os.path.dirname(origin), os.W_OK)
